@@ -1,0 +1,70 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// One set of build settings for every target of ours (STYLE.md 20): Swift 6 language mode,
+// existential `any` spelled out, and warnings as errors for our code only (dependencies keep
+// their own settings).
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "Runway",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "Runway", targets: ["Runway"]),
+        .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
+        .library(name: "RunwayURLSession", targets: ["RunwayURLSession"]),
+        .library(name: "RunwayTesting", targets: ["RunwayTesting"]),
+        .executable(name: "runway-demo", targets: ["RunwayDemo"]),
+    ],
+    dependencies: [
+        // Test and sample server only; the library products never link these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    ],
+    targets: [
+        // MARK: Network layer
+        .target(name: "Runway", swiftSettings: strict),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "RunwayCurl", dependencies: ["Runway", "CCurl"], swiftSettings: strict),
+        .target(name: "RunwayURLSession", dependencies: ["Runway"], swiftSettings: strict),
+        .target(name: "RunwayTesting", dependencies: ["Runway"], swiftSettings: strict),
+
+        // MARK: Samples
+        .executableTarget(
+            name: "RunwayDemo",
+            dependencies: ["Runway", "RunwayCurl", "RunwayTestServer"],
+            path: "Samples/RunwayDemo",
+            swiftSettings: strict
+        ),
+
+        // MARK: Tests
+        // The in-process Hummingbird server every integration test talks to.
+        .target(
+            name: "RunwayTestServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/RunwayTestServer",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "RunwayTests", dependencies: ["Runway", "RunwayTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "DispatcherTests",
+            dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+print("runway-demo")

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Facts about one call that travel with the request through the chain.
+///
+/// Interceptors read the API and service names, and share typed values through
+/// ``subscript(_:)`` with a ``ContextKey`` (no stringly keys). A value: an interceptor that sets
+/// something passes its modified copy to `next`.
+public struct RequestContext: Sendable {
+    /// A process-unique number for this call, for correlating logs.
+    public let callID: UInt64
+    /// The API being called (set by API managers), e.g. `"listing.rent"`.
+    public var apiName: String?
+    /// The service identifier the API belongs to (set by API managers).
+    public var serviceID: String?
+    /// The attempt number, starting at 1; retry interceptors increase it.
+    public var attempt: Int
+    private var values: [ObjectIdentifier: any Sendable]
+
+    /// Creates a context with a fresh call ID.
+    public init(apiName: String? = nil, serviceID: String? = nil) {
+        self.callID = CallIDs.next()
+        self.apiName = apiName
+        self.serviceID = serviceID
+        self.attempt = 1
+        self.values = [:]
+    }
+
+    /// The value stored for `key`, if any.
+    public subscript<Key: ContextKey>(_ key: Key.Type) -> Key.Value? {
+        get { values[ObjectIdentifier(key)] as? Key.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+}
+
+/// A typed key for a value kept in a ``RequestContext``.
+///
+/// ```swift
+/// enum CachePolicyKey: ContextKey { typealias Value = CachePolicy }
+/// context[CachePolicyKey.self] = .memory(ttl: .seconds(180))
+/// ```
+public protocol ContextKey {
+    /// The type of value stored under this key.
+    associatedtype Value: Sendable
+}
+
+/// Hands out call IDs; a lock-protected counter shared by the process.
+enum CallIDs {
+    // A plain NSLock: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    nonisolated(unsafe) private static var counter: UInt64 = 0
+    private static let lock = NSLock()
+
+    static func next() -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        counter &+= 1
+        return counter
+    }
+}

@@ -1,0 +1,123 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// Order and duplicates are kept, as on the wire. Values are checked for `\r`, `\n` and NUL
+/// before a request is dispatched (``Request/validate()``), so header injection is a typed
+/// error rather than a second header.
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field]
+
+    /// Creates an empty header list.
+    public init() {
+        fields = []
+    }
+
+    /// Creates a header list from name/value pairs, in order.
+    public init(_ pairs: [(String, String)]) {
+        fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The first value for `name` (case-insensitive); setting replaces every field of that name,
+    /// setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) {
+                if let newValue {
+                    fields[index].value = newValue
+                    removeAll(named: name, after: index)
+                } else {
+                    removeAll(named: name)
+                }
+            } else if let newValue {
+                fields.append(Field(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// Every value for `name`, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    /// Appends a field, keeping any existing field of the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Removes every field named `name`.
+    public mutating func removeAll(named name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    private mutating func removeAll(named name: String, after index: Int) {
+        var i = fields.count - 1
+        while i > index {
+            if fields[i].name.caseInsensitiveEquals(name) { fields.remove(at: i) }
+            i -= 1
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// Bytes allowed in a header name or a method (RFC 9110 `tchar`).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// The first field whose name or value cannot be sent safely, and why.
+    func firstInvalidField() -> (Field, String)? {
+        for field in fields {
+            if field.name.isEmpty || !field.name.utf8.allSatisfy(Self.isTokenByte) {
+                return (field, "header name \"\(field.name)\" is not an HTTP token")
+            }
+            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+                return (field, "header \"\(field.name)\" contains CR, LF or NUL")
+            }
+        }
+        return nil
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, without allocating.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// Transport options carried by each request.
+///
+/// Defaults suit API calls: verify TLS, no redirects, bounded response size.
+public struct RequestOptions: Sendable {
+    /// The longest a connection may take to establish (TCP and TLS).
+    public var connectTimeout: Duration
+    /// The longest the whole transfer may take, or `nil` for no limit (large downloads).
+    public var timeout: Duration?
+    /// The largest response body accepted, counted after decompression, in bytes.
+    /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.
+    public var maxResponseSize: Int
+    /// The largest request body accepted, in bytes.
+    public var maxRequestBodySize: Int
+    /// Whether and how far redirects are followed.
+    public var redirects: RedirectPolicy
+    /// Ask for compressed responses and decompress them transparently.
+    public var acceptCompressedResponses: Bool
+    /// Certificate verification, CA bundle and public-key pinning.
+    public var tls: TLSOptions
+    /// Connect to another address for a host while keeping the host name for SNI, `Host` and
+    /// certificate verification (DNS bypass). Applied by dispatchers that support it.
+    public var connectOverrides: [ConnectOverride]
+    /// Which HTTP version to ask for.
+    public var httpVersion: HTTPVersionPreference
+
+    /// Creates options; every parameter has the API-call default.
+    public init(
+        connectTimeout: Duration = .seconds(10),
+        timeout: Duration? = .seconds(60),
+        maxResponseSize: Int = 32 << 20,
+        maxRequestBodySize: Int = 64 << 20,
+        redirects: RedirectPolicy = .none,
+        acceptCompressedResponses: Bool = true,
+        tls: TLSOptions = TLSOptions(),
+        connectOverrides: [ConnectOverride] = [],
+        httpVersion: HTTPVersionPreference = .automatic
+    ) {
+        self.connectTimeout = connectTimeout
+        self.timeout = timeout
+        self.maxResponseSize = maxResponseSize
+        self.maxRequestBodySize = maxRequestBodySize
+        self.redirects = redirects
+        self.acceptCompressedResponses = acceptCompressedResponses
+        self.tls = tls
+        self.connectOverrides = connectOverrides
+        self.httpVersion = httpVersion
+    }
+}
+
+/// Whether redirects are followed.
+public struct RedirectPolicy: Sendable, Equatable {
+    /// The most redirects followed; 0 follows none and returns the 3xx response.
+    public let maxRedirects: Int
+
+    /// Redirects are returned to the caller as 3xx responses (the default for API calls).
+    public static let none = RedirectPolicy(maxRedirects: 0)
+
+    /// Follows up to `max` redirects, to `http` and `https` URLs only.
+    public static func follow(max: Int = 5) -> RedirectPolicy {
+        RedirectPolicy(maxRedirects: Swift.max(0, max))
+    }
+}
+
+/// TLS settings for a request.
+public struct TLSOptions: Sendable, Equatable {
+    /// Verify the peer's certificate chain and host name. On by default; turning it off is for
+    /// local development only.
+    public var verifyPeer: Bool
+    /// Trusted certificate authorities, replacing the system bundle when set.
+    public var certificateAuthorities: CertificateAuthorities?
+    /// Accepted public keys, as `sha256//BASE64` pins; the connection fails unless the server's
+    /// key matches one of them. Empty means no pinning.
+    public var pinnedPublicKeys: [String]
+
+    public init(
+        verifyPeer: Bool = true,
+        certificateAuthorities: CertificateAuthorities? = nil,
+        pinnedPublicKeys: [String] = []
+    ) {
+        self.verifyPeer = verifyPeer
+        self.certificateAuthorities = certificateAuthorities
+        self.pinnedPublicKeys = pinnedPublicKeys
+    }
+}
+
+/// A source of trusted certificate authorities.
+public struct CertificateAuthorities: Sendable, Equatable {
+    enum Source: Sendable, Equatable {
+        case file(String)
+        case pem(Data)
+    }
+
+    let source: Source
+
+    /// A PEM bundle file on disk.
+    public static func file(_ path: String) -> CertificateAuthorities {
+        CertificateAuthorities(source: .file(path))
+    }
+
+    /// PEM-encoded certificates in memory.
+    public static func pem(_ data: Data) -> CertificateAuthorities {
+        CertificateAuthorities(source: .pem(data))
+    }
+
+    /// The bundle's path, when it is a file.
+    public var filePath: String? {
+        if case .file(let path) = source { path } else { nil }
+    }
+
+    /// The bundle's PEM bytes, when it is in memory.
+    public var pemData: Data? {
+        if case .pem(let data) = source { data } else { nil }
+    }
+}
+
+/// Sends connections for `host:port` to `connectHost:connectPort` instead, keeping `host` as the
+/// name used for SNI, the `Host` header and certificate verification.
+public struct ConnectOverride: Sendable, Hashable {
+    /// The host name in the request URL.
+    public var host: String
+    /// The port in the request URL; `nil` matches any.
+    public var port: Int?
+    /// The address actually connected to (an IP literal, usually).
+    public var connectHost: String
+    /// The port actually connected to; `nil` keeps the URL's port.
+    public var connectPort: Int?
+
+    public init(host: String, port: Int? = nil, connectHost: String, connectPort: Int? = nil) {
+        self.host = host
+        self.port = port
+        self.connectHost = connectHost
+        self.connectPort = connectPort
+    }
+}
+
+/// Which HTTP version a request asks for.
+public struct HTTPVersionPreference: Sendable, Equatable {
+    enum Value: Sendable, Equatable {
+        case automatic, http1, http2
+    }
+
+    let value: Value
+
+    /// HTTP/2 over TLS where the server offers it through ALPN, HTTP/1.1 otherwise.
+    public static let automatic = HTTPVersionPreference(value: .automatic)
+    /// HTTP/1.1 only.
+    public static let http1 = HTTPVersionPreference(value: .http1)
+    /// HTTP/2 where possible, including prior knowledge over cleartext.
+    public static let http2 = HTTPVersionPreference(value: .http2)
+}
+
+/// Streams a response body to a file.
+///
+/// The body is written to `<file>.part` and renamed to `file` once complete. With `resume`, an
+/// interrupted download continues from the bytes already in `<file>.part` with a `Range`
+/// request; a server that answers `200` instead of `206` restarts it from zero.
+public struct DownloadTarget: Sendable, Equatable {
+    /// The final file.
+    public var file: URL
+    /// Continue a previous partial download.
+    public var resume: Bool
+
+    public init(file: URL, resume: Bool = true) {
+        self.file = file
+        self.resume = resume
+    }
+
+    /// Where bytes are written until the download completes.
+    public var partialFile: URL {
+        file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".part")
+    }
+}

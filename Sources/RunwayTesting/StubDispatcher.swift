@@ -1,0 +1,54 @@
+import Foundation
+import Runway
+
+/// A dispatcher that answers from a closure instead of the network, and records every request.
+///
+/// For testing code that sends requests (API managers, interceptors) without a server:
+/// ```swift
+/// let stub = StubDispatcher { request in
+///     Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
+/// }
+/// let pipeline = Pipeline(interceptors: [], dispatcher: stub)
+/// ```
+/// Like every dispatcher it validates the request first and reports task cancellation as
+/// `.cancelled`.
+public final class StubDispatcher: Dispatcher {
+    /// Answers one request.
+    public typealias Handler = @Sendable (Request) async throws -> Response
+
+    private let handler: Handler
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
+    private let lock = NSLock()
+    nonisolated(unsafe) private var recorded: [Request] = []
+
+    /// Creates a stub answering with `handler`.
+    public init(_ handler: @escaping Handler) {
+        self.handler = handler
+    }
+
+    /// Creates a stub that answers every request with the same status and body.
+    public convenience init(status: Int = 200, body: Data = Data(), headers: HTTPHeaders = [:]) {
+        self.init { _ in Response(status: status, headers: headers, body: body, origin: .stub) }
+    }
+
+    public var name: String { "stub" }
+
+    /// The requests received so far, in arrival order.
+    public var requests: [Request] {
+        lock.withLock { recorded }
+    }
+
+    public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+        defer { request.progress?.finish() }
+        try request.validate()
+        lock.withLock { recorded.append(request) }
+        try Task.checkCancellation()
+        var response = try await handler(request)
+        try Task.checkCancellation()
+        if response.body.count > request.options.maxResponseSize {
+            throw RunwayError(.responseTooLarge, "stub response is \(response.body.count) bytes")
+        }
+        if response.origin == .network { response.origin = .stub }
+        return response
+    }
+}
