@@ -68,3 +68,21 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: Mediator
+// The URL-scheme mediator (Foundation only), its code generator and plugins, and the sample
+// business modules that prove the build-tool plugin.
+package.products += [
+    .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+]
+package.targets += [
+    .target(name: "RunwayMediator", swiftSettings: strict),
+    .testTarget(
+        name: "RunwayMediatorTests",
+        dependencies: ["RunwayMediator", .product(name: "PropertyBased", package: "swift-property-based")],
+        swiftSettings: strict
+    ),
+]
