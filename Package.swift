@@ -74,12 +74,46 @@ let package = Package(
 // business modules that prove the build-tool plugin.
 package.products += [
     .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
+    .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
+    .plugin(name: "MediatorRoutesCommand", targets: ["MediatorRoutesCommand"]),
 ]
 package.dependencies += [
     .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
 ]
 package.targets += [
     .target(name: "RunwayMediator", swiftSettings: strict),
+    // The generator behind both plugins: its logic is a library so golden-file tests can call it.
+    .target(name: "MediatorCodegen", dependencies: ["RunwayMediator"], swiftSettings: strict),
+    .executableTarget(name: "MediatorCodegenTool", dependencies: ["MediatorCodegen"], swiftSettings: strict),
+    .plugin(
+        name: "MediatorRegistrationPlugin",
+        capability: .buildTool(),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    .plugin(
+        name: "MediatorRoutesCommand",
+        capability: .command(
+            intent: .custom(verb: "routes", description: "List every mediator route; fail on duplicates or conflicts")
+        ),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    // Sample business modules: they never import each other, only the interface target.
+    .target(name: "SampleListingRoutes", dependencies: ["RunwayMediator"], path: "Samples/Mediator/SampleListingRoutes", swiftSettings: strict),
+    .target(name: "SampleListing", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleListing", swiftSettings: strict),
+    .target(name: "SampleSearch", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleSearch", swiftSettings: strict),
+    .testTarget(
+        name: "MediatorCodegenTests",
+        dependencies: ["MediatorCodegen"],
+        exclude: ["Golden"],
+        swiftSettings: strict
+    ),
+    // The composition root of the samples: the build-tool plugin registers both modules.
+    .testTarget(
+        name: "MediatorPluginTests",
+        dependencies: ["RunwayMediator", "SampleListing", "SampleSearch", "SampleListingRoutes"],
+        swiftSettings: strict,
+        plugins: ["MediatorRegistrationPlugin"]
+    ),
     .testTarget(
         name: "RunwayMediatorTests",
         dependencies: ["RunwayMediator", .product(name: "PropertyBased", package: "swift-property-based")],

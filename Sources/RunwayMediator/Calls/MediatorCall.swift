@@ -20,11 +20,14 @@ public struct MediatorCall: Sendable {
     public var tags: Set<String>
     /// For a call to the fallback action: the request that found nothing.
     public var unmatched: UnmatchedRequest?
+    /// The mediator making the call, so that an action can reach other modules in turn.
+    public var mediator: Mediator?
 
     /// Creates a call (interceptors use this to redirect).
     public init(
         target: String, action: String, parameters: MediatorParameters = [:], origin: CallOrigin = .local,
-        url: String? = nil, pattern: RoutePattern? = nil, tags: Set<String> = [], unmatched: UnmatchedRequest? = nil
+        url: String? = nil, pattern: RoutePattern? = nil, tags: Set<String> = [], unmatched: UnmatchedRequest? = nil,
+        mediator: Mediator? = nil
     ) {
         self.target = target
         self.action = action
@@ -34,6 +37,7 @@ public struct MediatorCall: Sendable {
         self.pattern = pattern
         self.tags = tags
         self.unmatched = unmatched
+        self.mediator = mediator
     }
 }
 

@@ -25,8 +25,12 @@ public struct LoginGate: RouteInterceptor {
         guard call.tags.contains(Self.requiresLogin), await !isLoggedIn() else { return try await next(call) }
         var parameters: MediatorParameters = ["redirectTarget": call.target, "redirectAction": call.action]
         if let url = call.url { parameters["redirectURL"] = url }
-        let redirected = MediatorCall(
-            target: loginTarget, action: loginAction, parameters: parameters, origin: call.origin, url: call.url)
+        var redirected = call
+        redirected.target = loginTarget
+        redirected.action = loginAction
+        redirected.parameters = parameters
+        redirected.pattern = nil
+        redirected.tags = []
         return try await next(redirected)
     }
 }

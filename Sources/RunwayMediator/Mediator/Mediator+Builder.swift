@@ -147,6 +147,7 @@ extension Mediator {
                                 .invalidRegistration, "route '\(pattern)' uses unknown converter '\(converter)'", target: targetName,
                                 action: actionName, sources: [source])
                         }
+                        if let other = shapes[pattern.shape], other.entry === entry { continue }  // the same action twice
                         if let other = shapes[pattern.shape] {
                             throw MediatorError(
                                 .conflictingRoute,

@@ -13,7 +13,7 @@ extension Mediator {
             let unmatched = UnmatchedRequest(url: nil, target: key, action: action, parameters: parameters, origin: origin)
             return try await performFallback(unmatched)
         }
-        let call = MediatorCall(target: key, action: action, parameters: parameters, origin: origin, tags: entry.tags)
+        let call = MediatorCall(target: key, action: action, parameters: parameters, origin: origin, tags: entry.tags, mediator: self)
         return try await storage.chain(call)
     }
 
@@ -43,7 +43,7 @@ extension Mediator {
         }
         let call = MediatorCall(
             target: match.target, action: match.action, parameters: match.parameters, origin: origin, url: url,
-            pattern: match.pattern, tags: match.entry.tags)
+            pattern: match.pattern, tags: match.entry.tags, mediator: self)
         return try await storage.chain(call)
     }
 
@@ -65,7 +65,7 @@ extension Mediator {
         }
         let call = MediatorCall(
             target: fallback.target, action: fallback.action, parameters: unmatched.parameters, origin: unmatched.origin,
-            url: unmatched.url, tags: entry.tags, unmatched: unmatched)
+            url: unmatched.url, tags: entry.tags, unmatched: unmatched, mediator: self)
         return try await storage.chain(call)
     }
 

@@ -70,7 +70,7 @@ extension RoutePattern {
                 guard let name else { throw fail("a catch-all '**' has no parameter to fill it") }
                 let value = try text(name)
                 guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
-                pieces.append(value.split(separator: "/", omittingEmptySubsequences: false).map { Self.encode(String($0)) }.joined(separator: "/"))
+                pieces.append(Self.encodeCatchAll(value))
                 used.insert(name)
             }
         }
@@ -99,6 +99,18 @@ extension RoutePattern {
         case let uuid as UUID: uuid.uuidString
         default: nil
         }
+    }
+
+    /// Encodes a catch-all value: a `/` between two non-empty parts stays a separator; any other
+    /// `/` (leading, trailing, doubled) is encoded so that the value round-trips exactly.
+    static func encodeCatchAll(_ value: String) -> String {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        var out = encode(parts[0])
+        for index in parts.indices.dropFirst() {
+            out += parts[index - 1].isEmpty || parts[index].isEmpty ? "%2F" : "/"
+            out += encode(parts[index])
+        }
+        return out
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.
