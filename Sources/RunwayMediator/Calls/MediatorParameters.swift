@@ -11,7 +11,33 @@ import Foundation
 /// ```
 /// Order is kept (insertion order), so lookups are a short linear scan: calls carry few values.
 public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    private var storage: [(key: String, value: any Sendable)]
+    /// A value, typed where the resolver knows the type, so typed getters need no dynamic cast.
+    enum Stored: Sendable {
+        case string(String)
+        case strings([String])
+        case int(Int)
+        case other(any Sendable)
+
+        init(_ value: any Sendable) {
+            switch value {
+            case let text as String: self = .string(text)
+            case let list as [String]: self = .strings(list)
+            case let number as Int: self = .int(number)
+            default: self = .other(value)
+            }
+        }
+
+        var any: any Sendable {
+            switch self {
+            case .string(let text): text
+            case .strings(let list): list
+            case .int(let number): number
+            case .other(let value): value
+            }
+        }
+    }
+
+    private var storage: [(key: String, value: Stored)]
 
     /// No parameters.
     public init() { storage = [] }
@@ -34,17 +60,19 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
 
     /// The raw value for `key`, or `nil`; setting `nil` removes it.
     public subscript(key: String) -> (any Sendable)? {
-        get {
-            for entry in storage where entry.key == key { return entry.value }
-            return nil
-        }
+        get { typed(key)?.any }
         set {
             if let index = storage.firstIndex(where: { $0.key == key }) {
-                if let newValue { storage[index].value = newValue } else { storage.remove(at: index) }
+                if let newValue { storage[index].value = Stored(newValue) } else { storage.remove(at: index) }
             } else if let newValue {
-                storage.append((key, newValue))
+                storage.append((key, Stored(newValue)))
             }
         }
+    }
+
+    func typed(_ key: String) -> Stored? {
+        for entry in storage where entry.key == key { return entry.value }
+        return nil
     }
 
     /// The names present, in insertion order.
@@ -60,12 +88,35 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     public func contains(_ key: String) -> Bool { storage.contains { $0.key == key } }
 
     /// Appends without checking for an existing key (the resolver never produces duplicates).
-    mutating func appendUnchecked(_ key: String, _ value: any Sendable) {
+    mutating func appendUnchecked(_ key: String, _ value: Stored) {
         storage.append((key, value))
     }
 
+    /// Adds a query item: a new key becomes a `String`, a repeated one a `[String]`; keys among
+    /// the first `protected` entries (path captures) win and the item is ignored.
+    mutating func addQueryItem(_ key: String, _ value: String, protected: Int) {
+        var index = 0
+        let count = storage.count
+        while index < count {
+            if storage[index].key == key {
+                guard index >= protected else { return }
+                switch storage[index].value {
+                case .string(let first): storage[index].value = .strings([first, value])
+                case .strings(var list):
+                    storage[index].value = .int(0)  // release the old array so `append` does not copy it
+                    list.append(value)
+                    storage[index].value = .strings(list)
+                case .int, .other: break
+                }
+                return
+            }
+            index += 1
+        }
+        storage.append((key, .string(value)))
+    }
+
     /// The pairs in insertion order.
-    public var pairs: [(key: String, value: any Sendable)] { storage }
+    public var pairs: [(key: String, value: any Sendable)] { storage.map { ($0.key, $0.value.any) } }
 
     /// The value for `key` as `T`; throws `.parameterMissing` or `.parameterInvalid`.
     public func value<T>(_ key: String, as type: T.Type = T.self) throws -> T {
@@ -78,6 +129,13 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
 
     /// The value for `key` as a `String` (the first one when the key was repeated).
     public func string(_ key: String) throws -> String {
+        switch typed(key) {
+        case .string(let value)?: return value
+        case .strings(let values)?:
+            guard let first = values.first else { throw Self.invalid(key, "is an empty list") }
+            return first
+        default: break
+        }
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as String: return value
@@ -91,6 +149,11 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
 
     /// Every value for `key`: a repeated query key gives all of them, a single value gives one.
     public func strings(_ key: String) -> [String] {
+        switch typed(key) {
+        case .strings(let values)?: return values
+        case .string(let value)?: return [value]
+        default: break
+        }
         switch self[key] {
         case let values as [String]: return values
         case let value as String: return [value]
@@ -101,6 +164,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
 
     /// The value for `key` as an `Int`, converting a decimal string.
     public func int(_ key: String) throws -> Int {
+        if case .int(let value)? = typed(key) { return value }
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Int: return value
@@ -154,7 +218,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     }
 
     public var description: String {
-        "[" + storage.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
+        "[" + storage.map { "\($0.key): \($0.value.any)" }.joined(separator: ", ") + "]"
     }
 
     private static func text(_ value: any Sendable) -> String? {

@@ -30,7 +30,7 @@ extension Mediator {
             }
             return nil
         }
-        let route = storage.trie.routes[Int(found.route)]
+        let route = found.route
         var parameters = MediatorParameters(reserving: found.captures.count + 2)
         for (name, value) in zip(route.captureNames, found.captures) {
             if let name { parameters.appendUnchecked(name, value) }
@@ -38,16 +38,7 @@ extension Mediator {
         let pathCount = parameters.count
         do {
             try URLScanner.forEachQueryItem(bytes, scan, options: options) { name, value in
-                // Path captures win over query items of the same name.
-                if pathCount > 0, route.captureNames.contains(name) { return }
-                switch parameters[name] {
-                case nil: parameters.appendUnchecked(name, value)
-                case let first as String: parameters[name] = [first, value]
-                case var list as [String]:
-                    list.append(value)
-                    parameters[name] = list
-                default: break
-                }
+                parameters.addQueryItem(name, value, protected: pathCount)
             }
         } catch var error as MediatorError {
             error.url = url

@@ -15,20 +15,23 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
     /// The rank among typed placeholders at one position (lower is tried first).
     let rank: Int
     let convert: @Sendable (String) -> (any Sendable)?
+    /// Whether this is the built-in `int` (the matcher parses it inline, without boxing).
+    let isInt: Bool
 
     /// A custom converter; `convert` returns `nil` for a segment that does not fit.
     public init(name: String, convert: @escaping @Sendable (String) -> (any Sendable)?) {
         self.init(name: name, rank: 100, convert: convert)
     }
 
-    private init(name: String, rank: Int, convert: @escaping @Sendable (String) -> (any Sendable)?) {
+    private init(name: String, rank: Int, isInt: Bool = false, convert: @escaping @Sendable (String) -> (any Sendable)?) {
         self.name = name
         self.rank = rank
+        self.isInt = isInt
         self.convert = convert
     }
 
     /// A decimal integer (`-?[0-9]+`, fitting `Int`), delivered as `Int`.
-    public static let int = RouteConverter(name: "int", rank: 0) { parseInt($0) }
+    public static let int = RouteConverter(name: "int", rank: 0, isInt: true) { parseInt($0) }
     /// A finite decimal number, delivered as `Double`.
     public static let double = RouteConverter(name: "double", rank: 1) { text in
         guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+") }),

@@ -1,12 +1,16 @@
 /// Matching: depth-first over the trie, literal > typed > untyped > catch-all at each segment,
 /// backtracking when a branch dead-ends. Each trie node is visited at most once per lookup,
 /// so the cost is bounded by the trie, never exponential.
+///
+/// The hot path works on unsafe buffer views of the frozen node array and of the scanned
+/// segments, which are alive for the whole call, so that it reads fields in place instead of
+/// copying (and reference-counting) whole nodes.
 extension RouteTrie {
     /// What a lookup found.
     struct Found {
-        var route: Int32
+        var route: Route
         /// Captured values, in pattern order.
-        var captures: [any Sendable]
+        var captures: [MediatorParameters.Stored]
     }
 
     /// Finds the route for `scan`'s segments that `origin` may call. `forbidden` becomes true
@@ -15,58 +19,87 @@ extension RouteTrie {
         _ scan: URLScanner.Scan, bytes: UnsafeBufferPointer<UInt8>, origin: CallOrigin, forbidden: inout Bool
     ) -> Found? {
         guard let root = roots[scan.scheme] else { return nil }
-        var captures: [any Sendable] = []
-        captures.reserveCapacity(4)
-        var state = MatchState(scan: scan, bytes: bytes, origin: origin, forbidden: false)
-        let route = match(root, 0, &captures, &state)
-        forbidden = state.forbidden
-        return route >= 0 ? Found(route: route, captures: captures) : nil
+        let result: (Int32, [MediatorParameters.Stored], Bool) = nodes.withUnsafeBufferPointer { nodes in
+            scan.segments.withUnsafeBufferPointer { segments in
+                var matcher = Matcher(
+                    nodes: nodes, segments: segments, bytes: bytes, pathEnd: scan.pathEnd, remote: origin == .remote)
+                let route = matcher.match(root, 0, routes)
+                return (route, matcher.captures, matcher.forbidden)
+            }
+        }
+        forbidden = result.2
+        return result.0 >= 0 ? Found(route: routes[Int(result.0)], captures: result.1) : nil
     }
 
-    private struct MatchState {
-        let scan: URLScanner.Scan
+    private struct Matcher {
+        let nodes: UnsafeBufferPointer<Node>
+        let segments: UnsafeBufferPointer<URLScanner.Segment>
         let bytes: UnsafeBufferPointer<UInt8>
-        let origin: CallOrigin
-        var forbidden: Bool
-    }
+        let pathEnd: Int
+        let remote: Bool
+        var forbidden = false
+        var captures: [MediatorParameters.Stored] = []
 
-    private func allowed(_ route: Int32, _ state: inout MatchState) -> Bool {
-        if routes[Int(route)].entry.access.allows(state.origin) { return true }
-        state.forbidden = true
-        return false
-    }
+        init(
+            nodes: UnsafeBufferPointer<Node>, segments: UnsafeBufferPointer<URLScanner.Segment>,
+            bytes: UnsafeBufferPointer<UInt8>, pathEnd: Int, remote: Bool
+        ) {
+            self.nodes = nodes
+            self.segments = segments
+            self.bytes = bytes
+            self.pathEnd = pathEnd
+            self.remote = remote
+            captures.reserveCapacity(4)
+        }
 
-    private func match(_ nodeIndex: Int32, _ position: Int, _ captures: inout [any Sendable], _ state: inout MatchState) -> Int32 {
-        let node = nodes[Int(nodeIndex)]
-        let segments = state.scan.segments
-        if position == segments.count {
-            if node.route >= 0, allowed(node.route, &state) { return node.route }
+        private mutating func allowed(_ route: Int32, _ routes: [Route]) -> Bool {
+            if !remote || routes[Int(route)].access == .remote { return true }
+            forbidden = true
+            return false
+        }
+
+        mutating func match(_ node: Int32, _ position: Int, _ routes: [Route]) -> Int32 {
+            let index = Int(node)
+            if position == segments.count {
+                let route = nodes[index].route
+                if route >= 0, allowed(route, routes) { return route }
+                return -1
+            }
+            let value = segments[position].value
+            if let child = nodes[index].literals[value] {
+                let found = match(child, position + 1, routes)
+                if found >= 0 { return found }
+            }
+            let typedCount = nodes[index].typed.count
+            var edgeIndex = 0
+            while edgeIndex < typedCount {
+                let edge = nodes[index].typed[edgeIndex]
+                edgeIndex += 1
+                if edge.converter.isInt {
+                    guard let number = RouteConverter.parseInt(value) else { continue }
+                    captures.append(.int(number))
+                } else {
+                    guard let converted = edge.converter.convert(value) else { continue }
+                    captures.append(MediatorParameters.Stored(converted))
+                }
+                let found = match(edge.child, position + 1, routes)
+                if found >= 0 { return found }
+                captures.removeLast()
+            }
+            let untyped = nodes[index].untyped
+            if untyped >= 0 {
+                captures.append(.string(value))
+                let found = match(untyped, position + 1, routes)
+                if found >= 0 { return found }
+                captures.removeLast()
+            }
+            let catchAll = nodes[index].catchAll
+            if catchAll >= 0, allowed(catchAll, routes) {
+                let start = segments[position].rawStart
+                captures.append(.string(URLScanner.decodeLenient(bytes, start, max(start, pathEnd))))
+                return catchAll
+            }
             return -1
         }
-        let value = segments[position].value
-        if let child = node.literals[value] {
-            let found = match(child, position + 1, &captures, &state)
-            if found >= 0 { return found }
-        }
-        for edge in node.typed {
-            guard let converted = edge.converter.convert(value) else { continue }
-            captures.append(converted)
-            let found = match(edge.child, position + 1, &captures, &state)
-            if found >= 0 { return found }
-            captures.removeLast()
-        }
-        if node.untyped >= 0 {
-            captures.append(value)
-            let found = match(node.untyped, position + 1, &captures, &state)
-            if found >= 0 { return found }
-            captures.removeLast()
-        }
-        if node.catchAll >= 0, allowed(node.catchAll, &state) {
-            let start = segments[position].rawStart
-            let end = max(start, state.scan.pathEnd)
-            captures.append(URLScanner.decodeLenient(state.bytes, start, end))
-            return node.catchAll
-        }
-        return -1
     }
 }

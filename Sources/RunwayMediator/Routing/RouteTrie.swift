@@ -17,13 +17,22 @@ struct RouteTrie: Sendable {
         let child: Int32
     }
 
-    /// One route: a pattern leading to an action.
-    struct Route: Sendable {
+    /// One route: a pattern leading to an action. A class, so the hot path moves one reference.
+    final class Route: Sendable {
         let pattern: RoutePattern
         let entry: ActionEntry
+        let access: ActionAccess
         /// The parameter name of each capture in order (`nil` for wildcards).
         let captureNames: [String?]
         let source: String
+
+        init(pattern: RoutePattern, entry: ActionEntry, captureNames: [String?], source: String) {
+            self.pattern = pattern
+            self.entry = entry
+            self.access = entry.access
+            self.captureNames = captureNames
+            self.source = source
+        }
     }
 
     private(set) var roots: [String: Int32] = [:]

@@ -31,14 +31,7 @@ public struct MediatorURL: Sendable {
             }
             var query = MediatorParameters()
             try URLScanner.forEachQueryItem(bytes, scan, options: options) { name, value in
-                switch query[name] {
-                case nil: query.appendUnchecked(name, value)
-                case let first as String: query[name] = [first, value]
-                case var list as [String]:
-                    list.append(value)
-                    query[name] = list
-                default: break
-                }
+                query.addQueryItem(name, value, protected: 0)
             }
             let fragment =
                 scan.fragmentStart < bytes.count ? URLScanner.decodeLenient(bytes, scan.fragmentStart, bytes.count) : nil
