@@ -19,5 +19,6 @@ public protocol RouteInterceptor: Sendable {
 }
 
 extension RouteInterceptor {
+    /// Default: the type name.
     public var name: String { String(describing: Self.self) }
 }

@@ -20,10 +20,15 @@ public protocol MediatorModule: Sendable {
 }
 
 extension MediatorModule {
+    /// Default: no dependencies.
     public var dependencies: [String] { [] }
+    /// Default: registers nothing.
     public func register(into builder: inout Mediator.Builder) throws {}
+    /// Default: ignores the configuration.
     public func configure(_ configuration: MediatorParameters) throws {}
+    /// Default: nothing to start.
     public func start(_ mediator: Mediator) async throws {}
+    /// Default: nothing to stop.
     public func stop() async {}
 }
 

@@ -30,6 +30,7 @@ public protocol MediatorTarget: Sendable {
 }
 
 extension MediatorTarget {
+    /// Default: a new instance for every call.
     public static var caching: TargetCaching { .perCall }
 }
 
@@ -47,7 +48,10 @@ public struct TargetCaching: Hashable, Sendable {
 /// The instance behind targets registered with ``Mediator/Builder/register(targetNamed:source:fileID:line:_:)``:
 /// no state, so its actions are plain closures.
 public struct AdHocTarget: MediatorTarget {
+    /// Unused: ad-hoc targets are registered under the name given at registration.
     public static var name: String { "ad-hoc" }
+    /// Creates the (stateless) instance.
     public init() {}
+    /// Declares nothing: ad-hoc actions are declared in the registration closure.
     public static func declareActions(_ actions: inout MediatorActions<AdHocTarget>) {}
 }
