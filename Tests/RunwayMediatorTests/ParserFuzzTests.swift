@@ -78,3 +78,35 @@ struct ParserFuzzTests {
         }
     }
 }
+
+@Suite("Hostile input")
+struct HostileInputTests {
+    @Test func manyQueryItemsStayBoundedAndLoseNothing() throws {
+        let mediator = try standardBuilder().build()
+        let items = (0..<600).map { "k\($0 % 200)=\($0)" }.joined(separator: "&")
+        let url = "app://listing/1?" + items
+        #expect(url.utf8.count < MediatorURLOptions().maxLength)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let match = try #require(try mediator.resolve(url))
+        #expect(clock.now - start < .seconds(1))
+        #expect(match.parameters.count == 201)  // id + 200 distinct keys
+        #expect(match.parameters.strings("k0") == ["0", "200", "400"])
+    }
+
+    @Test func overlongURLIsRejectedNotTruncated() throws {
+        var builder = try standardBuilder()
+        builder.urlOptions = MediatorURLOptions(maxLength: 64)
+        let mediator = try builder.build()
+        #expect(try mediator.resolve("app://listing/1") != nil)
+        #expect { try mediator.resolve("app://listing/1?" + String(repeating: "a", count: 64)) } throws: {
+            ($0 as? MediatorError)?.code == .malformedURL
+        }
+    }
+
+    @Test func deepPathsDoNotRecurseBeyondTheTrie() throws {
+        let mediator = try standardBuilder().build()
+        let deep = "app://listing/" + Array(repeating: "a", count: 3_000).joined(separator: "/")
+        #expect(try mediator.resolve(deep) == nil)
+    }
+}
