@@ -8,7 +8,9 @@ import RunwayMediator
 /// `app://module<t>/item<a>/<int:id>/detail`. The URL looked up hits the last route registered,
 /// with a query (`ref`, a repeated `tag`), so both sides parse, match, convert `id` to `Int` and
 /// collect query values.
-struct RouteFixture {
+// @unchecked Sendable: `TrieRouter` is a class that is only read (`route(path:parameters:)`)
+// after `init` has registered every route; the mediator is Sendable.
+struct RouteFixture: @unchecked Sendable {
     let count: Int
     let mediator: Mediator
     let router: TrieRouter<Int>
