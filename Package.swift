@@ -66,5 +66,12 @@ let package = Package(
             dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
             swiftSettings: strict
         ),
+
+        // MARK: API managers (helper: managers)
+        .testTarget(
+            name: "RunwayManagerTests",
+            dependencies: ["Runway", "RunwayTesting"],
+            swiftSettings: strict
+        ),
     ]
 )
