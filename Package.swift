@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
         .library(name: "RunwayURLSession", targets: ["RunwayURLSession"]),
         .library(name: "RunwayTesting", targets: ["RunwayTesting"]),
+        // The libcurl shims, for the raw-libcurl baseline in Benchmarks/; not an API.
+        .library(name: "CCurl", targets: ["CCurl"]),
         .executable(name: "runway-demo", targets: ["RunwayDemo"]),
     ],
     dependencies: [
@@ -56,6 +58,7 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "CZlibTest",
             ],
             path: "Tests/RunwayTestServer",
             swiftSettings: strict
@@ -67,10 +70,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // MARK: Test server support (zlib for the gzip and gzip-bomb endpoints)
+        .systemLibrary(
+            name: "CZlibTest",
+            path: "Tests/CZlibTest",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // MARK: API managers (helper: managers)
         .testTarget(
             name: "RunwayManagerTests",
-            dependencies: ["Runway", "RunwayTesting"],
+            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
             swiftSettings: strict
         ),
     ]
