@@ -81,7 +81,10 @@ let package = Package(
         // MARK: API managers (helper: managers)
         .testTarget(
             name: "RunwayManagerTests",
-            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            dependencies: [
+                "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strict
         ),
     ]
