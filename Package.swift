@@ -77,6 +77,16 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+
+        // MARK: API managers (helper: managers)
+        .testTarget(
+            name: "RunwayManagerTests",
+            dependencies: [
+                "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
     ]
 )
 
