@@ -135,12 +135,15 @@ var interceptorTargets: [Target] {
         ),
         .testTarget(
             name: "RunwaySigningTests",
-            dependencies: ["RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            dependencies: [
+                "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RunwayCacheTests",
-            dependencies: ["RunwayCache", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            dependencies: ["RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
             swiftSettings: strict
         ),
         .testTarget(
