@@ -130,7 +130,7 @@ var interceptorTargets: [Target] {
         ),
         .testTarget(
             name: "RunwayInterceptorTests",
-            dependencies: ["Runway", "RunwayTesting"],
+            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
             swiftSettings: strict
         ),
         .testTarget(
