@@ -21,13 +21,13 @@ let package = Package(
         // The libcurl shims, for the raw-libcurl baseline in Benchmarks/; not an API.
         .library(name: "CCurl", targets: ["CCurl"]),
         .executable(name: "runway-demo", targets: ["RunwayDemo"]),
-    ],
+    ] + interceptorProducts,
     dependencies: [
         // Test and sample server only; the library products never link these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-    ],
+    ] + interceptorDependencies,
     targets: [
         // MARK: Network layer
         .target(name: "Runway", swiftSettings: strict),
@@ -87,7 +87,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-    ]
+    ] + interceptorTargets
 )
 
 // MARK: Mediator
@@ -141,3 +141,81 @@ package.targets += [
         swiftSettings: strict
     ),
 ]
+
+// MARK: Interceptors
+// Standard interceptors whose dependencies stay out of the Foundation-only core: signing
+// (swift-crypto), the response cache (GRDB), metrics (swift-metrics) and tracing
+// (swift-distributed-tracing). Validation lives in `Runway` itself.
+var interceptorProducts: [Product] {
+    [
+        .library(name: "RunwaySigning", targets: ["RunwaySigning"]),
+        .library(name: "RunwayCache", targets: ["RunwayCache"]),
+        .library(name: "RunwayMetrics", targets: ["RunwayMetrics"]),
+        .library(name: "RunwayTracing", targets: ["RunwayTracing"]),
+    ]
+}
+
+var interceptorDependencies: [Package.Dependency] {
+    [
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    ]
+}
+
+var interceptorTargets: [Target] {
+    [
+        .target(
+            name: "RunwaySigning",
+            dependencies: ["Runway", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayCache",
+            dependencies: [
+                "Runway",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayMetrics",
+            dependencies: ["Runway", .product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayTracing",
+            dependencies: ["Runway", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayInterceptorTests",
+            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwaySigningTests",
+            dependencies: [
+                "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayCacheTests",
+            dependencies: ["RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayMetricsTests",
+            dependencies: [
+                "RunwayMetrics", "RunwayTracing", "RunwayTesting",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strict
+        ),
+    ]
+}
