@@ -68,3 +68,45 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: Interceptors (transport)
+// DNS bypass, compression, logging and retry (issue 4, second half). Retry lives in `Runway`
+// (Foundation only); the others are modules of their own so the core links nothing new.
+package.products += [
+    .library(name: "RunwayDNSBypass", targets: ["RunwayDNSBypass"]),
+    .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
+    .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+]
+package.targets += [
+    .target(name: "RunwayDNSBypass", dependencies: ["Runway"], swiftSettings: strict),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .target(name: "RunwayCompression", dependencies: ["Runway", "CZlib"], swiftSettings: strict),
+    .target(
+        name: "RunwayLogging",
+        dependencies: ["Runway", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: strict
+    ),
+    .testTarget(name: "RunwayRetryTests", dependencies: ["Runway", "RunwayTesting"], swiftSettings: strict),
+    .testTarget(
+        name: "RunwayDNSBypassTests",
+        dependencies: ["Runway", "RunwayDNSBypass", "RunwayTesting"],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayCompressionTests",
+        dependencies: ["Runway", "RunwayCompression", "RunwayTesting"],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayLoggingTests",
+        dependencies: [
+            "Runway", "RunwayLogging", "RunwayTesting",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]
