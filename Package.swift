@@ -110,3 +110,14 @@ package.targets += [
         swiftSettings: strict
     ),
 ]
+package.targets += [
+    .testTarget(
+        name: "InterceptorOrderTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]

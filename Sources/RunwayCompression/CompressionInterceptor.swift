@@ -5,9 +5,9 @@ import Runway
 /// sure responses are asked for compressed.
 ///
 /// ```swift
-/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
-///     try .compression(threshold: 1024, scope: .services(["listing"]))
-/// }
+/// let pipeline = Pipeline(
+///     interceptors: [try .compression(threshold: 1024, scope: .services(["listing"]))],
+///     dispatcher: CurlDispatcher())
 /// ```
 /// - A body of at least ``threshold`` bytes, in scope, without a `Content-Encoding` of its own,
 ///   is replaced by its gzip form and gets `Content-Encoding: gzip` (any `Content-Length` the

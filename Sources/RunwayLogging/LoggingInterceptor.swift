@@ -5,9 +5,9 @@ import Runway
 /// Logs every call through swift-log, observing only: it never changes a request or a response.
 ///
 /// ```swift
-/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
-///     try .logging(logger, redacting: Redaction.standard(parameters: ["id_card"]))
-/// }
+/// let pipeline = Pipeline(
+///     interceptors: [try .logging(logger, redacting: .standard(parameters: ["id_card"]))],
+///     dispatcher: CurlDispatcher())
 /// ```
 /// For each call it logs
 /// - at ``Configuration/dumpLevel`` (debug): the request as a `curl` command line, then the

@@ -15,10 +15,10 @@
 /// |   | dispatcher    | The only I/O. |
 ///
 /// ```swift
-/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
-///     metrics; logging; cache; validation; try .retry(maxAttempts: 3)
-///     signing; .dnsBypass(bypass); try .compression()
-/// }
+/// let pipeline = Pipeline(interceptors: [
+///     metrics, try .logging(logger), cache, validation,
+///     try .retry(maxAttempts: 3), signing, .dnsBypass(bypass), try .compression(),
+/// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
 /// ```
 /// The names are the standard interceptors' ``Interceptor/name`` values; interceptors of your

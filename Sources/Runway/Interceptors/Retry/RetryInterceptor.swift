@@ -3,9 +3,7 @@ import Foundation
 /// Sends a request again after a transient failure, with exponential backoff and jitter.
 ///
 /// ```swift
-/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
-///     try .retry(RetryPolicy(maxAttempts: 4))
-/// }
+/// let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 4)], dispatcher: CurlDispatcher())
 /// ```
 /// - Retries the statuses and transport errors the ``RetryPolicy`` lists; after the last
 ///   attempt a retryable status is handed back as the response, a retryable error is thrown.
