@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
         .library(name: "RunwayURLSession", targets: ["RunwayURLSession"]),
         .library(name: "RunwayTesting", targets: ["RunwayTesting"]),
+        // The libcurl shims, for the raw-libcurl baseline in Benchmarks/; not an API.
+        .library(name: "CCurl", targets: ["CCurl"]),
         .executable(name: "runway-demo", targets: ["RunwayDemo"]),
     ],
     dependencies: [
