@@ -116,7 +116,7 @@ package.targets += [
     .testTarget(
         name: "InterceptorOrderTests",
         dependencies: [
-            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging",
+            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],

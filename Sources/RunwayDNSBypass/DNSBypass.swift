@@ -49,6 +49,7 @@ public final class DNSBypass: Sendable {
     struct State: Sendable {
         var table: RouteTable
         var lastFetch: Date?
+        var fetching = false
         var fetched: [String: [Endpoint]] = [:]
         var problems: [DNSBypassError] = []
     }
@@ -114,18 +115,23 @@ public final class DNSBypass: Sendable {
         await probe()
     }
 
-    /// Fetches the IP list unless it was fetched less than the refresh interval ago.
+    /// Fetches the IP list unless it was fetched less than the refresh interval ago (or a
+    /// fetch is under way).
     /// - Returns: Whether a fetch was made and succeeded.
     @discardableResult
     public func refreshIPListIfDue(now: Date = Date()) async -> Bool {
         guard let source = configuration.ipListSource else { return false }
         let interval = configuration.refreshInterval.timeInterval
         let due = state.withLock { state in
-            guard let last = state.lastFetch else { return true }
-            return now.timeIntervalSince(last) >= interval || now < last
+            guard !state.fetching else { return false }
+            if let last = state.lastFetch, now.timeIntervalSince(last) < interval, now >= last { return false }
+            state.fetching = true
+            return true
         }
         guard due else { return false }
-        switch await source.fetch() {
+        let result = await source.fetch()
+        state.withLock { $0.fetching = false }
+        switch result {
         case .success(let hosts):
             let snapshot = state.withLock { state in
                 state.lastFetch = now

@@ -26,6 +26,7 @@ final class FakeNetwork: Dispatcher, @unchecked Sendable {
         try request.validate()
         lock.withLock { seen.append(request) }
         if request.url.path == "/iplist" {
+            try await Task.sleep(for: .milliseconds(50))
             guard let body = lock.withLock({ ipList }) else { return Response(status: 503) }
             return Response(status: 200, body: body)
         }
@@ -152,6 +153,18 @@ extension Response {
         // A day later it does.
         #expect(await second.refreshIPListIfDue(now: Date().addingTimeInterval(86_401)))
         #expect(network.requests.filter { $0.url.path == "/iplist" }.count == fetches + 1)
+    }
+
+    @Test func concurrentRefreshesFetchOnce() async throws {
+        let network = network()
+        network.ipList = Data(#"{"hosts": {"api.runway.test": ["127.0.0.9"]}}"#.utf8)
+        let bypass = try makeBypass(network, source: true)
+        async let first = bypass.refreshIPListIfDue()
+        async let second = bypass.refreshIPListIfDue()
+        let results = await [first, second]
+        #expect(results.filter { $0 }.count == 1)
+        #expect(network.requests.filter { $0.url.path == "/iplist" }.count == 1)
+        #expect(bypass.lastFetch != nil)
     }
 
     @Test(arguments: [
