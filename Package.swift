@@ -58,6 +58,7 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "CZlibTest",
             ],
             path: "Tests/RunwayTestServer",
             swiftSettings: strict
@@ -67,6 +68,14 @@ let package = Package(
             name: "DispatcherTests",
             dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
             swiftSettings: strict
+        ),
+
+        // MARK: Test server support (zlib for the gzip and gzip-bomb endpoints)
+        .systemLibrary(
+            name: "CZlibTest",
+            path: "Tests/CZlibTest",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
         ),
     ]
 )

@@ -1,0 +1,133 @@
+import Foundation
+import Runway
+
+/// Where a response body goes: memory, bounded by ``RequestOptions/maxResponseSize``, or the
+/// `.part` file of a ``DownloadTarget`` (renamed to the target when the transfer succeeds).
+///
+/// Only an error response (not 2xx) of a download goes to memory, so the file keeps the bytes
+/// of the last good attempt for a later resume. Not thread-safe: its ``Transfer`` serialises
+/// every call under its lock.
+final class ResponseSink {
+    private let download: DownloadTarget?
+    private let limit: Int
+    /// Bytes already in the `.part` file when the request was made (the `Range` start).
+    let resumeOffset: Int64
+    /// Bytes the current response appends to (``resumeOffset`` when the server resumed, else 0).
+    private(set) var appendOffset: Int64 = 0
+    private var body = Data()
+    private var file: FileHandle?
+
+    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64) {
+        self.download = download
+        self.limit = limit
+        self.resumeOffset = resumeOffset
+    }
+
+    /// A sink for `request`; for a download, finds how much of the `.part` file can be resumed.
+    static func make(for request: Request) throws(RunwayError) -> ResponseSink {
+        let limit = request.options.maxResponseSize
+        guard let download = request.download else {
+            return ResponseSink(download: nil, limit: limit, resumeOffset: 0)
+        }
+        let partPath = download.partialFile.path
+        var offset: Int64 = 0
+        if download.resume, let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
+            let size = attributes[.size] as? NSNumber
+        {
+            offset = size.int64Value
+        } else if FileManager.default.fileExists(atPath: partPath) {
+            do {
+                try FileManager.default.removeItem(atPath: partPath)
+            } catch {
+                throw RunwayError(.fileIO, "cannot remove \(partPath)", underlying: error)
+            }
+        }
+        return ResponseSink(download: download, limit: limit, resumeOffset: offset)
+    }
+
+    /// Prepares for the body of a response with `status` and `headers`.
+    func begin(status: Int, headers: HTTPHeaders) throws(RunwayError) {
+        discard()
+        body = Data()
+        appendOffset = 0
+        if let download, (200..<300).contains(status) {
+            let resuming = status == 206 && resumeOffset > 0
+            if resuming {
+                let start = headers["Content-Range"].flatMap(Self.rangeStart)
+                guard start == resumeOffset else {
+                    throw RunwayError(
+                        .responseInvalid,
+                        "asked to resume at byte \(resumeOffset), the server answered Content-Range \(headers["Content-Range"] ?? "none")")
+                }
+            }
+            file = try Self.open(download.partialFile, truncate: !resuming)
+            appendOffset = resuming ? resumeOffset : 0
+            return
+        }
+        if headers["Content-Encoding"] == nil, let length = headers["Content-Length"].flatMap(Int.init), length > limit {
+            throw RunwayError(.responseTooLarge, "the response announces \(length) bytes, the limit is \(limit)")
+        }
+    }
+
+    /// Takes the next piece of the (decompressed) body.
+    func append(_ data: Data) throws(RunwayError) {
+        if let file {
+            do {
+                try file.write(contentsOf: data)
+            } catch {
+                throw RunwayError(.fileIO, "cannot write \(download?.partialFile.path ?? "")", underlying: error)
+            }
+            return
+        }
+        guard body.count + data.count <= limit else {
+            throw RunwayError(.responseTooLarge, "the response body is over the limit of \(limit) bytes")
+        }
+        body.append(data)
+    }
+
+    /// Completes the body: the bytes in memory, or the download moved into place.
+    func finish() throws(RunwayError) -> (Data, URL?) {
+        guard let file, let download else { return (body, nil) }
+        self.file = nil
+        do {
+            try file.close()
+            if FileManager.default.fileExists(atPath: download.file.path) {
+                try FileManager.default.removeItem(at: download.file)
+            }
+            try FileManager.default.moveItem(at: download.partialFile, to: download.file)
+        } catch {
+            throw RunwayError(.fileIO, "cannot move the download to \(download.file.path)", underlying: error)
+        }
+        return (Data(), download.file)
+    }
+
+    /// Stops writing, keeping what the `.part` file holds for a later resume.
+    func discard() {
+        try? file?.close()
+        file = nil
+    }
+
+    private static func open(_ url: URL, truncate: Bool) throws(RunwayError) -> FileHandle {
+        do {
+            let manager = FileManager.default
+            try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if truncate || !manager.fileExists(atPath: url.path) {
+                guard manager.createFile(atPath: url.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown)
+                }
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.seekToEnd()
+            return handle
+        } catch {
+            throw RunwayError(.fileIO, "cannot open \(url.path) for writing", underlying: error)
+        }
+    }
+
+    /// The `a` of `bytes a-b/n`.
+    private static func rangeStart(_ contentRange: String) -> Int64? {
+        let value = contentRange.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes ") else { return nil }
+        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
+    }
+}

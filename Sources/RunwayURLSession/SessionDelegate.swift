@@ -1,0 +1,63 @@
+import Foundation
+import Runway
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The session's delegate: hands each callback to the ``Transfer`` of its task.
+///
+/// `@unchecked Sendable`: its only state, the task-to-transfer table, is guarded by `lock`;
+/// `URLSession` calls it on the dispatcher's serial delegate queue.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    func register(_ transfer: Transfer, for task: URLSessionTask) {
+        lock.withLock { transfers[task.taskIdentifier] = transfer }
+    }
+
+    func unregister(_ task: URLSessionTask) {
+        lock.withLock { _ = transfers.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    private func transfer(for task: URLSessionTask) -> Transfer? {
+        lock.withLock { transfers[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(for: dataTask)?.receive(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.receive(data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(for: task)?.sent(total: totalBytesSent, expected: totalBytesExpectedToSend)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        guard let transfer = transfer(for: task) else {
+            completionHandler(nil)
+            return
+        }
+        completionHandler(transfer.redirect(to: request))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+        transfer?.complete(error: error, response: task.response as? HTTPURLResponse)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Runway
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request in flight: where its body goes, how far it got, and how it ends.
+///
+/// The delegate queue feeds it (`receive`, `redirect`, `complete`); the caller's task waits in
+/// ``run(_:)``; a timer or task cancellation may ``abort(_:)`` it from any thread. The first
+/// ending wins: an abort decides the error even though `URLSession` then reports "cancelled".
+///
+/// `@unchecked Sendable`: every mutable field, including the sink, is read and written under
+/// `lock` only.
+final class Transfer: @unchecked Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Response, any Error>?
+        var task: URLSessionTask?
+        var abortError: RunwayError?
+        var redirectError: RunwayError?
+        var finished = false
+        var redirectCount = 0
+        var status = 0
+        var headers = HTTPHeaders()
+        var bytesReceived: Int64 = 0
+        var expectedBytes: Int64?
+        var bytesSent: Int64 = 0
+        var bytesToSend: Int64?
+    }
+
+    let request: Request
+    private let started = ContinuousClock.now
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
+    private let lock = NSLock()
+    private var state = State()
+    private let sink: ResponseSink
+
+    init(request: Request, sink: ResponseSink) {
+        self.request = request
+        self.sink = sink
+    }
+
+    /// Starts `task` and waits until the transfer ends.
+    func run(_ task: URLSessionDataTask) async throws -> Response {
+        try await withCheckedThrowingContinuation { continuation in
+            let early: RunwayError? = lock.withLock {
+                if let abortError = state.abortError {
+                    state.finished = true
+                    return abortError
+                }
+                state.continuation = continuation
+                state.task = task
+                return nil
+            }
+            if let early {
+                task.cancel()
+                sink.discard()
+                continuation.resume(throwing: early)
+            } else {
+                task.resume()
+            }
+        }
+    }
+
+    /// Ends the transfer with `error` unless it has already ended, and cancels the task.
+    func abort(_ error: RunwayError) {
+        let task: URLSessionTask? = lock.withLock {
+            guard !state.finished, state.abortError == nil else { return nil }
+            state.abortError = error
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    // MARK: Delegate callbacks
+
+    func receive(_ response: URLResponse) {
+        guard let http = response as? HTTPURLResponse else { return }
+        let headers = Self.headers(of: http)
+        let failure = lock.withLock { () -> RunwayError? in
+            guard !state.finished, state.abortError == nil else { return nil }
+            state.status = http.statusCode
+            state.headers = headers
+            state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+            do throws(RunwayError) {
+                try sink.begin(status: http.statusCode, headers: headers)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { abort(failure) }
+    }
+
+    func receive(_ data: Data) {
+        let outcome = lock.withLock { () -> Result<TransferProgress, RunwayError>? in
+            guard !state.finished, state.abortError == nil else { return nil }
+            do throws(RunwayError) {
+                try sink.append(data)
+            } catch {
+                return .failure(error)
+            }
+            state.bytesReceived += Int64(data.count)
+            return .success(progress())
+        }
+        switch outcome {
+        case .success(let progress): request.progress?.report(progress)
+        case .failure(let error): abort(error)
+        case nil: break
+        }
+    }
+
+    func sent(total: Int64, expected: Int64) {
+        let progress = lock.withLock { () -> TransferProgress in
+            state.bytesSent = total
+            if expected >= 0 { state.bytesToSend = expected }
+            return self.progress()
+        }
+        request.progress?.report(progress)
+    }
+
+    /// The request to follow a redirect with, or `nil` to stop and return the 3xx response.
+    ///
+    /// A refused redirect does not cancel the task: swift-corelibs-foundation traps if the task
+    /// is cancelled while it waits for this answer. The 3xx response completes the transfer and
+    /// ``complete(error:response:)`` turns it into the recorded error.
+    func redirect(to next: URLRequest) -> URLRequest? {
+        let limit = request.options.redirects.maxRedirects
+        return lock.withLock { () -> URLRequest? in
+            guard limit > 0, state.abortError == nil else { return nil }
+            guard let scheme = next.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(next.url?.absoluteString ?? "?")")
+                return nil
+            }
+            guard state.redirectCount < limit else {
+                state.redirectError = RunwayError(.tooManyRedirects, "more than \(limit) redirects")
+                return nil
+            }
+            state.redirectCount += 1
+            return next
+        }
+    }
+
+    func complete(error: (any Error)?, response: HTTPURLResponse?) {
+        let (continuation, result): (CheckedContinuation<Response, any Error>?, Result<Response, RunwayError>) = lock.withLock {
+            guard !state.finished else { return (nil, .failure(RunwayError(.cancelled))) }
+            state.finished = true
+            defer { state.continuation = nil }
+            if let abortError = state.abortError ?? state.redirectError {
+                sink.discard()
+                return (state.continuation, .failure(abortError))
+            }
+            if let error {
+                sink.discard()
+                return (state.continuation, .failure(URLErrorMapping.runwayError(for: error)))
+            }
+            if state.status == 0, let response {
+                state.status = response.statusCode
+                state.headers = Self.headers(of: response)
+            }
+            do throws(RunwayError) {
+                let (body, fileURL) = try sink.finish()
+                let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
+                return (
+                    state.continuation,
+                    .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
+                )
+            } catch {
+                return (state.continuation, .failure(error))
+            }
+        }
+        continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    // MARK: Helpers
+
+    /// Progress so far; call under `lock`.
+    private func progress() -> TransferProgress {
+        let offset = sink.appendOffset
+        return TransferProgress(
+            bytesSent: state.bytesSent, totalBytesToSend: state.bytesToSend ?? request.body.map { Int64($0.count) },
+            bytesReceived: offset + state.bytesReceived,
+            totalBytesToReceive: state.expectedBytes.map { offset + $0 })
+    }
+
+    /// The response's header fields, sorted by name (Foundation keeps them in a dictionary).
+    static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+        var pairs: [(String, String)] = []
+        for (key, value) in response.allHeaderFields {
+            guard let name = key as? String else { continue }
+            pairs.append((name, value as? String ?? "\(value)"))
+        }
+        pairs.sort { $0.0.lowercased() < $1.0.lowercased() }
+        return HTTPHeaders(pairs)
+    }
+}

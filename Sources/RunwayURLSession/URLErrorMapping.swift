@@ -1,0 +1,67 @@
+import Foundation
+import Runway
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Maps `URLSession` failures to ``RunwayError`` codes.
+enum URLErrorMapping {
+    static func runwayError(for error: any Error) -> RunwayError {
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain else {
+            return RunwayError(.transport, "\(error)", underlying: error)
+        }
+        guard let code = URLError.Code(rawValue: nsError.code) else {
+            return RunwayError(.transport, "\(error)", underlying: error)
+        }
+        let message = "\(nsError.localizedDescription) (NSURLError \(nsError.code))"
+        if code == .unknown, isTLSFailure(nsError.localizedDescription) {
+            return RunwayError(.tls, message, underlying: error)
+        }
+        return RunwayError(runwayCode(for: code), message, underlying: error)
+    }
+
+    /// swift-corelibs-foundation reports libcurl's TLS failures (`CURLE_PEER_FAILED_VERIFICATION`,
+    /// `CURLE_SSL_CONNECT_ERROR`, ...) as `NSURLErrorUnknown` with libcurl's message, so the
+    /// message is all there is to recognise them by.
+    static func isTLSFailure(_ message: String) -> Bool {
+        let lowered = message.lowercased()
+        return lowered.contains("ssl") || lowered.contains("tls") || lowered.contains("certificate")
+    }
+
+    static func runwayCode(for code: URLError.Code) -> RunwayError.Code {
+        switch code {
+        case .timedOut:
+            .timeout
+        case .cannotConnectToHost:
+            .cannotConnect
+        case .cannotFindHost, .dnsLookupFailed:
+            .dnsFailure
+        case .networkConnectionLost, .badServerResponse, .cannotParseResponse, .cannotDecodeContentData,
+            .cannotDecodeRawData, .zeroByteResource:
+            .connectionLost
+        case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
+            .noNetwork
+        case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+            .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+            .clientCertificateRequired, .appTransportSecurityRequiresSecureConnection:
+            .tls
+        case .cancelled, .userCancelledAuthentication:
+            .cancelled
+        case .httpTooManyRedirects, .redirectToNonExistentLocation:
+            .tooManyRedirects
+        case .badURL:
+            .invalidURL
+        case .unsupportedURL:
+            .unsupportedScheme
+        case .dataLengthExceedsMaximum:
+            .responseTooLarge
+        case .cannotCreateFile, .cannotOpenFile, .cannotCloseFile, .cannotWriteToFile, .cannotRemoveFile,
+            .cannotMoveFile:
+            .fileIO
+        default:
+            .transport
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Runway
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a validated ``Request`` into a `URLRequest`.
+enum URLRequestBuilder {
+    static func make(for request: Request, resumeOffset: Int64) throws(RunwayError) -> URLRequest {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        urlRequest.httpShouldHandleCookies = false
+        for field in request.headers {
+            if urlRequest.value(forHTTPHeaderField: field.name) == nil {
+                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+            } else {
+                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+            }
+        }
+        if !request.options.acceptCompressedResponses, request.headers["Accept-Encoding"] == nil {
+            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        if resumeOffset > 0 {
+            urlRequest.setValue("bytes=\(resumeOffset)-", forHTTPHeaderField: "Range")
+        }
+        if let body = request.body {
+            urlRequest.httpBody = body
+        }
+        return urlRequest
+    }
+}

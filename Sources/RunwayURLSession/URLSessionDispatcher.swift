@@ -1,0 +1,127 @@
+import Foundation
+import Runway
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A ``Dispatcher`` on Foundation's `URLSession`: the portable fallback to `CurlDispatcher`.
+///
+/// ```swift
+/// let pipeline = Pipeline(dispatcher: URLSessionDispatcher()) { ... }
+/// ```
+/// One `URLSession` (and so one connection pool) per dispatcher. It honours the total timeout,
+/// task cancellation (the transfer is cancelled at once), the response-size limit (counted on
+/// the decompressed body as it arrives, so a gzip bomb stops at the limit), the redirect
+/// policy, progress, and downloads to a file with resume.
+///
+/// What `URLSession` cannot do is refused with a `.configuration` ``RunwayError`` instead of
+/// being ignored: a custom CA bundle, public-key pinning, turning verification off, and connect
+/// overrides (swift-corelibs-foundation on Linux has no API for any of them). The connect
+/// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
+/// timeout bounds a hanging connect. ``TransferMetrics`` carry the total time and the redirect
+/// count only.
+public final class URLSessionDispatcher: Dispatcher {
+    /// Settings of the dispatcher's session.
+    public struct Configuration: Sendable {
+        /// The most connections opened to one host at a time.
+        public var maxConnectionsPerHost: Int
+
+        /// Creates a configuration.
+        public init(maxConnectionsPerHost: Int = 6) {
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+        }
+    }
+
+    /// The settings this dispatcher was created with.
+    public let configuration: Configuration
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a dispatcher with its own `URLSession`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.httpMaximumConnectionsPerHost = max(1, configuration.maxConnectionsPerHost)
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.httpCookieStorage = nil
+        sessionConfiguration.httpShouldSetCookies = false
+        // Timeouts are enforced by the dispatcher itself, to the millisecond; these are only a
+        // backstop (corelibs rounds them down to whole seconds).
+        sessionConfiguration.timeoutIntervalForRequest = Self.backstopTimeout
+        sessionConfiguration.timeoutIntervalForResource = Self.backstopTimeout
+        let delegate = SessionDelegate()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "runway.urlsession.delegate"
+        self.delegate = delegate
+        self.session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public var name: String { "urlsession" }
+
+    /// A week: longer than any timeout the dispatcher enforces itself.
+    static let backstopTimeout: TimeInterval = 7 * 24 * 3600
+
+    public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+        defer { request.progress?.finish() }
+        do {
+            try request.validate()
+            try Self.checkSupported(request.options)
+            try Task.checkCancellation()
+            return try await send(request)
+        } catch {
+            throw RunwayError.attributing(error, to: .dispatcher(name), fallback: .transport)
+        }
+    }
+
+    private func send(_ request: Request) async throws -> Response {
+        let sink = try ResponseSink.make(for: request)
+        var urlRequest = try URLRequestBuilder.make(for: request, resumeOffset: sink.resumeOffset)
+        urlRequest.timeoutInterval = Self.backstopTimeout
+        let transfer = Transfer(request: request, sink: sink)
+        let task = session.dataTask(with: urlRequest)
+        delegate.register(transfer, for: task)
+        defer { delegate.unregister(task) }
+        let timer = request.options.timeout.map { timeout in
+            Task { [weak transfer] in
+                try await Task.sleep(for: timeout)
+                transfer?.abort(RunwayError(.timeout, "no response within \(timeout)"))
+            }
+        }
+        defer { timer?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await transfer.run(task)
+        } onCancel: {
+            transfer.abort(RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError()))
+        }
+    }
+
+    /// Refuses options `URLSession` cannot honour, rather than ignoring them.
+    static func checkSupported(_ options: RequestOptions) throws(RunwayError) {
+        if options.tls.certificateAuthorities != nil {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot use a custom CA bundle (no API in Foundation on this platform); use CurlDispatcher",
+                field: "tls.certificateAuthorities")
+        }
+        if !options.tls.pinnedPublicKeys.isEmpty {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot pin public keys; use CurlDispatcher", field: "tls.pinnedPublicKeys")
+        }
+        if !options.tls.verifyPeer {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot turn certificate verification off; use CurlDispatcher",
+                field: "tls.verifyPeer")
+        }
+        if !options.connectOverrides.isEmpty {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot override the connect address; use CurlDispatcher",
+                field: "connectOverrides")
+        }
+    }
+}

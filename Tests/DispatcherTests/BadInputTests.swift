@@ -1,0 +1,79 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import Testing
+
+/// Bad input and broken peers give typed errors, never a crash.
+extension DispatcherSuite {
+    @Test("malformed URLs are .invalidURL", arguments: DispatcherUnderTest.all)
+    func malformedURL(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        for text in ["http:///no-host", "/relative/path", "http://exa mple.com/"] {
+            guard let url = URL(string: text) else { continue }
+            let error = await runwayError { try await dut.send(dispatcher, makeRequest(url)) }
+            #expect(error?.code == .invalidURL, "\(text)")
+        }
+    }
+
+    @Test("a non-HTTP scheme is .unsupportedScheme", arguments: DispatcherUnderTest.all)
+    func unsupportedScheme(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        for text in ["ftp://127.0.0.1/file", "file:///etc/passwd", "gopher://127.0.0.1/"] {
+            let url = try #require(URL(string: text))
+            let error = await runwayError { try await dut.send(dispatcher, makeRequest(url)) }
+            #expect(error?.code == .unsupportedScheme, "\(text)")
+        }
+    }
+
+    @Test("CR or LF in a header value is .invalidHeader and nothing is sent", arguments: DispatcherUnderTest.all)
+    func headerInjection(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            for value in ["a\r\nX-Injected: 1", "a\nX-Injected: 1", "a\rb"] {
+                let request = makeRequest(server.url("/echo"), headers: ["X-Evil": value])
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .invalidHeader)
+            }
+            let badName = makeRequest(server.url("/echo"), headers: ["Bad Name": "x"])
+            #expect(await runwayError { try await dut.send(dispatcher, badName) }?.code == .invalidHeader)
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+
+    @Test("a refused connection is .cannotConnect", arguments: DispatcherUnderTest.all)
+    func connectionRefused(_ dut: DispatcherUnderTest) async throws {
+        // Port 1 on loopback: nothing listens there, so the kernel refuses at once.
+        let url = try #require(URL(string: "http://127.0.0.1:1/json"))
+        let error = await runwayError { try await dut.send(dut.make(), makeRequest(url)) }
+        #expect(error?.code == .cannotConnect)
+    }
+
+    @Test("a server gone after start is .cannotConnect", arguments: DispatcherUnderTest.all)
+    func serverGone(_ dut: DispatcherUnderTest) async throws {
+        let server = try await TestServer.start()
+        let url = server.url("/json")
+        await server.shutdown()
+        let error = await runwayError { try await dut.send(dut.make(), makeRequest(url)) }
+        #expect(error?.code == .cannotConnect)
+    }
+
+    @Test("a connection reset mid-body is .connectionLost", arguments: DispatcherUnderTest.all)
+    func resetMidBody(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            let error = await runwayError { try await dut.send(dispatcher, makeRequest(server.url("/reset"))) }
+            #expect(error?.code == .connectionLost)
+            // The dispatcher is still usable afterwards.
+            let after = try await dut.send(dispatcher, makeRequest(server.url("/json")))
+            #expect(after.status == 200)
+        }
+    }
+
+    @Test("an unknown host is .dnsFailure", arguments: DispatcherUnderTest.all)
+    func unknownHost(_ dut: DispatcherUnderTest) async throws {
+        let url = try #require(URL(string: "http://no-such-host.invalid/json"))
+        let request = makeRequest(url) { $0.timeout = .seconds(20) }
+        let error = await runwayError { try await dut.send(dut.make(), request) }
+        #expect(error?.code == .dnsFailure)
+    }
+}

@@ -1,0 +1,59 @@
+import Runway
+import RunwayCurl
+import RunwayURLSession
+import Testing
+
+/// A dispatcher the suite runs against, and what it can do.
+///
+/// To test another dispatcher, add one line to ``all``. A test that needs a capability takes
+/// `DispatcherUnderTest.all(supporting: ...)` as its arguments, so a dispatcher without it is
+/// left out of that test (and checked by the "refuses unsupported options" test instead).
+struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
+    /// Something a dispatcher may or may not support.
+    struct Capability: Hashable, Sendable, CustomStringConvertible {
+        let description: String
+
+        /// Trusting a custom CA bundle (``TLSOptions/certificateAuthorities``).
+        static let customCA = Capability(description: "custom CA")
+        /// Public-key pinning (``TLSOptions/pinnedPublicKeys``).
+        static let pinning = Capability(description: "public-key pinning")
+        /// HTTP/2 over TLS with multiplexing (needs `customCA` to reach the test server).
+        static let http2 = Capability(description: "HTTP/2 multiplexing")
+        /// A connect timeout enforced apart from the total timeout.
+        static let connectTimeout = Capability(description: "connect timeout")
+        /// ``RequestOptions/connectOverrides``.
+        static let connectOverrides = Capability(description: "connect overrides")
+    }
+
+    /// The name shown in test results.
+    let name: String
+    /// What it supports.
+    let capabilities: Set<Capability>
+    /// Makes a fresh dispatcher (one per test, so connection counts are the test's own).
+    let make: @Sendable () -> any Dispatcher
+
+    var testDescription: String { name }
+
+    /// Every dispatcher under test. One line each.
+    static let all: [DispatcherUnderTest] = [
+        DispatcherUnderTest(
+            name: "libcurl",
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
+            make: { CurlDispatcher() }),
+        DispatcherUnderTest(name: "URLSession", capabilities: [], make: { URLSessionDispatcher() }),
+    ]
+
+    /// The dispatchers that support every capability in `required`.
+    static func all(supporting required: Capability...) -> [DispatcherUnderTest] {
+        all.filter { $0.capabilities.isSuperset(of: required) }
+    }
+
+    /// The dispatchers that lack `capability`.
+    static func all(lacking capability: Capability) -> [DispatcherUnderTest] {
+        all.filter { !$0.capabilities.contains(capability) }
+    }
+
+    func supports(_ capability: Capability) -> Bool {
+        capabilities.contains(capability)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import Testing
+
+/// Downloads to a file, progress, and resuming after the server cut the first attempt.
+extension DispatcherSuite {
+    @Test("a download streams to the file and reports progress to the end", arguments: DispatcherUnderTest.all)
+    func download(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            let size = 3_000_000
+            var request = makeRequest(server.url("/download/\(size)")) { $0.maxResponseSize = 1 << 20 }
+            let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
+            request.download = target
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 10_000)
+            request.progress = reporter
+            let collected = Task { await progress.reduce(into: [TransferProgress]()) { $0.append($1) } }
+
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(response.body.isEmpty)
+            #expect(response.fileURL == target.file)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size))
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+
+            let events = await collected.value
+            #expect(!events.isEmpty)
+            #expect(events.last?.bytesReceived == Int64(size))
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.bytesReceived <= $1.bytesReceived })
+        }
+    }
+
+    @Test("a cut download resumes with a Range request", arguments: DispatcherUnderTest.all)
+    func resumeDownload(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            let size = 2_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("resumed.bin"), resume: true)
+            var request = makeRequest(server.url("/download/\(size)?cut=\(UUID().uuidString)"))
+            request.download = target
+
+            let first = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(first?.code == .connectionLost)
+            let partial = try Data(contentsOf: target.partialFile)
+            #expect(partial.count > 0 && partial.count < size)
+            #expect(partial == DeterministicBytes.data(count: partial.count))
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 10_000)
+            request.progress = reporter
+            let collected = Task { await progress.reduce(into: [TransferProgress]()) { $0.append($1) } }
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 206)
+            #expect(response.headers["Content-Range"] == "bytes \(partial.count)-\(size - 1)/\(size)")
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size))
+            let events = await collected.value
+            #expect(events.last?.bytesReceived == Int64(size))
+            #expect(events.last?.totalBytesToReceive == Int64(size))
+            #expect(server.stats.requests(path: "/download/\(size)") == 2)
+        }
+    }
+
+    @Test("resume off restarts from zero", arguments: DispatcherUnderTest.all)
+    func downloadWithoutResume(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("fresh.bin"), resume: false)
+            try Data("stale bytes".utf8).write(to: target.partialFile)
+            var request = makeRequest(server.url("/download/100000"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 100_000))
+        }
+    }
+
+    private func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-download-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import Testing
+
+/// Methods, headers, bodies and status codes.
+extension DispatcherSuite {
+    @Test("every method reaches the server with its body", arguments: DispatcherUnderTest.all)
+    func methods(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            for method in [HTTPMethod.get, .delete] {
+                let response = try await dut.send(dispatcher, makeRequest(method, server.url("/echo?x=1")))
+                #expect(response.status == 200)
+                let echo = try decodeEcho(response)
+                #expect(echo.method == method.rawValue)
+                #expect(echo.path == "/echo")
+                #expect(echo.query == "x=1")
+            }
+            for method in [HTTPMethod.post, .put, .patch] {
+                let body = Data("payload of \(method)".utf8)
+                let response = try await dut.send(
+                    dispatcher,
+                    makeRequest(method, server.url("/echo"), headers: ["Content-Type": "text/plain"], body: body))
+                let echo = try decodeEcho(response)
+                #expect(echo.method == method.rawValue)
+                #expect(echo.body == "payload of \(method)")
+                #expect(echo.bodyLength == body.count)
+            }
+            let head = try await dut.send(dispatcher, makeRequest(.head, server.url("/echo")))
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(head.headers["X-Echo-Method"] == "HEAD")
+        }
+    }
+
+    @Test("request headers are sent and response headers come back", arguments: DispatcherUnderTest.all)
+    func headers(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            let request = makeRequest(
+                server.url("/echo"),
+                headers: ["X-Runway-Trace": "abc-123", "Accept": "application/json", "X-Empty-Ish": "v a l"])
+            let response = try await dut.send(dispatcher, request)
+            let echo = try decodeEcho(response)
+            #expect(echo.headers["x-runway-trace"] == "abc-123")
+            #expect(echo.headers["accept"] == "application/json")
+            #expect(echo.headers["x-empty-ish"] == "v a l")
+            #expect(response.headers["content-type"] == "application/json")
+            #expect(response.headers["Content-Type"] == "application/json")
+        }
+    }
+
+    @Test("binary bodies arrive byte for byte, both ways", arguments: DispatcherUnderTest.all)
+    func binaryBodies(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            var payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            payload.append(contentsOf: [0, 0x0D, 0x0A, 0xFF])
+            let echo = try decodeEcho(
+                try await dut.send(
+                    dispatcher,
+                    makeRequest(.post, server.url("/echo"), headers: ["Content-Type": "application/octet-stream"], body: payload)))
+            #expect(echo.bodyLength == payload.count)
+            #expect(echo.bodyData == payload)
+
+            let bytes = try await dut.send(dispatcher, makeRequest(server.url("/bytes/1048576")))
+            #expect(bytes.body == DeterministicBytes.data(count: 1_048_576))
+
+            let json = try await dut.send(dispatcher, makeRequest(server.url("/json")))
+            #expect(json.body == TestServer.fixedJSON)
+        }
+    }
+
+    @Test("a large upload streams to the server and reports progress", arguments: DispatcherUnderTest.all)
+    func upload(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            let size = 8 << 20
+            var request = makeRequest(
+                .post, server.url("/upload"), headers: ["Content-Type": "application/octet-stream"],
+                body: Data(count: size))
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 1000)
+            request.progress = reporter
+            let collected = Task { await progress.reduce(into: [TransferProgress]()) { $0.append($1) } }
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.body == Data(#"{"received":\#(size)}"#.utf8))
+            let events = await collected.value
+            #expect(events.map(\.bytesSent).max() == Int64(size))
+        }
+    }
+
+    @Test("status codes are responses, not errors", arguments: DispatcherUnderTest.all)
+    func statusCodes(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withServer { server in
+            for code in [200, 201, 202, 204, 400, 401, 403, 404, 409, 418, 429, 500, 502, 503] {
+                let response = try await dut.send(dispatcher, makeRequest(server.url("/status/\(code)")))
+                #expect(response.status == code)
+                #expect(response.body == (code == 204 ? Data() : Data("status \(code)\n".utf8)))
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import Testing
+
+/// TLS verification against the test CA, host names and public-key pins.
+extension DispatcherSuite {
+    @Test("a server signed by a trusted CA answers, over HTTP/2 and HTTP/1.1", arguments: DispatcherUnderTest.all(supporting: .customCA))
+    func trustedCA(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        let dispatcher = dut.make()
+        let pem = try pki.caCertificatePEM
+        for http2 in [true, false] {
+            try await withServer(tls: pki.server, http2: http2) { server in
+                for host in ["127.0.0.1", "localhost"] {
+                    let request = makeRequest(server.url("/json", hostName: host)) {
+                        $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                    }
+                    let response = try await dut.send(dispatcher, request)
+                    #expect(response.body == TestServer.fixedJSON)
+                }
+                let inMemory = makeRequest(server.url("/json")) {
+                    $0.tls.certificateAuthorities = .pem(pem)
+                }
+                let viaPEM = try await dut.send(dispatcher, inMemory)
+                #expect(viaPEM.status == 200)
+            }
+        }
+    }
+
+    @Test("a certificate for another name is .tls", arguments: DispatcherUnderTest.all(supporting: .customCA))
+    func wrongName(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        try await withServer(tls: pki.otherName) { server in
+            let request = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
+            let error = await runwayError { try await dut.send(dut.make(), request) }
+            #expect(error?.code == .tls)
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+
+    @Test("an IP-only certificate matches the IP and not a name", arguments: DispatcherUnderTest.all(supporting: .customCA))
+    func ipOnlyCertificate(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        try await withServer(tls: pki.ipOnly) { server in
+            let byIP = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
+            let response = try await dut.send(dut.make(), byIP)
+            #expect(response.status == 200)
+            let byName = makeRequest(server.url("/json", hostName: "localhost")) {
+                $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+            }
+            #expect(await runwayError { try await dut.send(dut.make(), byName) }?.code == .tls)
+        }
+    }
+
+    @Test("a server signed by an untrusted CA is .tls", arguments: DispatcherUnderTest.all)
+    func untrustedCA(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        try await withServer(tls: pki.server) { server in
+            let error = await runwayError { try await dut.send(dut.make(), makeRequest(server.url("/json"))) }
+            #expect(error?.code == .tls, "\(String(describing: error))")
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+
+    @Test("a matching pin passes, a wrong pin is .tls", arguments: DispatcherUnderTest.all(supporting: .customCA, .pinning))
+    func pinning(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        let dispatcher = dut.make()
+        try await withServer(tls: pki.server) { server in
+            let pinned = makeRequest(server.url("/json")) {
+                $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                $0.tls.pinnedPublicKeys = [pki.otherKeyPin, pki.serverKeyPin]
+            }
+            let response = try await dut.send(dispatcher, pinned)
+            #expect(response.status == 200)
+            let wrong = makeRequest(server.url("/json")) {
+                $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                $0.tls.pinnedPublicKeys = [pki.otherKeyPin]
+            }
+            #expect(await runwayError { try await dut.send(dispatcher, wrong) }?.code == .tls)
+        }
+    }
+
+    @Test("TLS options a dispatcher cannot honour are refused, not ignored", arguments: DispatcherUnderTest.all(lacking: .customCA))
+    func unsupportedTLSOptions(_ dut: DispatcherUnderTest) async throws {
+        let pki = try TestPKI.shared()
+        let dispatcher = dut.make()
+        try await withServer(tls: pki.server) { server in
+            let withCA = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
+            #expect(await runwayError { try await dut.send(dispatcher, withCA) }?.code == .configuration)
+            if !dut.supports(.pinning) {
+                let withPin = makeRequest(server.url("/json")) { $0.tls.pinnedPublicKeys = [pki.serverKeyPin] }
+                #expect(await runwayError { try await dut.send(dispatcher, withPin) }?.code == .configuration)
+            }
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// A test certificate authority and server certificates, generated with the `openssl` command
+/// line into a temporary directory, once per test process.
+///
+/// ```swift
+/// let pki = try TestPKI.shared()
+/// let server = try await TestServer.start(tls: pki.server)
+/// request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
+/// request.options.tls.pinnedPublicKeys = [pki.serverKeyPin]
+/// ```
+public struct TestPKI: Sendable {
+    /// A certificate (PEM file) and its private key (PEM file).
+    public struct Identity: Sendable, Equatable {
+        /// The certificate file.
+        public let certificatePath: String
+        /// The private key file.
+        public let privateKeyPath: String
+    }
+
+    /// The directory holding every file.
+    public let directory: URL
+    /// The test CA's certificate (PEM), to trust in clients.
+    public let caCertificatePath: String
+    /// For `127.0.0.1`, `localhost` and `api.runway.test`, signed by the test CA.
+    public let server: Identity
+    /// For `other.example` only, signed by the test CA: a name mismatch for every test URL.
+    public let otherName: Identity
+    /// With `IP:127.0.0.1` as its only subject alternative name, signed by the test CA.
+    public let ipOnly: Identity
+    /// The pin of ``server``'s public key: `sha256//` and the base64 SHA-256 of its
+    /// SubjectPublicKeyInfo (libcurl's `CURLOPT_PINNEDPUBLICKEY` format).
+    public let serverKeyPin: String
+    /// The pin of another key (``otherName``'s), for pin-mismatch tests.
+    public let otherKeyPin: String
+
+    /// The PEM bytes of the CA certificate.
+    public var caCertificatePEM: Data {
+        get throws { try Data(contentsOf: URL(fileURLWithPath: caCertificatePath)) }
+    }
+
+    private static let cached = Result { try TestPKI.generate() }
+
+    /// The process-wide PKI, generated on first use; safe to call from parallel tests.
+    public static func shared() throws -> TestPKI {
+        try cached.get()
+    }
+
+    /// Generates a fresh PKI in a new temporary directory.
+    public static func generate() throws -> TestPKI {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("runway-test-pki-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let openssl = OpenSSLRunner(directory: directory)
+
+        try openssl.run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "ca.key", "-out", "ca.pem", "-days", "3650", "-subj", "/CN=Runway Test CA",
+            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        ])
+        let server = try openssl.issue(name: "server", subject: "/CN=api.runway.test",
+                                       altNames: "DNS:api.runway.test,DNS:localhost,IP:127.0.0.1")
+        let other = try openssl.issue(name: "other", subject: "/CN=other.example", altNames: "DNS:other.example")
+        let ipOnly = try openssl.issue(name: "ip-only", subject: "/CN=127.0.0.1", altNames: "IP:127.0.0.1")
+
+        return TestPKI(
+            directory: directory,
+            caCertificatePath: directory.appendingPathComponent("ca.pem").path,
+            server: server, otherName: other, ipOnly: ipOnly,
+            serverKeyPin: try openssl.pin(ofKey: "server.key"),
+            otherKeyPin: try openssl.pin(ofKey: "other.key"))
+    }
+}
+
+/// Runs `openssl` in the PKI directory.
+private struct OpenSSLRunner {
+    let directory: URL
+
+    /// Makes a key and a certificate for `altNames`, signed by `ca.pem`/`ca.key`.
+    func issue(name: String, subject: String, altNames: String) throws -> TestPKI.Identity {
+        let extensions = """
+            basicConstraints=CA:FALSE
+            keyUsage=critical,digitalSignature,keyEncipherment
+            extendedKeyUsage=serverAuth
+            subjectAltName=\(altNames)
+
+            """
+        try Data(extensions.utf8).write(to: directory.appendingPathComponent("\(name).ext"))
+        try run([
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", subject,
+        ])
+        try run([
+            "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial",
+            String(UInt32.random(in: 1...UInt32.max)), "-days", "825", "-sha256",
+            "-extfile", "\(name).ext", "-out", "\(name).pem",
+        ])
+        return TestPKI.Identity(
+            certificatePath: directory.appendingPathComponent("\(name).pem").path,
+            privateKeyPath: directory.appendingPathComponent("\(name).key").path)
+    }
+
+    /// `sha256//` + base64 of the SHA-256 of the key's DER SubjectPublicKeyInfo.
+    func pin(ofKey keyFile: String) throws -> String {
+        try run(["pkey", "-in", keyFile, "-pubout", "-outform", "DER", "-out", "\(keyFile).spki.der"])
+        try run(["dgst", "-sha256", "-binary", "-out", "\(keyFile).spki.sha256", "\(keyFile).spki.der"])
+        let digest = try Data(contentsOf: directory.appendingPathComponent("\(keyFile).spki.sha256"))
+        guard digest.count == 32 else {
+            throw TestServerError("openssl produced a \(digest.count)-byte SHA-256 digest")
+        }
+        return "sha256//" + digest.base64EncodedString()
+    }
+
+    func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.currentDirectoryURL = directory
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestServerError(
+                "openssl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                    + (String(data: output, encoding: .utf8) ?? ""))
+        }
+    }
+}
