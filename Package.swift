@@ -100,21 +100,31 @@ package.targets += [
         dependencies: ["Runway", .product(name: "Logging", package: "swift-log")],
         swiftSettings: strict
     ),
-    .testTarget(name: "RunwayRetryTests", dependencies: ["Runway", "RunwayTesting"], swiftSettings: strict),
+    .testTarget(
+        name: "RunwayRetryTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
     .testTarget(
         name: "RunwayDNSBypassTests",
-        dependencies: ["Runway", "RunwayDNSBypass", "RunwayTesting"],
+        dependencies: [
+            "Runway", "RunwayDNSBypass", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
         swiftSettings: strict
     ),
     .testTarget(
         name: "RunwayCompressionTests",
-        dependencies: ["Runway", "RunwayCompression", "RunwayTesting"],
+        dependencies: ["Runway", "RunwayCompression", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
         swiftSettings: strict
     ),
     .testTarget(
         name: "RunwayLoggingTests",
         dependencies: [
-            "Runway", "RunwayLogging", "RunwayTesting",
+            "Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],
