@@ -73,6 +73,7 @@ public struct CompressionInterceptor: Interceptor {
     /// Whether responses are asked for compressed.
     public let acceptsCompressedResponses: Bool
 
+    /// `"compression"`: the name in errors, logs and `DefaultOrder`.
     public var name: String { "compression" }
 
     /// Creates the interceptor.

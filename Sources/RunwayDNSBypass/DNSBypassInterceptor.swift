@@ -23,6 +23,7 @@ public struct DNSBypassInterceptor: Interceptor {
     /// The shared address table.
     public let bypass: DNSBypass
 
+    /// `"dns-bypass"`: the name in errors, logs and `DefaultOrder`.
     public var name: String { "dns-bypass" }
 
     /// Creates the interceptor for a bypass.

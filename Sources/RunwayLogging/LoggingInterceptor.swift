@@ -62,6 +62,7 @@ public struct LoggingInterceptor: Interceptor {
     /// The configuration in force.
     public let configuration: Configuration
 
+    /// `"logging"`: the name in errors, logs and `DefaultOrder`.
     public var name: String { "logging" }
 
     /// Creates a logging interceptor.

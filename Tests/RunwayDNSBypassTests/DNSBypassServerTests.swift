@@ -87,6 +87,40 @@ import Testing
         #expect(bypass.endpoints(for: Self.host).count == 1)
     }
 
+    @Test func aConnectTimeoutFailsOverWithinTheConnectBudget() async throws {
+        let blackhole = try BlackholeListener.start()
+        let live = try await TestServer.start(host: "127.0.0.8") { router in
+            router.get("/whoami") { _, _ in "127.0.0.8" }
+        }
+        defer { Task { await live.shutdown() } }
+        let bypass = try DNSBypass(.init(
+            hosts: [Self.host: ["127.0.0.1:\(blackhole.port)", "127.0.0.8:\(live.port)"]],
+            perAddressConnectTimeout: .milliseconds(300), fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var request = try Runway.Request("http://\(Self.host)/whoami")
+        request.options.connectTimeout = .seconds(3)
+        let start = ContinuousClock.now
+        let response = try await pipeline.send(request)
+        #expect(response.body == Data("127.0.0.8".utf8))
+        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.8", "127.0.0.1"])
+    }
+
+    @Test func aTransferTimeoutIsNotAConnectFailure() async throws {
+        let slow = try await TestServer.start(host: "127.0.0.9")
+        defer { Task { await slow.shutdown() } }
+        let spare = try await TestServer.start(host: "127.0.0.10")
+        defer { Task { await spare.shutdown() } }
+        let bypass = try DNSBypass(.init(hosts: [Self.host: ["127.0.0.9:\(slow.port)", "127.0.0.10:\(spare.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var request = try Runway.Request("http://\(Self.host)/delay?ms=3000")
+        request.options.timeout = .milliseconds(500)
+        await #expect { try await pipeline.send(request) } throws: { ($0 as? RunwayError)?.code == .timeout }
+        // The request reached the server and may have been processed: it must not go to the next address.
+        #expect(spare.stats.totalRequests == 0)
+        #expect(bypass.endpoints(for: Self.host).first?.address == "127.0.0.9")
+    }
+
     @Test func aProbeRanksADeadAddressLastAndTCPProbingWorksAgainstTheServer() async throws {
         let pki = try TestPKI.shared()
         let live = try await server("127.0.0.6", delay: .zero, identity: pki.server)

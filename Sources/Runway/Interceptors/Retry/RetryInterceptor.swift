@@ -53,6 +53,7 @@ public struct RetryInterceptor: Interceptor {
     private let sleep: @Sendable (Duration) async throws -> Void
     private let random: @Sendable () -> Double
 
+    /// `"retry"`: the name in errors, logs and `DefaultOrder`.
     public var name: String { "retry" }
 
     /// Creates a retry interceptor.
