@@ -130,8 +130,7 @@ package.targets += [
         ],
         swiftSettings: strict
     ),
-]
-package.targets += [
+    // The default order, pinned by behaviour, and the README example, compiled.
     .testTarget(
         name: "InterceptorOrderTests",
         dependencies: [
