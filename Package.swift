@@ -219,3 +219,65 @@ var interceptorTargets: [Target] {
         ),
     ]
 }
+
+// MARK: Interceptors (transport)
+// DNS bypass, compression, logging and retry (issue 4, second half). Retry lives in `Runway`
+// (Foundation only); the others are modules of their own so the core links nothing new.
+package.products += [
+    .library(name: "RunwayDNSBypass", targets: ["RunwayDNSBypass"]),
+    .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
+    .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+]
+package.targets += [
+    .target(name: "RunwayDNSBypass", dependencies: ["Runway"], swiftSettings: strict),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .target(name: "RunwayCompression", dependencies: ["Runway", "CZlib"], swiftSettings: strict),
+    .target(
+        name: "RunwayLogging",
+        dependencies: ["Runway", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayRetryTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayDNSBypassTests",
+        dependencies: [
+            "Runway", "RunwayDNSBypass", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayCompressionTests",
+        dependencies: ["Runway", "RunwayCompression", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayLoggingTests",
+        dependencies: [
+            "Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+    // The default order, pinned by behaviour, and the README example, compiled.
+    .testTarget(
+        name: "InterceptorOrderTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]
