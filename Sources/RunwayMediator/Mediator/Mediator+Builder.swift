@@ -188,7 +188,7 @@ extension Mediator {
             }
             return Mediator(
                 storage: Storage(
-                    targets: targets, trie: trie, chain: chain, interceptorNames: interceptors.map(\.name), fallback: fallback,
+                    targets: targets, trie: trie, converters: converters, chain: chain, interceptorNames: interceptors.map(\.name), fallback: fallback,
                     unmatchedHandler: unmatchedHandler, urlOptions: urlOptions, defaultScheme: defaultScheme,
                     implicitRoutes: implicitRoutes, modules: modules, cache: cache))
         }

@@ -22,16 +22,7 @@ extension Mediator {
         } else {
             throw MediatorError(.cannotBuildURL, "action \(key)/\(action) has no route", target: key, action: action)
         }
-        return try pattern.url(with: parameters, converters: storage.trie.converters(in: pattern), target: key, action: action)
-    }
-}
-
-extension RouteTrie {
-    /// The converters a pattern's typed placeholders use (as inserted).
-    func converters(in pattern: RoutePattern) -> [String: RouteConverter] {
-        var found: [String: RouteConverter] = RouteConverter.builtIns
-        for node in nodes { for edge in node.typed { found[edge.converter.name] = edge.converter } }
-        return found.filter { pattern.converterNames.contains($0.key) }
+        return try pattern.url(with: parameters, converters: storage.converters, target: key, action: action)
     }
 }
 

@@ -25,6 +25,7 @@ public struct Mediator: Sendable {
     final class Storage: Sendable {
         let targets: [String: TargetRecord]
         let trie: RouteTrie
+        let converters: [String: RouteConverter]
         let chain: Next
         let interceptorNames: [String]
         let fallback: (target: String, action: String)?
@@ -37,7 +38,7 @@ public struct Mediator: Sendable {
         let lifecycle: LifecycleState
 
         init(
-            targets: [String: TargetRecord], trie: RouteTrie, chain: @escaping Next, interceptorNames: [String],
+            targets: [String: TargetRecord], trie: RouteTrie, converters: [String: RouteConverter], chain: @escaping Next, interceptorNames: [String],
             fallback: (target: String, action: String)?,
             unmatchedHandler: (@Sendable (UnmatchedRequest) async throws -> (any Sendable)?)?,
             urlOptions: MediatorURLOptions, defaultScheme: String, implicitRoutes: Bool, modules: [any MediatorModule],
@@ -45,6 +46,7 @@ public struct Mediator: Sendable {
         ) {
             self.targets = targets
             self.trie = trie
+            self.converters = converters
             self.chain = chain
             self.interceptorNames = interceptorNames
             self.fallback = fallback

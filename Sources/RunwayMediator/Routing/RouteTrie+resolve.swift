@@ -18,7 +18,8 @@ extension RouteTrie {
     func resolve(
         _ scan: URLScanner.Scan, bytes: UnsafeBufferPointer<UInt8>, origin: CallOrigin, forbidden: inout Bool
     ) -> Found? {
-        guard let root = roots[scan.scheme] else { return nil }
+        // Apps have one or two schemes: a linear scan beats hashing the scheme.
+        guard let root = schemeRoots.first(where: { $0.scheme == scan.scheme })?.node else { return nil }
         let result: (Int32, [MediatorParameters.Stored], Bool) = nodes.withUnsafeBufferPointer { nodes in
             scan.segments.withUnsafeBufferPointer { segments in
                 var matcher = Matcher(

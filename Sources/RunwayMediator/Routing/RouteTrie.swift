@@ -35,7 +35,11 @@ struct RouteTrie: Sendable {
         }
     }
 
-    private(set) var roots: [String: Int32] = [:]
+    private(set) var roots: [String: Int32] = [:] {
+        didSet { schemeRoots = roots.map { (scheme: $0.key, node: $0.value) }.sorted { $0.scheme < $1.scheme } }
+    }
+    /// `roots` as a small array, for the hot path.
+    private(set) var schemeRoots: [(scheme: String, node: Int32)] = []
     private(set) var nodes: [Node] = []
     private(set) var routes: [Route] = []
 

@@ -67,8 +67,12 @@ struct URLScanner {
 
         // host
         let hostStart = index
+        var hostIsLower = true
+        var hostHasEscape = false
         while index < pathLimit, bytes[index] != UInt8(ascii: "/") {
             let byte = bytes[index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hostIsLower = false }
+            if byte == UInt8(ascii: "%") { hostHasEscape = true }
             if byte == UInt8(ascii: "@") || byte == UInt8(ascii: ":") {
                 throw malformed("the host holds '\(Character(Unicode.Scalar(byte)))' (user info and ports are not part of a mediator URL)")
             }
@@ -76,7 +80,7 @@ struct URLScanner {
         }
         guard index > hostStart else { throw malformed("the URL has no host (the target)") }
         var host = try decode(bytes, hostStart, index, plusAsSpace: false)
-        if host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
+        if !hostIsLower || hostHasEscape && host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
             host = asciiLowercased(host)
         }
         var segments: [Segment] = []
