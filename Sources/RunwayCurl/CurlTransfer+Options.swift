@@ -6,13 +6,14 @@ extension CurlTransfer {
     /// Applies the request to an easy handle (fresh or reset).
     func configure(_ easy: UnsafeMutableRawPointer, userAgent: String) throws(RunwayError) {
         let options = request.options
-        let isHTTPS = request.url.scheme?.lowercased() == "https"
+        let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
 
-        try set(easy, CURLOPT_URL, request.url.absoluteString)
+        // The handle is fresh or `curl_easy_reset`, so only non-default options are set: this
+        // runs on the loop thread for every request.
+        try set(easy, CURLOPT_URL, urlString)
         try set(easy, CURLOPT_NOSIGNAL, 1)
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
         try set(easy, CURLOPT_USERAGENT, userAgent)
 
@@ -74,6 +75,7 @@ extension CurlTransfer {
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         if options.redirects.maxRedirects > 0 {
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
             try set(easy, CURLOPT_MAXREDIRS, options.redirects.maxRedirects)
         }
@@ -85,7 +87,7 @@ extension CurlTransfer {
         case .http2 where !isHTTPS:
             try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
         default:
-            try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+            break  // CURL_HTTP_VERSION_2TLS is libcurl's default
         }
         if isHTTPS && options.httpVersion != .http1 {
             // Wait for a connection that may multiplex rather than open another. Only where
@@ -95,8 +97,10 @@ extension CurlTransfer {
 
         // TLS.
         let tls = options.tls
-        try set(easy, CURLOPT_SSL_VERIFYPEER, tls.verifyPeer ? 1 : 0)
-        try set(easy, CURLOPT_SSL_VERIFYHOST, tls.verifyPeer ? 2 : 0)
+        if !tls.verifyPeer {
+            try set(easy, CURLOPT_SSL_VERIFYPEER, 0)
+            try set(easy, CURLOPT_SSL_VERIFYHOST, 0)
+        }
         if let authorities = tls.certificateAuthorities {
             if let path = authorities.filePath {
                 guard FileManager.default.isReadableFile(atPath: path) else {
@@ -148,9 +152,10 @@ extension CurlTransfer {
         try check(runway_easy_setopt_slist(easy, option, value), "option \(option.rawValue)")
     }
 
-    private func check(_ code: CURLcode, _ what: String) throws(RunwayError) {
+    /// Throws when libcurl refused an option; `what` is only built on failure (hot path).
+    private func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(RunwayError) {
         guard code == CURLE_OK else {
-            throw RunwayError(.configuration, "libcurl rejected \(what): \(String(cString: curl_easy_strerror(code)))")
+            throw RunwayError(.configuration, "libcurl rejected \(what()): \(String(cString: curl_easy_strerror(code)))")
         }
     }
 }

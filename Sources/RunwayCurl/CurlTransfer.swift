@@ -16,6 +16,9 @@ import Darwin
 /// `cancelRequested`, is only read and written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: Request
+    /// Computed on the caller's thread, so the loop thread does not touch `URL`.
+    let urlString: String
+    let isSecure: Bool
     var continuation: CheckedContinuation<Response, any Error>?
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
@@ -39,6 +42,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: Request) {
         self.request = request
+        urlString = request.url.absoluteString
+        isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
     }
 
     /// Resumes the caller, once.
@@ -64,19 +69,36 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: Callbacks (loop thread)
 
     /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
+    ///
+    /// Parsed over the bytes (no Foundation), as it runs on the loop thread for every line.
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
-        let line = Substring(String(decoding: bytes[..<end], as: UTF8.self))
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        guard end > 0 else { return }
+        if end > 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
+            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
+        {
+            // "HTTP/1.1 200 OK", "HTTP/2 200": the status is the three digits after the first space.
+            var i = 5
+            while i < end, bytes[i] != UInt8(ascii: " ") { i += 1 }
+            var code = 0
+            i += 1
+            while i < end, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
+                code = code * 10 + Int(bytes[i] - UInt8(ascii: "0"))
+                i += 1
+            }
+            status = code
             headers = HTTPHeaders()
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers.add(name: name, value: value)
+            return
         }
+        guard let colon = bytes[..<end].firstIndex(of: UInt8(ascii: ":")) else { return }
+        var start = colon + 1
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        var stop = end
+        while stop > start, bytes[stop - 1] == UInt8(ascii: " ") || bytes[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
+        headers.add(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self),
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
     }
 
     /// A chunk of the (decompressed) body; returns false to abort the transfer.
