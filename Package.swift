@@ -77,8 +77,70 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+
+        // MARK: API managers (helper: managers)
+        .testTarget(
+            name: "RunwayManagerTests",
+            dependencies: [
+                "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
     ] + interceptorTargets
 )
+
+// MARK: Mediator
+// The URL-scheme mediator (Foundation only), its code generator and plugins, and the sample
+// business modules that prove the build-tool plugin.
+package.products += [
+    .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
+    .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
+    .plugin(name: "MediatorRoutesCommand", targets: ["MediatorRoutesCommand"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+]
+package.targets += [
+    .target(name: "RunwayMediator", swiftSettings: strict),
+    // The generator behind both plugins: its logic is a library so golden-file tests can call it.
+    .target(name: "MediatorCodegen", dependencies: ["RunwayMediator"], swiftSettings: strict),
+    .executableTarget(name: "MediatorCodegenTool", dependencies: ["MediatorCodegen"], swiftSettings: strict),
+    .plugin(
+        name: "MediatorRegistrationPlugin",
+        capability: .buildTool(),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    .plugin(
+        name: "MediatorRoutesCommand",
+        capability: .command(
+            intent: .custom(verb: "routes", description: "List every mediator route; fail on duplicates or conflicts")
+        ),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    // Sample business modules: they never import each other, only the interface target.
+    .target(name: "SampleListingRoutes", dependencies: ["RunwayMediator"], path: "Samples/Mediator/SampleListingRoutes", swiftSettings: strict),
+    .target(name: "SampleListing", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleListing", swiftSettings: strict),
+    .target(name: "SampleSearch", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleSearch", swiftSettings: strict),
+    .testTarget(
+        name: "MediatorCodegenTests",
+        dependencies: ["MediatorCodegen"],
+        exclude: ["Golden"],
+        swiftSettings: strict
+    ),
+    // The composition root of the samples: the build-tool plugin registers both modules.
+    .testTarget(
+        name: "MediatorPluginTests",
+        dependencies: ["RunwayMediator", "SampleListing", "SampleSearch", "SampleListingRoutes"],
+        swiftSettings: strict,
+        plugins: ["MediatorRegistrationPlugin"]
+    ),
+    .testTarget(
+        name: "RunwayMediatorTests",
+        dependencies: ["RunwayMediator", .product(name: "PropertyBased", package: "swift-property-based")],
+        swiftSettings: strict
+    ),
+]
 
 // MARK: Interceptors
 // Standard interceptors whose dependencies stay out of the Foundation-only core: signing
@@ -157,3 +219,65 @@ var interceptorTargets: [Target] {
         ),
     ]
 }
+
+// MARK: Interceptors (transport)
+// DNS bypass, compression, logging and retry (issue 4, second half). Retry lives in `Runway`
+// (Foundation only); the others are modules of their own so the core links nothing new.
+package.products += [
+    .library(name: "RunwayDNSBypass", targets: ["RunwayDNSBypass"]),
+    .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
+    .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+]
+package.targets += [
+    .target(name: "RunwayDNSBypass", dependencies: ["Runway"], swiftSettings: strict),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .target(name: "RunwayCompression", dependencies: ["Runway", "CZlib"], swiftSettings: strict),
+    .target(
+        name: "RunwayLogging",
+        dependencies: ["Runway", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayRetryTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayDNSBypassTests",
+        dependencies: [
+            "Runway", "RunwayDNSBypass", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayCompressionTests",
+        dependencies: ["Runway", "RunwayCompression", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayLoggingTests",
+        dependencies: [
+            "Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+    // The default order, pinned by behaviour, and the README example, compiled.
+    .testTarget(
+        name: "InterceptorOrderTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]
