@@ -211,7 +211,7 @@ var interceptorTargets: [Target] {
         .testTarget(
             name: "RunwayMetricsTests",
             dependencies: [
-                "RunwayMetrics", "RunwayTracing", "RunwayTesting",
+                "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],

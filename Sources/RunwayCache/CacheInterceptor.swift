@@ -11,9 +11,11 @@ import Runway
 /// delivered to the context's ``CacheRefreshObserver``.
 ///
 /// ## Position
-/// After validation (never answer an invalid call) and before signing, retry, compression and
-/// the dispatcher: a hit skips all of them, and the key must not see per-request signature
-/// headers. Metrics, tracing and logging placed before it see hits with their origin.
+/// After tracing, metrics and logging (they see hits, with their origin) and before validation,
+/// retry, signing, compression and the dispatcher: a hit skips all of them, the key never sees
+/// per-request signature headers, and a response that fails validation is thrown before it
+/// reaches the cache, so it is never stored. A background refresh runs the interceptors after
+/// the cache again (validated, retried, signed afresh).
 public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache

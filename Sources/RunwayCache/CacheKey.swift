@@ -18,22 +18,22 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key of `request` in `environment`, for the API and service named in `context`.
     public init(_ request: Request, context: RequestContext, environment: String) {
-        var hasher = SHA256()
-        func add(_ text: String) {
-            hasher.update(data: Data(text.utf8))
-            hasher.update(data: [0])
-        }
-        add(context.serviceID ?? "")
-        add(environment)
-        add(context.apiName ?? "")
-        add(request.method.rawValue)
         let url = request.url
-        add("\(url.scheme ?? "")://\(url.host ?? ""):\(url.port.map(String.init) ?? "")\(url.path(percentEncoded: true))")
-        add(RequestParameters(request).canonicalForm)
+        // Fields separated by NUL, which none of them can contain unescaped.
+        var text = context.serviceID ?? ""
+        for part in [
+            environment, context.apiName ?? "", request.method.rawValue, url.scheme ?? "", url.host ?? "",
+            url.port.map(String.init) ?? "", url.path(percentEncoded: true), RequestParameters(request).canonicalForm,
+        ] {
+            text += "\u{0}"
+            text += part
+        }
+        var hasher = SHA256()
+        hasher.update(data: Array(text.utf8))
         if let body = request.body, !body.isEmpty,
             !(request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false)
         {
-            hasher.update(data: Data(SHA256.hash(data: body)))
+            hasher.update(data: Array(SHA256.hash(data: body)))
         }
         bytes = Data(hasher.finalize())
     }

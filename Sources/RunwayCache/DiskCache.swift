@@ -55,8 +55,9 @@ final class DiskCache: Sendable {
                 let statement = try db.cachedStatement(
                     sql: "SELECT api, status, headers, body, stored_at, expires_at FROM entry WHERE key = ?")
                 guard let row = try Row.fetchOne(statement, arguments: [key.bytes]) else { return nil }
-                guard let api = row[0] as String?, let status = row[1] as Int?, let headerData = row[2] as Data?,
-                    let headers = CacheEntry.decodeHeaders(headerData), let storedAt = row[4] as Double?,
+                // SQLite may hand an empty blob back as NULL: both mean "none".
+                guard let api = row[0] as String?, let status = row[1] as Int?,
+                    let headers = CacheEntry.decodeHeaders(row[2] as Data? ?? Data()), let storedAt = row[4] as Double?,
                     let expiresAt = row[5] as Double?
                 else { return nil }
                 return CacheEntry(
@@ -172,8 +173,8 @@ final class DiskCache: Sendable {
                         key BLOB PRIMARY KEY NOT NULL,
                         api TEXT NOT NULL,
                         status INTEGER NOT NULL,
-                        headers BLOB NOT NULL,
-                        body BLOB NOT NULL,
+                        headers BLOB,
+                        body BLOB,
                         stored_at REAL NOT NULL,
                         expires_at REAL NOT NULL,
                         size INTEGER NOT NULL

@@ -5,7 +5,7 @@ import Testing
 
 @testable import RunwayCache
 
-@Suite struct CacheInterceptorTests {
+@Suite(.timeLimit(.minutes(1))) struct CacheInterceptorTests {
     let clock = TestClock()
 
     func makeCache(
@@ -269,5 +269,38 @@ import Testing
             _ = try ResponseCache(policies: ["a": .disk()], diskFile: URL(fileURLWithPath: "/proc/runway/cache.sqlite"))
         } == .configuration)
         #expect(code { _ = try CacheInterceptor.cache(policies: ["a": .memory()]) } == nil)
+    }
+}
+
+@Suite struct CacheAndValidationOrderTests {
+    @Test func invalidResponsesAreNeverCachedAndInvalidCallsNeverHit() async throws {
+        let stub = CountingStub()
+        let cache = try ResponseCache(policies: ["doc": .memory(), "shape": .memory()])
+        // The stub answers "<path>#<n>", which is not JSON.
+        let validation = try ValidationInterceptor.validation([
+            "doc": APIValidation(
+                parameters: [ParameterRule("id", .required, .type(.integer))],
+                response: ResponseRule(statuses: [200...299])),
+            "shape": APIValidation(response: ResponseRule(json: .object(["id": .integer]))),
+        ])
+        let pipeline = Pipeline(interceptors: [cache.interceptor, validation], dispatcher: stub.dispatcher)
+
+        // Invalid parameters: no network, nothing stored, so the same call cannot hit later.
+        for _ in 0..<2 {
+            await #expect(throws: RunwayError.self) {
+                try await pipeline.send(try Request("https://api.test/d?id=x"), context: RequestContext(apiName: "doc"))
+            }
+        }
+        #expect(stub.count == 0)
+        #expect(cache.statistics.memoryEntries == 0)
+
+        // A response breaking its rule is thrown before the cache sees it: the next call goes out again.
+        for expected in 1...2 {
+            await #expect(throws: RunwayError.self) {
+                try await pipeline.send(try Request("https://api.test/s"), context: RequestContext(apiName: "shape"))
+            }
+            #expect(stub.count == expected)
+        }
+        #expect(cache.statistics.memoryEntries == 0)
     }
 }

@@ -7,7 +7,7 @@ import RunwayTestServer
 import Testing
 
 /// The cache in front of libcurl and the real in-process server: a hit never reaches the server.
-@Suite struct CacheServerTests {
+@Suite(.timeLimit(.minutes(1))) struct CacheServerTests {
     func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
         let server = try await TestServer.start()
         do {

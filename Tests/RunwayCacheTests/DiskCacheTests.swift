@@ -83,6 +83,18 @@ import Testing
         try? FileManager.default.removeItem(at: directory)
     }
 
+    @Test func emptyBodiesAndHeadersRoundTrip() async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskCache(file: directory.appending(path: "c.sqlite"), maxBytes: 1 << 20)
+        let empty = CacheEntry(api: "a", status: 204, headers: [:], body: Data(), storedAt: 1, expiresAt: 2)
+        await disk.set(key(1), empty, now: 1)
+        let found = try #require(disk.get(key(1)))
+        #expect(found.status == 204)
+        #expect(found.body.isEmpty)
+        #expect(found.headers.isEmpty)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     @Test func headersRoundTripAndGarbageHeadersAreAMiss() {
         let headers: HTTPHeaders = ["A": "1", "Set-Cookie": "x", "set-cookie": "y", "Empty": ""]
         #expect(CacheEntry.decodeHeaders(CacheEntry.encode(headers)) == headers)

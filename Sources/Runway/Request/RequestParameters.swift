@@ -72,52 +72,72 @@ public struct RequestParameters: Sendable, Equatable {
     /// because `&` and `=` inside names and values are encoded, no two different parameter lists
     /// share a canonical form.
     public var canonicalForm: String {
-        items
-            .map { (Self.encode($0.name), Self.encode($0.value)) }
-            .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
-            .map { "\($0.0)=\($0.1)" }
-            .joined(separator: "&")
+        // Encoded parts are ASCII, so comparing their bytes is the same order everywhere
+        // (no Unicode-aware String comparison, which is slower and not what a server uses).
+        let pairs = items.map { (Array(Self.encode($0.name).utf8), Array(Self.encode($0.value).utf8)) }
+            .sorted { $0.0 != $1.0 ? $0.0.lexicographicallyPrecedes($1.0) : $0.1.lexicographicallyPrecedes($1.1) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pairs.reduce(0) { $0 + $1.0.count + $1.1.count + 2 })
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "&")) }
+            bytes += pair.0
+            bytes.append(UInt8(ascii: "="))
+            bytes += pair.1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
     public static func encode(_ text: String) -> String {
+        guard !text.utf8.allSatisfy(isUnreserved) else { return text }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
+        bytes.reserveCapacity(text.utf8.count * 3)
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
+            if isUnreserved(byte) {
                 bytes.append(byte)
-            default:
+            } else {
                 bytes.append(UInt8(ascii: "%"))
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0x0F)])
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
             }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+    }
+
     /// Decodes `a=1&b=x%20y` into items; `+` is a space, a malformed escape is kept literally,
     /// empty pieces (`a=1&&b=2`) are skipped, and a piece without `=` has an empty value.
     public static func decode(_ percentEncoded: String) -> [Item] {
-        percentEncoded.split(separator: "&", omittingEmptySubsequences: true).map { piece in
-            if let equals = piece.firstIndex(of: "=") {
+        percentEncoded.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { piece in
+            if let equals = piece.firstIndex(of: UInt8(ascii: "=")) {
                 return Item(
-                    name: percentDecode(piece[..<equals]),
-                    value: percentDecode(piece[piece.index(after: equals)...]))
+                    name: percentDecode(Substring(piece[..<equals])),
+                    value: percentDecode(Substring(piece[piece.index(after: equals)...])))
             }
-            return Item(name: percentDecode(piece), value: "")
+            return Item(name: percentDecode(Substring(piece)), value: "")
         }
     }
 
     /// Decodes `%XX` escapes and `+`; invalid escapes and invalid UTF-8 survive as written.
     static func percentDecode(_ text: Substring) -> String {
-        let utf8 = Array(text.utf8)
-        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(text)
         }
+        let utf8 = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count)
         var i = 0

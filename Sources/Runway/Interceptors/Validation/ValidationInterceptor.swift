@@ -11,8 +11,12 @@
 /// ``RunwayError/Code/responseInvalid`` and keeps the raw response.
 ///
 /// ## Position
-/// First among the request-changing interceptors: before the cache (an invalid call must not
-/// be answered from the cache) and before signing (never sign what will not be sent).
+/// Right after the cache and before retry and signing: `cache → validation → retry → signing`.
+/// - After the cache, so a response that breaks the response rule is thrown before the cache
+///   sees it and is never stored; a hit was validated when it was stored. Invalid parameters
+///   cannot produce a hit either: they never reached the network, so nothing was stored for them.
+/// - Before retry, so a validation failure is never retried, and before signing, so nothing
+///   invalid is signed or sent.
 /// ```swift
 /// let validation = try ValidationInterceptor.validation([
 ///     "listing.rent": APIValidation(parameters: [ParameterRule("city", .required)])
