@@ -40,8 +40,8 @@ struct TestServerTests {
             try await withServer(tls: pki.server) { server in
                 await #expect(throws: CurlFailure.self) {
                     try await curl([
-                        http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath, "--max-time", "0.5",
-                        server.url("/slow?ms=5000").absoluteString,
+                        http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath, "--max-time", "2",
+                        server.url("/slow?ms=20000").absoluteString,
                     ])
                 }
                 #expect(await server.waitForAbort(timeout: .seconds(5)))
