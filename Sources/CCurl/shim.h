@@ -70,4 +70,8 @@ static inline CURLcode runway_msg_result(const CURLMsg *message) {
     return message->data.result;
 }
 
+static inline curl_version_info_data *runway_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
 #endif

@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+// Benchmarks live in their own package so the library never depends on the benchmark tool.
+// Run from this folder: `swift package benchmark` (see README.md beside this file).
+
+// A path dependency's identity is its folder name, which differs between checkouts.
+let runway = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let benchmark = Target.Dependency.product(name: "Benchmark", package: "benchmark")
+let plugin = Target.PluginUsage.plugin(name: "BenchmarkPlugin", package: "benchmark")
+
+let package = Package(
+    name: "RunwayBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DispatcherBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayCurl", package: runway),
+                .product(name: "RunwayURLSession", package: runway),
+                .product(name: "CCurl", package: runway),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Benchmarks/DispatcherBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+        .executableTarget(
+            name: "ChainBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayTesting", package: runway),
+            ],
+            path: "Benchmarks/ChainBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+    ]
+)

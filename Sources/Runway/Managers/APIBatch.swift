@@ -1,0 +1,67 @@
+/// Runs several managers together on structured concurrency (YTKNetwork's `YTKBatchRequest`).
+///
+/// ```swift
+/// let (detail, comments) = try await APIBatch.load(detailManager, commentsManager)
+/// let outcomes = await APIBatch.loadEach([a, b, c])   // every result, nothing cancelled
+/// ```
+/// Each manager keeps its own policies and delegate; the batch only waits for them. Cancelling
+/// the batch's task cancels the calls.
+public enum APIBatch {
+    /// Loads every manager concurrently and returns their raw data in the same order. The
+    /// first failure cancels the others and is thrown.
+    public static func load(_ managers: [any APIManager], params: [[String: JSON]?]? = nil) async throws(RunwayError) -> [JSON] {
+        let outcomes = await withTaskGroup(of: (Int, Result<JSON, RunwayError>).self) { group in
+            for (index, manager) in managers.enumerated() {
+                let own = params.flatMap { index < $0.count ? $0[index] : nil }
+                group.addTask { (index, await Self.outcome(manager, params: own)) }
+            }
+            var results = [Result<JSON, RunwayError>?](repeating: nil, count: managers.count)
+            for await (index, result) in group {
+                results[index] = result
+                if case .failure = result { group.cancelAll() }
+            }
+            return results
+        }
+        var values: [JSON] = []
+        var firstFailure: RunwayError?
+        for outcome in outcomes {
+            switch outcome {
+            case .success(let value)?: values.append(value)
+            case .failure(let error)?:
+                // Prefer the failure that caused the cancellation over the cancellations it caused.
+                if firstFailure == nil || (firstFailure?.code == .cancelled && error.code != .cancelled) { firstFailure = error }
+            case nil: firstFailure = firstFailure ?? RunwayError(.cancelled, "the batch was cancelled")
+            }
+        }
+        if let firstFailure { throw firstFailure }
+        return values
+    }
+
+    /// Loads two managers concurrently and returns both raw data.
+    public static func load(_ first: any APIManager, _ second: any APIManager) async throws(RunwayError) -> (JSON, JSON) {
+        let values = try await load([first, second])
+        return (values[0], values[1])
+    }
+
+    /// Loads every manager concurrently and returns every outcome in order; a failure cancels
+    /// nothing.
+    public static func loadEach(_ managers: [any APIManager]) async -> [Result<JSON, RunwayError>] {
+        await withTaskGroup(of: (Int, Result<JSON, RunwayError>).self) { group in
+            for (index, manager) in managers.enumerated() {
+                group.addTask { (index, await Self.outcome(manager, params: nil)) }
+            }
+            var results = [Result<JSON, RunwayError>](
+                repeating: .failure(RunwayError(.cancelled, "the batch was cancelled")), count: managers.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+    }
+
+    static func outcome(_ manager: any APIManager, params: [String: JSON]?) async -> Result<JSON, RunwayError> {
+        do throws(RunwayError) {
+            return .success(try await manager.load(params: params))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

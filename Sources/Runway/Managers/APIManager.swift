@@ -1,0 +1,102 @@
+/// One API, as business code calls it: the discrete layer on top of the collective pipeline.
+///
+/// A concrete manager is a `final class` that conforms to this protocol. Only what the protocol
+/// declares can be customised, and the compiler enforces it: ``engine``, ``apiName`` and
+/// ``serviceID`` are required; everything else has a default. The base mechanism (``load(params:)``,
+/// ``loadData(params:)``, ``cancelAll()``, ``rawData``, ``lastError``, ``isLoading``,
+/// ``fetchData(with:)``, ``delegate``, ``paramSource``) lives in extensions and is not a
+/// requirement, so it cannot be overridden.
+/// ```swift
+/// final class RentalListAPIManager: APIManager {
+///     let engine = ManagerEngine()
+///     let apiName = "listings/rent"
+///     let serviceID: ServiceID = .rental
+///     var loadPolicy: LoadPolicy { .cancelPrevious }
+/// }
+/// ```
+///
+/// ## The life of a call (the order is pinned by a test)
+/// 1. Parameters: the explicit ones, else the ``paramSource``'s, else none; the service's common
+///    parameters are added under them.
+/// 2. ``shouldCallAPI(with:)``: `false` vetoes the call; it is **not started**.
+/// 3. ``validate(params:)``: a thrown error fails the call (delivered as a failure) and the
+///    network is never touched. Then reachability: unreachable fails with `.noNetwork`.
+/// 4. The ``loadPolicy`` decides: drop (not started), cancel the calls in flight, join an
+///    identical call in flight, or start.
+/// 5. ``afterCallingAPI(with:)``, then the request goes through the app's interceptors, the
+///    service's interceptors and the dispatcher.
+/// 6. ``didReceiveResponse(_:)`` for any response; then the service's common error handling
+///    and ``validate(response:)`` decide success or failure.
+/// 7. The manager's state is updated (``rawData``, ``lastError``, ``isLoading``), then on the
+///    ``ManagerDelivery`` executor either
+///    ``beforePerformSuccess(_:)`` → delegate success → ``afterPerformSuccess(_:)``, or
+///    ``beforePerformFail(_:)`` → delegate failure → ``afterPerformFail(_:)``. A `before` hook
+///    returning `false` stops the delivery: no delegate call and no `after` hook.
+/// 8. `load()` returns (or throws) after step 7 has finished.
+///
+/// ## Calls that do not land
+/// A call that is **not started** (vetoed, dropped by ``LoadPolicy/dropNew``) and a call that is
+/// **cancelled** (``cancelAll()``, ``LoadPolicy/cancelPrevious``, the awaiting task cancelled,
+/// the manager released) are never delivered to the delegate and run no hook after
+/// ``afterCallingAPI(with:)``; `load()` throws ``RunwayError`` `.cancelled` whose message says
+/// which. Releasing the manager cancels its calls at the dispatcher (the server sees the abort).
+/// A delivery stopped by a `before` hook makes `load()` throw `.cancelled` too.
+public protocol APIManager: AnyObject, Sendable {
+    /// The base mechanism's state; declare it as `let engine = ManagerEngine()`.
+    var engine: ManagerEngine { get }
+    /// The API's path under the service's base URL, e.g. `"listings/rent"`.
+    var apiName: String { get }
+    /// The service (API provider) this API belongs to.
+    var serviceID: ServiceID { get }
+    /// The HTTP method (default GET). GET, HEAD and DELETE send parameters in the query,
+    /// others as a JSON body.
+    var method: HTTPMethod { get }
+    /// What to do with a new call while one is in flight (default ``LoadPolicy/dropNew``).
+    var loadPolicy: LoadPolicy { get }
+    /// Transport options for this API's requests (default: the defaults).
+    var requestOptions: RequestOptions { get }
+
+    /// The param validator: throw (e.g. ``RunwayError/paramsInvalid(field:_:)``) to fail the call
+    /// before it touches the network. Default: accepts everything.
+    func validate(params: [String: JSON]) throws(RunwayError)
+    /// The response validator, after the service's common error handling: check the shape and
+    /// business codes. Default: an empty body fails with `.noContent`.
+    func validate(response: APIResponse) throws(RunwayError)
+
+    /// Hook: return `false` to veto the call (it is not started). Default `true`.
+    func shouldCallAPI(with params: [String: JSON]) -> Bool
+    /// Hook: the call has been started with `params`. Default: nothing.
+    func afterCallingAPI(with params: [String: JSON])
+    /// Hook: a response arrived, before any validation. Default: nothing.
+    func didReceiveResponse(_ response: Response)
+    /// Hook: before the delegate hears of a success; `false` stops the delivery. Default `true`.
+    func beforePerformSuccess(_ response: APIResponse) -> Bool
+    /// Hook: after the delegate heard of a success. Default: nothing.
+    func afterPerformSuccess(_ response: APIResponse)
+    /// Hook: before the delegate hears of a failure; `false` stops the delivery. Default `true`.
+    func beforePerformFail(_ error: RunwayError) -> Bool
+    /// Hook: after the delegate heard of a failure. Default: nothing.
+    func afterPerformFail(_ error: RunwayError)
+}
+
+extension APIManager {
+    public var method: HTTPMethod { .get }
+    public var loadPolicy: LoadPolicy { .dropNew }
+    public var requestOptions: RequestOptions { RequestOptions() }
+
+    public func validate(params: [String: JSON]) throws(RunwayError) {}
+
+    public func validate(response: APIResponse) throws(RunwayError) {
+        if response.response.body.isEmpty {
+            throw RunwayError(.noContent, "\(apiName) returned an empty body", response: response.response)
+        }
+    }
+
+    public func shouldCallAPI(with params: [String: JSON]) -> Bool { true }
+    public func afterCallingAPI(with params: [String: JSON]) {}
+    public func didReceiveResponse(_ response: Response) {}
+    public func beforePerformSuccess(_ response: APIResponse) -> Bool { true }
+    public func afterPerformSuccess(_ response: APIResponse) {}
+    public func beforePerformFail(_ error: RunwayError) -> Bool { true }
+    public func afterPerformFail(_ error: RunwayError) {}
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Where a manager lands its calls: the delegate methods and the hooks around them
+/// (`beforePerformSuccess` ... `afterPerformFail`) run here.
+///
+/// The default is the main actor, for delegates that are view controllers or other
+/// `@MainActor` types (conform with `extension ListViewController: @MainActor APIManagerDelegate`).
+/// Choose another only for delegates that are safe to call from it.
+public struct ManagerDelivery: Sendable {
+    private enum Base: Sendable {
+        case mainActor
+        case inline
+        case queue(DispatchQueue)
+    }
+
+    private let base: Base
+
+    /// On the main actor (the default).
+    public static let mainActor = ManagerDelivery(base: .mainActor)
+    /// On whatever task finished the call, with no hop: for thread-safe delegates, servers and
+    /// benchmarks.
+    public static let inline = ManagerDelivery(base: .inline)
+    /// On a serial dispatch queue.
+    public static func queue(_ queue: DispatchQueue) -> ManagerDelivery { ManagerDelivery(base: .queue(queue)) }
+
+    /// Runs `body` on this executor and returns its result when it has run.
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        switch base {
+        case .mainActor:
+            return await MainActor.run { body() }
+        case .inline:
+            return body()
+        case .queue(let queue):
+            return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                queue.async { continuation.resume(returning: body()) }
+            }
+        }
+    }
+}

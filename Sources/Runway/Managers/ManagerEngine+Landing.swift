@@ -1,0 +1,149 @@
+import Foundation
+
+/// A weak reference that can travel into a task without keeping its object alive.
+struct WeakReference<Object: AnyObject & Sendable>: Sendable {
+    weak var object: Object?
+
+    init(_ object: Object?) {
+        self.object = object
+    }
+}
+
+extension ManagerEngine {
+    /// Steps 5–8 of a call, in its own task. Holds the manager and the engine weakly while the
+    /// request is in flight.
+    static func execute<Manager: APIManager>(
+        manager: WeakReference<Manager>, engine: WeakReference<ManagerEngine>, call: ManagerCall,
+        entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String,
+        monitor: ReachabilityMonitor?, afterSuccess: (@Sendable (JSON) -> Void)?
+    ) async -> Result<JSON, RunwayError> {
+        let stage = RunwayError.Stage.manager(apiName)
+        manager.object?.afterCallingAPI(with: params)
+        let sent: Result<Response, RunwayError>
+        do {
+            let context = RequestContext(apiName: apiName, serviceID: entry.id.rawValue)
+            sent = .success(try await entry.pipeline.send(request, context: context))
+        } catch {
+            sent = .failure(error)
+        }
+        if let monitor {
+            switch sent {
+            case .success: monitor.recordProbe(succeeded: true)
+            case .failure(let error) where error.code == .cannotConnect || error.code == .dnsFailure:
+                monitor.recordProbe(succeeded: false)
+            case .failure: break
+            }
+        }
+        guard let engine = engine.object, let manager = manager.object else {
+            return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
+        }
+        if let reason = engine.lock.withLock({ call.cancelReason }) {
+            return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
+        }
+        let outcome = evaluate(manager, entry: entry, sent: sent, stage: stage)
+        return await engine.land(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
+    }
+
+    /// Step 6: the response hook, the service's common error handling, the response validator.
+    private static func evaluate<Manager: APIManager>(
+        _ manager: Manager, entry: ServiceEntry, sent: Result<Response, RunwayError>, stage: RunwayError.Stage
+    ) -> Result<APIResponse, RunwayError> {
+        let response: Response
+        switch sent {
+        case .failure(let error): return .failure(error)
+        case .success(let value): response = value
+        }
+        manager.didReceiveResponse(response)
+        var json: JSON? = .null
+        var parseError: RunwayError?
+        if !response.body.isEmpty {
+            do {
+                json = try JSON(parsing: response.body)
+            } catch {
+                json = nil
+                parseError = error
+            }
+        }
+        if var error = entry.service.error(for: response, json: json) {
+            if error.stage == nil { error.stage = .service(entry.id) }
+            if error.response == nil { error.response = response }
+            return .failure(error)
+        }
+        guard let json else {
+            var error = parseError ?? RunwayError(.responseInvalid, "the body is not JSON")
+            error.stage = stage
+            error.response = response
+            return .failure(error)
+        }
+        let apiResponse = APIResponse(response: response, json: json)
+        do throws(RunwayError) {
+            try manager.validate(response: apiResponse)
+        } catch {
+            var error = error
+            if error.stage == nil { error.stage = stage }
+            if error.response == nil { error.response = response }
+            return .failure(error)
+        }
+        return .success(apiResponse)
+    }
+
+    /// Step 7–8: update the state, then deliver on the delivery executor.
+    func land<Manager: APIManager>(
+        _ manager: Manager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
+        afterSuccess: (@Sendable (JSON) -> Void)?
+    ) async -> Result<JSON, RunwayError> {
+        let stage = RunwayError.Stage.manager(manager.apiName)
+        let cancelled: String? = lock.withLock {
+            if let reason = call.cancelReason { return reason }
+            if state.calls[call.id] === call { state.calls[call.id] = nil }
+            switch outcome {
+            case .success(let response):
+                state.rawData = response.json
+                state.lastResponse = response.response
+                state.lastError = nil
+            case .failure(let error):
+                state.lastError = error
+                if let response = error.response { state.lastResponse = response }
+            }
+            return nil
+        }
+        if let cancelled {
+            return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: stage))
+        }
+        if case .success(let response) = outcome { afterSuccess?(response.json) }
+        let delivered = await delivery.run { [self] () -> Bool in
+            switch outcome {
+            case .success(let response):
+                guard manager.beforePerformSuccess(response) else { return false }
+                currentDelegate()?.managerCallAPIDidSucceed(manager)
+                manager.afterPerformSuccess(response)
+            case .failure(let error):
+                guard manager.beforePerformFail(error) else { return false }
+                currentDelegate()?.managerCallAPIDidFail(manager, error: error)
+                manager.afterPerformFail(error)
+            }
+            return true
+        }
+        switch outcome {
+        case .success(let response) where delivered:
+            return .success(response.json)
+        case .success:
+            return .failure(RunwayError(.cancelled, "delivery stopped by beforePerformSuccess", stage: stage))
+        case .failure(let error) where delivered:
+            return .failure(error)
+        case .failure(let error):
+            return .failure(RunwayError(.cancelled, "delivery stopped by beforePerformFail", stage: stage, underlying: error))
+        }
+    }
+
+    func currentDelegate() -> (any APIManagerDelegate)? {
+        lock.withLock { state.delegate }
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

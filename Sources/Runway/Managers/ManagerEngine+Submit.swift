@@ -1,0 +1,143 @@
+import Foundation
+
+extension ManagerEngine {
+    /// What became of a call when it was made.
+    enum Submission {
+        /// Not started (vetoed, dropped, no more pages): nothing is delivered.
+        case notStarted(RunwayError)
+        /// Started or joined: the task lands it and returns the outcome.
+        case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
+    }
+
+    /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
+    /// - Parameters:
+    ///   - awaiting: Whether a `load()` caller will wait for the outcome (else the delegate path).
+    ///   - policy: Overrides the manager's policy (paging runs its own queue).
+    ///   - afterSuccess: Runs after the state update of a success, before delivery.
+    func submit<Manager: APIManager>(
+        _ manager: Manager, params explicit: [String: JSON]?, awaiting: Bool,
+        policy: LoadPolicy? = nil, extraParams: [String: JSON] = [:],
+        afterSuccess: (@Sendable (JSON) -> Void)? = nil
+    ) -> Submission {
+        let stage = RunwayError.Stage.manager(manager.apiName)
+        let entry: ServiceEntry
+        let monitor: ReachabilityMonitor?
+        do throws(RunwayError) {
+            guard let registry = registryOverride ?? ServiceRegistry.shared else {
+                throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
+            }
+            entry = try registry.entry(manager.serviceID)
+            monitor = registry.reachability
+        } catch {
+            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+        }
+        return prepare(
+            manager, entry: entry, explicit: explicit, extraParams: extraParams, awaiting: awaiting,
+            policy: policy, afterSuccess: afterSuccess, monitor: monitor)
+    }
+
+    private func prepare<Manager: APIManager>(
+        _ manager: Manager, entry: ServiceEntry, explicit: [String: JSON]?, extraParams: [String: JSON],
+        awaiting: Bool, policy: LoadPolicy?, afterSuccess: (@Sendable (JSON) -> Void)?, monitor: ReachabilityMonitor?
+    ) -> Submission {
+        let stage = RunwayError.Stage.manager(manager.apiName)
+        var own = explicit ?? read { $0.paramSource }?.params(for: manager) ?? [:]
+        if !extraParams.isEmpty { own.merge(extraParams) { _, extra in extra } }
+        let params = entry.parameters(own)
+
+        guard manager.shouldCallAPI(with: params) else {
+            return .notStarted(RunwayError(.cancelled, "not started: shouldCallAPI vetoed the call", stage: stage))
+        }
+        let request: Request
+        do throws(RunwayError) {
+            try manager.validate(params: params)
+            if let monitor, monitor.status == .unreachable {
+                throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
+            }
+            request = try entry.request(
+                apiName: manager.apiName, method: manager.method, parameters: params, options: manager.requestOptions)
+        } catch {
+            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+        }
+
+        let policy = policy ?? manager.loadPolicy
+        let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
+        var superseded: [ManagerCall] = []
+        let submission: Submission = lock.withLock {
+            if policy == .dropNew, !state.calls.isEmpty {
+                return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
+            }
+            if policy == .cancelPrevious {
+                superseded = Array(state.calls.values)
+                for call in superseded { call.cancelReason = "superseded by a newer call (cancelPrevious)" }
+                state.calls = [:]
+            }
+            if let shareKey, let joined = state.calls.values.first(where: { $0.shareKey == shareKey }), let task = joined.task {
+                if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }
+                return .running(joined, task)
+            }
+            state.nextCallID &+= 1
+            let call = ManagerCall(id: state.nextCallID, shareKey: shareKey)
+            if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
+            let weakManager = WeakReference(manager)
+            let weakEngine = WeakReference(self)
+            let apiName = manager.apiName
+            let task = Task {
+                await Self.execute(
+                    manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request,
+                    params: params, apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
+            }
+            call.task = task
+            state.calls[call.id] = call
+            return .running(call, task)
+        }
+        for call in superseded { call.task?.cancel() }
+        return submission
+    }
+
+    /// A call that fails before the network (configuration, params, reachability): it is
+    /// delivered like any failure, from a task of its own.
+    private func failEarly<Manager: APIManager>(
+        _ manager: Manager, error: RunwayError, stage: RunwayError.Stage, awaiting: Bool
+    ) -> Submission {
+        var error = error
+        if error.stage == nil { error.stage = stage }
+        let call = ManagerCall(id: 0, shareKey: nil)
+        let failure = error
+        let weakManager = WeakReference(manager)
+        let weakEngine = WeakReference(self)
+        let task = Task {
+            guard let manager = weakManager.object, let engine = weakEngine.object else {
+                return Result<JSON, RunwayError>.failure(failure)
+            }
+            return await engine.land(manager, call: call, outcome: .failure(failure), afterSuccess: nil)
+        }
+        lock.withLock { call.task = task }
+        return .running(call, task)
+    }
+
+    /// Identical calls: same method, URL (so query parameters) and body.
+    private static func shareKey(_ request: Request) -> String {
+        var key = request.method.rawValue + " " + request.url.absoluteString
+        if let body = request.body { key += " " + String(decoding: body, as: UTF8.self) }
+        return key
+    }
+
+    /// Waits for a call's outcome on behalf of a `load()` caller. If the caller's task is
+    /// cancelled and nobody else waits for the call (no other `load()`, no delegate-path start),
+    /// the call is cancelled.
+    func wait(for call: ManagerCall, task: Task<Result<JSON, RunwayError>, Never>) async -> Result<JSON, RunwayError> {
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            let cancel: Bool = lock.withLock {
+                call.awaiters -= 1
+                guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return false }
+                call.cancelReason = "the awaiting task was cancelled"
+                state.calls[call.id] = nil
+                return true
+            }
+            if cancel { task.cancel() }
+        }
+    }
+}

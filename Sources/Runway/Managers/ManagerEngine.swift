@@ -1,0 +1,103 @@
+import Foundation
+
+/// The base mechanism behind one API manager: its calls in flight, raw data, last error,
+/// delegate and param source, behind one lock.
+///
+/// Every manager declares one and never touches it otherwise:
+/// ```swift
+/// let engine = ManagerEngine()                                    // bootstrapped registry, main actor
+/// let engine = ManagerEngine(registry: testRegistry, delivery: .inline)   // tests, servers
+/// ```
+/// The engine belongs to its manager: when the manager is released, the engine is too, and its
+/// `deinit` cancels every call still in flight (the dispatcher aborts the transfer). Calls hold
+/// the manager and the engine weakly, so a call never extends their lifetime.
+public final class ManagerEngine: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is in `state`, read and written only under `lock`.
+
+    /// Where calls land (delegate and delivery hooks).
+    public let delivery: ManagerDelivery
+    let registryOverride: ServiceRegistry?
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    let lock = NSLock()
+    var state = State()
+    let pageGate = PageGate()
+
+    struct State {
+        var rawData: JSON?
+        var lastResponse: Response?
+        var lastError: RunwayError?
+        var calls: [UInt64: ManagerCall] = [:]
+        var nextCallID: UInt64 = 0
+        weak var delegate: (any APIManagerDelegate)?
+        weak var paramSource: (any APIManagerParamSource)?
+        var paging = PagingState()
+    }
+
+    struct PagingState {
+        /// The last page loaded since the last reset, `nil` before the first.
+        var currentPage: Int?
+        var isLastPage = false
+        /// Increases on reset, so a page landing after a reset does not move the cursor.
+        var generation = 0
+    }
+
+    /// Creates the engine of one manager.
+    /// - Parameters:
+    ///   - registry: The services to call; `nil` uses ``ServiceRegistry/shared`` at call time.
+    ///   - delivery: Where the delegate and the delivery hooks run (default: the main actor).
+    public init(registry: ServiceRegistry? = nil, delivery: ManagerDelivery = .mainActor) {
+        self.registryOverride = registry
+        self.delivery = delivery
+    }
+
+    deinit {
+        let calls = lock.withLock { () -> [ManagerCall] in
+            let calls = Array(state.calls.values)
+            for call in calls { call.cancelReason = "the manager was released" }
+            state.calls = [:]
+            return calls
+        }
+        for call in calls { call.task?.cancel() }
+    }
+
+    func withState<R>(_ body: (inout State) throws(RunwayError) -> R) throws(RunwayError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+
+    func read<R>(_ body: (State) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(state)
+    }
+
+    /// Cancels every call in flight; they end with `.cancelled` and are not delivered.
+    func cancelAll(reason: String) {
+        let calls = lock.withLock { () -> [ManagerCall] in
+            let calls = Array(state.calls.values)
+            for call in calls { call.cancelReason = reason }
+            state.calls = [:]
+            return calls
+        }
+        for call in calls { call.task?.cancel() }
+    }
+}
+
+/// One call in flight. Mutable fields are guarded by the owning engine's lock.
+final class ManagerCall: @unchecked Sendable {
+    // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
+    // written only under the owning ManagerEngine's lock (`task` is written once, under the lock,
+    // before the call is visible to anyone else).
+    let id: UInt64
+    let shareKey: String?
+    var task: Task<Result<JSON, RunwayError>, Never>?
+    var cancelReason: String?
+    var awaiters = 0
+    var delegateStarted = false
+
+    init(id: UInt64, shareKey: String?) {
+        self.id = id
+        self.shareKey = shareKey
+    }
+}

@@ -1,0 +1,135 @@
+/// A manager for an API that returns a list page by page; the manager keeps the page number.
+///
+/// ```swift
+/// final class RentalPagesAPIManager: PagedAPIManager {
+///     let engine = ManagerEngine()
+///     let apiName = "listings/rent"
+///     let serviceID: ServiceID = .rental
+///     var pageSize: Int { 20 }
+/// }
+/// try await manager.loadNextPage()   // page 1, then 2, ...
+/// ```
+/// ``loadNextPage(params:)`` calls run one at a time in call order, each asking for the page
+/// after the last one loaded, so concurrent calls never skip or repeat a page. A failed page
+/// is asked for again by the next call. After the last page, calls are not started and throw
+/// `.noContent`. ``resetPages()`` starts again from ``firstPage``.
+public protocol PagedAPIManager: APIManager {
+    /// Items per page (default 20).
+    var pageSize: Int { get }
+    /// The number of the first page (default 1).
+    var firstPage: Int { get }
+    /// The parameter carrying the page number (default `"page"`).
+    var pageParameter: String { get }
+    /// The parameter carrying the page size (default `"pageSize"`).
+    var pageSizeParameter: String { get }
+    /// Whether `response` (page number `page`) is the last page. Default: fewer than
+    /// ``pageSize`` items in ``items(in:)``.
+    func isLastPage(_ response: JSON, page: Int) -> Bool
+    /// The items of one page. Default: the response if it is an array, else its first array
+    /// member among `items`, `list`, `data`, `results`.
+    func items(in response: JSON) -> [JSON]
+}
+
+extension PagedAPIManager {
+    public var pageSize: Int { 20 }
+    public var firstPage: Int { 1 }
+    public var pageParameter: String { "page" }
+    public var pageSizeParameter: String { "pageSize" }
+
+    public func isLastPage(_ response: JSON, page: Int) -> Bool {
+        items(in: response).count < pageSize
+    }
+
+    public func items(in response: JSON) -> [JSON] {
+        if let array = response.array { return array }
+        for key in ["items", "list", "data", "results"] {
+            if let array = response[key]?.array { return array }
+        }
+        return []
+    }
+
+    /// The last page loaded since the last reset; `nil` before the first.
+    public var currentPage: Int? { engine.read { $0.paging.currentPage } }
+
+    /// Whether the last page loaded is the first page (`false` before any page).
+    public var isFirstPage: Bool { engine.read { $0.paging.currentPage } == firstPage }
+
+    /// Whether the last page has been loaded.
+    public var isLastPage: Bool { engine.read { $0.paging.isLastPage } }
+
+    /// Forgets the pages loaded; the next ``loadNextPage(params:)`` asks for ``firstPage``.
+    public func resetPages() {
+        engine.lock.withLock {
+            engine.state.paging.currentPage = nil
+            engine.state.paging.isLastPage = false
+            engine.state.paging.generation += 1
+        }
+    }
+
+    /// Loads the page after the last one loaded and waits for the landing.
+    /// - Parameter params: Parameters besides the page ones; `nil` asks the param source.
+    /// - Throws: ``RunwayError``; `.noContent` (not started) after the last page.
+    @discardableResult
+    public func loadNextPage(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
+        try await Self.nextPage(WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate, params: params, awaiting: true)
+            .get()
+    }
+
+    /// Loads the page after the last one loaded; the landing goes to the delegate. Calls made
+    /// while one is loading are queued, not dropped. Holds the manager only weakly.
+    public func loadNextPageData(params: [String: JSON]? = nil) {
+        let manager = WeakReference(self)
+        let engine = WeakReference(self.engine)
+        let gate = self.engine.pageGate
+        Task {
+            _ = await Self.nextPage(manager, engine: engine, gate: gate, params: params, awaiting: false)
+        }
+    }
+
+    private static func nextPage(
+        _ manager: WeakReference<Self>, engine weakEngine: WeakReference<ManagerEngine>, gate: PageGate,
+        params: [String: JSON]?, awaiting: Bool
+    ) async -> Result<JSON, RunwayError> {
+        await gate.acquire()
+        defer { gate.release() }
+        let submission: ManagerEngine.Submission
+        do {
+            guard let strong = manager.object, let engine = weakEngine.object else {
+                return .failure(RunwayError(.cancelled, "cancelled: the manager was released"))
+            }
+            let stage = RunwayError.Stage.manager(strong.apiName)
+            if Task.isCancelled {
+                return .failure(RunwayError(.cancelled, "cancelled: the awaiting task was cancelled", stage: stage))
+            }
+            let (current, last, generation) = engine.read { ($0.paging.currentPage, $0.paging.isLastPage, $0.paging.generation) }
+            if last {
+                return .failure(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage))
+            }
+            let page = current.map { $0 + 1 } ?? strong.firstPage
+            let extra: [String: JSON] = [
+                strong.pageParameter: .int(Int64(page)), strong.pageSizeParameter: .int(Int64(strong.pageSize)),
+            ]
+            submission = engine.submit(
+                strong, params: params, awaiting: awaiting, policy: .concurrent, extraParams: extra,
+                afterSuccess: { json in
+                    guard let manager = manager.object, let engine = weakEngine.object else { return }
+                    let isLast = manager.isLastPage(json, page: page)
+                    engine.lock.withLock {
+                        guard engine.state.paging.generation == generation else { return }
+                        engine.state.paging.currentPage = page
+                        engine.state.paging.isLastPage = isLast
+                    }
+                })
+        }
+        // The strong references above are out of scope here: waiting holds neither the manager
+        // nor the engine, so releasing the manager cancels the page load.
+        switch submission {
+        case .notStarted(let error):
+            return .failure(error)
+        case .running(let call, let task):
+            guard awaiting, let engine = weakEngine.object else { return await task.value }
+            // An awaiting caller holds the manager (and so the engine) itself.
+            return await engine.wait(for: call, task: task)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// Watches whether the network is reachable and tells whoever asked: an `AsyncSequence`
+/// (``updates``) and an observer API (``observe(_:)``).
+///
+/// On Linux (and everywhere) the status is **derived from polling** a ``ReachabilitySource``,
+/// by default the system's network interfaces via `getifaddrs` (``NetworkInterfacesSource``),
+/// every ``interval``, **combined with probe failures**: when ``probeFailureThreshold`` calls
+/// in a row fail to connect (`.cannotConnect`, `.dnsFailure`), the status is unreachable until
+/// a call gets a response or the next poll. API managers whose registry has a monitor report
+/// their calls to it and fail fast with `.noNetwork` while it says unreachable.
+/// ```swift
+/// let monitor = ReachabilityMonitor()
+/// monitor.start()
+/// for await status in monitor.updates { banner.isHidden = status != .unreachable }
+/// ```
+public final class ReachabilityMonitor: Sendable {
+    /// How often the source is polled.
+    public let interval: Duration
+    /// Consecutive connection failures that make the status unreachable.
+    public let probeFailureThreshold: Int
+    private let source: any ReachabilitySource
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var state = State()
+
+    private struct State {
+        var sourceStatus = ReachabilityStatus.unknown
+        var consecutiveProbeFailures = 0
+        var published = ReachabilityStatus.unknown
+        var nextToken = 0
+        var streams: [Int: AsyncStream<ReachabilityStatus>.Continuation] = [:]
+        var observers: [Int: @Sendable (ReachabilityStatus) -> Void] = [:]
+        var poller: Task<Void, Never>?
+    }
+
+    /// Creates a monitor; call ``start()`` to poll, or ``refresh()`` to poll once.
+    public init(source: any ReachabilitySource = .interfaces, interval: Duration = .seconds(2), probeFailureThreshold: Int = 3) {
+        self.source = source
+        self.interval = interval
+        self.probeFailureThreshold = max(1, probeFailureThreshold)
+    }
+
+    deinit {
+        state.poller?.cancel()
+        for continuation in state.streams.values { continuation.finish() }
+    }
+
+    /// The status now.
+    public var status: ReachabilityStatus { lock.withLock { state.published } }
+
+    /// Starts polling (idempotent). Polling stops with ``stop()`` or when the monitor is released.
+    public func start() {
+        lock.withLock {
+            guard state.poller == nil else { return }
+            let interval = self.interval
+            state.poller = Task { [weak self] in
+                while !Task.isCancelled {
+                    guard let monitor = self else { return }
+                    monitor.poll()
+                    try? await Task.sleep(for: interval)
+                }
+            }
+        }
+    }
+
+    /// Stops polling.
+    public func stop() {
+        let poller = lock.withLock { () -> Task<Void, Never>? in
+            defer { state.poller = nil }
+            return state.poller
+        }
+        poller?.cancel()
+    }
+
+    /// Polls the source once now and publishes a change.
+    public func refresh() { poll() }
+
+    private func poll() {
+        let sourceStatus = source.currentStatus()
+        update { state in
+            state.sourceStatus = sourceStatus
+            state.consecutiveProbeFailures = 0
+        }
+    }
+
+    /// Records a call's outcome: `false` for a connection that could not be made, `true` for
+    /// any response. Managers do this for you.
+    public func recordProbe(succeeded: Bool) {
+        update { state in
+            if succeeded {
+                state.consecutiveProbeFailures = 0
+            } else {
+                state.consecutiveProbeFailures += 1
+            }
+        }
+    }
+
+    private func update(_ change: (inout State) -> Void) {
+        let (changed, status, streams, observers) = lock.withLock {
+            () -> (Bool, ReachabilityStatus, [AsyncStream<ReachabilityStatus>.Continuation], [@Sendable (ReachabilityStatus) -> Void]) in
+            change(&state)
+            let status: ReachabilityStatus =
+                state.consecutiveProbeFailures >= probeFailureThreshold ? .unreachable : state.sourceStatus
+            guard status != state.published else { return (false, status, [], []) }
+            state.published = status
+            return (true, status, Array(state.streams.values), Array(state.observers.values))
+        }
+        guard changed else { return }
+        for stream in streams { stream.yield(status) }
+        for observer in observers { observer(status) }
+    }
+
+    /// Every status change, starting with the current status; one stream per access.
+    public var updates: AsyncStream<ReachabilityStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(16))
+        let token = lock.withLock { () -> Int in
+            state.nextToken += 1
+            state.streams[state.nextToken] = continuation
+            continuation.yield(state.published)
+            return state.nextToken
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.lock.withLock { _ = self?.state.streams.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    /// Calls `observer` with every status change (on the task that noticed it) until the
+    /// returned observation is cancelled or released.
+    public func observe(_ observer: @escaping @Sendable (ReachabilityStatus) -> Void) -> ReachabilityObservation {
+        let token = lock.withLock { () -> Int in
+            state.nextToken += 1
+            state.observers[state.nextToken] = observer
+            return state.nextToken
+        }
+        return ReachabilityObservation { [weak self] in
+            self?.lock.withLock { _ = self?.state.observers.removeValue(forKey: token) }
+        }
+    }
+}
+
+/// Keeps an observer of a ``ReachabilityMonitor`` registered; cancel it or let it go to stop.
+public final class ReachabilityObservation: Sendable {
+    private let onCancel: @Sendable () -> Void
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var cancelled = false
+
+    init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = onCancel
+    }
+
+    deinit { cancel() }
+
+    /// Stops the observer; idempotent.
+    public func cancel() {
+        let first = lock.withLock { () -> Bool in
+            defer { cancelled = true }
+            return !cancelled
+        }
+        if first { onCancel() }
+    }
+}

@@ -1,0 +1,74 @@
+/// An API provider: where its APIs live and what every call to it shares.
+///
+/// The seed's example app talks to several teams' servers (second-hand, rental, new-home
+/// listings), each with its own base URL per environment, keys, headers and error handling.
+/// Each is a `Service`; API managers name theirs by ``ServiceID``. Only ``id`` and ``baseURLs``
+/// are required; everything else has a default.
+/// ```swift
+/// struct RentalService: Service {
+///     let id: ServiceID = .rental
+///     let baseURLs = BaseURLs(develop: "https://dev.rent.example.com",
+///                             releaseCandidate: "https://rc.rent.example.com",
+///                             release: "https://rent.example.com")
+///     var commonHeaders: HTTPHeaders { ["X-Client": "househunter"] }
+///     func error(for response: Response, json: JSON?) -> RunwayError? {
+///         if json?["code"]?.int == 1001 { return RunwayError(.needsLogin, "token expired", response: response) }
+///         return defaultError(for: response)
+///     }
+/// }
+/// ```
+public protocol Service: Sendable {
+    /// The identifier managers use to pick this service.
+    var id: ServiceID { get }
+    /// The base URL in each environment; API names are appended to it as a path.
+    var baseURLs: BaseURLs { get }
+    /// Headers sent with every call to this service (default: none).
+    var commonHeaders: HTTPHeaders { get }
+    /// Parameters sent with every call; a manager's own parameters win on a clash (default: none).
+    var commonParameters: [String: JSON] { get }
+    /// Interceptors run for this service's calls only, after the app's interceptors and before
+    /// the dispatcher (default: none).
+    var interceptors: [any Interceptor] { get }
+    /// Keeps this service's token and refreshes it once when calls find it expired (default: none).
+    var authenticator: TokenAuthenticator? { get }
+    /// The common error handling: the error a response stands for, or `nil` when it is a success.
+    ///
+    /// Map business codes here (for example a body code meaning "token expired" to
+    /// `.needsLogin`, which also triggers the ``authenticator``). The default is
+    /// ``defaultError(for:)``.
+    /// - Parameters:
+    ///   - response: The response as the chain returned it.
+    ///   - json: The body parsed as JSON, or `nil` when it is empty or not JSON.
+    func error(for response: Response, json: JSON?) -> RunwayError?
+}
+
+extension Service {
+    public var commonHeaders: HTTPHeaders { [:] }
+    public var commonParameters: [String: JSON] { [:] }
+    public var interceptors: [any Interceptor] { [] }
+    public var authenticator: TokenAuthenticator? { nil }
+
+    public func error(for response: Response, json: JSON?) -> RunwayError? {
+        defaultError(for: response)
+    }
+
+    /// The status-code mapping every service starts from: 401 is `.needsLogin`, any other
+    /// status of 400 or more is `.serverError`; the response is kept in the error.
+    public func defaultError(for response: Response) -> RunwayError? {
+        switch response.status {
+        case 401:
+            RunwayError(.needsLogin, "HTTP 401 from service \(id)", response: response)
+        case 400...:
+            RunwayError(.serverError, "HTTP \(response.status) from service \(id)", response: response)
+        default:
+            nil
+        }
+    }
+}
+
+extension RunwayError.Stage {
+    /// A service's common handling (error mapping, token refresh).
+    public static func service(_ id: ServiceID) -> RunwayError.Stage {
+        RunwayError.Stage(kind: "service", name: id.rawValue)
+    }
+}

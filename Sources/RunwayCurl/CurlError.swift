@@ -1,0 +1,43 @@
+import CCurl
+import Runway
+
+/// Maps libcurl result codes to ``RunwayError`` codes.
+enum CurlError {
+    static func runwayError(_ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer) -> RunwayError {
+        let text = String(cString: curl_easy_strerror(code))
+        let message = "\(text) (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)"
+        return RunwayError(self.code(for: code, easy: easy), message)
+    }
+
+    private static func code(for code: CURLcode, easy: UnsafeMutableRawPointer) -> RunwayError.Code {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            .timeout
+        case CURLE_COULDNT_CONNECT:
+            .cannotConnect
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            .dnsFailure
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2,
+            CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
+            .connectionLost
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE,
+            CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_SHUTDOWN_FAILED,
+            CURLE_USE_SSL_FAILED:
+            .tls
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            .unsupportedScheme
+        case CURLE_URL_MALFORMAT:
+            .invalidURL
+        case CURLE_TOO_MANY_REDIRECTS:
+            .tooManyRedirects
+        case CURLE_FILESIZE_EXCEEDED:
+            .responseTooLarge
+        case CURLE_ABORTED_BY_CALLBACK:
+            .cancelled
+        default:
+            .transport
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import CCurl
+import Foundation
+import Runway
+
+/// One libcurl multi handle and the thread that drives it.
+///
+/// `@unchecked Sendable` because its state is split in two halves, each with one owner:
+/// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and are
+///   only touched while holding `lock`;
+/// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
+///   are touched only by the loop thread, which alone calls libcurl on them. Other threads
+///   only call `curl_multi_wakeup`, which libcurl documents as thread-safe.
+final class CurlMulti: @unchecked Sendable {
+    private let configuration: CurlDispatcher.Configuration
+    private let handle: UnsafeMutableRawPointer
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
+    private let lock = NSLock()
+    private var pending: [CurlTransfer] = []
+    private var cancels: [CurlTransfer] = []
+    private var stopping = false
+
+    // Loop thread only.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+
+    init(configuration: CurlDispatcher.Configuration) {
+        CurlGlobal.initialize()
+        self.configuration = configuration
+        handle = curl_multi_init()
+        runway_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        runway_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
+        runway_multi_setopt_long(handle, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
+        runway_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, max(1, configuration.connectionCacheSize))
+        let thread = Thread { [self] in run() }
+        thread.name = "runway.curl"
+        thread.start()
+    }
+
+    /// Hands a transfer to the loop thread.
+    func submit(_ transfer: CurlTransfer) {
+        let accepted = lock.withLock {
+            guard !stopping else { return false }
+            pending.append(transfer)
+            return true
+        }
+        if accepted {
+            curl_multi_wakeup(handle)
+        } else {
+            transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
+        }
+    }
+
+    /// Asks the loop thread to abort a transfer, whether it has started yet or not.
+    func cancel(_ transfer: CurlTransfer) {
+        lock.withLock {
+            transfer.cancelRequested = true
+            cancels.append(transfer)
+        }
+        curl_multi_wakeup(handle)
+    }
+
+    /// Stops the loop: running and queued transfers fail with `.cancelled`.
+    func stop() {
+        lock.withLock { stopping = true }
+        curl_multi_wakeup(handle)
+    }
+
+    // MARK: Loop thread
+
+    private func run() {
+        var stillRunning: Int32 = 0
+        while true {
+            let (started, aborted, stop) = lock.withLock {
+                let batch = pending
+                pending = []
+                let abort = cancels
+                cancels = []
+                return (batch.map { ($0, $0.cancelRequested) }, abort, stopping)
+            }
+            for (transfer, cancelled) in started {
+                if cancelled {
+                    transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
+                } else {
+                    start(transfer)
+                }
+            }
+            for transfer in aborted {
+                if let easy = transfer.easy, active[easy] === transfer {
+                    complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
+                }
+            }
+            if stop { break }
+
+            curl_multi_perform(handle, &stillRunning)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(handle, &queued) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+                let code = runway_msg_result(message)
+                if let transfer = active[easy] {
+                    complete(easy, transfer.outcome(code: code))
+                }
+            }
+            curl_multi_poll(handle, nil, 0, 1000, nil)
+        }
+        shutDown()
+    }
+
+    private func start(_ transfer: CurlTransfer) {
+        let easy = idleHandles.popLast() ?? curl_easy_init()
+        guard let easy else {
+            transfer.finish(.failure(RunwayError(.transport, "curl_easy_init failed")))
+            return
+        }
+        do {
+            try transfer.configure(easy, userAgent: configuration.userAgent)
+        } catch {
+            transfer.releaseResources()
+            recycle(easy)
+            transfer.finish(.failure(error))
+            return
+        }
+        let code = curl_multi_add_handle(handle, easy)
+        guard code == CURLM_OK else {
+            transfer.releaseResources()
+            recycle(easy)
+            transfer.finish(.failure(RunwayError(.transport, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")))
+            return
+        }
+        transfer.easy = easy
+        active[easy] = transfer
+    }
+
+    /// Removes a transfer from the multi handle and delivers its outcome.
+    ///
+    /// Removing an unfinished transfer closes its HTTP/1.1 connection or resets its HTTP/2
+    /// stream, which is how a cancellation reaches the server.
+    private func complete(_ easy: UnsafeMutableRawPointer, _ outcome: Result<Response, RunwayError>) {
+        guard let transfer = active.removeValue(forKey: easy) else { return }
+        curl_multi_remove_handle(handle, easy)
+        transfer.easy = nil
+        let result = transfer.settle(outcome)
+        transfer.releaseResources()
+        recycle(easy)
+        transfer.finish(result)
+    }
+
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        if idleHandles.count < configuration.easyHandlePoolSize {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    private func shutDown() {
+        for easy in Array(active.keys) {
+            complete(easy, .failure(RunwayError(.cancelled, "the dispatcher was shut down")))
+        }
+        let leftovers = lock.withLock {
+            let rest = pending
+            pending = []
+            cancels = []
+            return rest
+        }
+        for transfer in leftovers {
+            transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
+        }
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles = []
+        curl_multi_cleanup(handle)
+    }
+}
+
+/// `curl_global_init` once per process, before any handle exists.
+enum CurlGlobal {
+    private static let once: Void = {
+        curl_global_init(Int(CURL_GLOBAL_ALL))
+    }()
+
+    static func initialize() {
+        _ = once
+    }
+}

@@ -1,0 +1,165 @@
+import CCurl
+import Foundation
+import Runway
+
+extension CurlTransfer {
+    /// Applies the request to an easy handle (fresh or reset).
+    func configure(_ easy: UnsafeMutableRawPointer, userAgent: String) throws(RunwayError) {
+        let options = request.options
+        let isHTTPS = request.url.scheme?.lowercased() == "https"
+        let me = Unmanaged.passUnretained(self).toOpaque()
+
+        try set(easy, CURLOPT_URL, request.url.absoluteString)
+        try set(easy, CURLOPT_NOSIGNAL, 1)
+        try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        try set(easy, CURLOPT_USERAGENT, userAgent)
+
+        // Method and body. curl copies the body (COPYPOSTFIELDS), so the request may go.
+        let method = request.method
+        if method == .head {
+            try set(easy, CURLOPT_NOBODY, 1)
+        } else if let body = request.body {
+            try set(easy, CURLOPT_POST, 1)
+            runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            let code = body.withUnsafeBytes { raw in
+                // An empty body still needs a non-null pointer.
+                runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+            try check(code, "request body")
+            if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        } else if method != .get {
+            try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
+        }
+
+        // Headers: ours, then suppress curl's `Expect: 100-continue` round trip.
+        var list: UnsafeMutablePointer<curl_slist>?
+        var hasAcceptEncoding = false
+        for field in request.headers {
+            if field.name.lowercased() == "accept-encoding" { hasAcceptEncoding = true }
+            // "Name;" is curl's way to send a header with an empty value.
+            let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+            list = curl_slist_append(list, line)
+        }
+        list = curl_slist_append(list, "Expect:")
+        var resume: Int64 = 0
+        if let download = request.download, download.resume,
+            let size = (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path))?[.size] as? NSNumber,
+            size.int64Value > 0
+        {
+            resume = size.int64Value
+            list = curl_slist_append(list, "Range: bytes=\(resume)-")
+        }
+        resumeOffset = resume
+        headerList = list
+        try set(easy, CURLOPT_HTTPHEADER, list)
+        if options.acceptCompressedResponses && !hasAcceptEncoding {
+            // "" = every encoding this libcurl can decode; decoded before our write callback.
+            try set(easy, CURLOPT_ACCEPT_ENCODING, "")
+        }
+
+        // Callbacks.
+        try check(runway_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "write callback")
+        try set(easy, CURLOPT_WRITEDATA, me)
+        try check(runway_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "header callback")
+        try set(easy, CURLOPT_HEADERDATA, me)
+        if request.progress != nil {
+            try check(runway_easy_setopt_progress_callback(easy, curlProgressCallback), "progress callback")
+            try set(easy, CURLOPT_XFERINFODATA, me)
+            try set(easy, CURLOPT_NOPROGRESS, 0)
+        }
+
+        // Timeouts and redirects.
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
+        try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
+        if options.redirects.maxRedirects > 0 {
+            try set(easy, CURLOPT_FOLLOWLOCATION, 1)
+            try set(easy, CURLOPT_MAXREDIRS, options.redirects.maxRedirects)
+        }
+
+        // HTTP version: HTTP/2 over TLS via ALPN; h2c only when asked (see CurlDispatcher).
+        switch options.httpVersion {
+        case .http1:
+            try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        case .http2 where !isHTTPS:
+            try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+        default:
+            try set(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        }
+        if isHTTPS && options.httpVersion != .http1 {
+            // Wait for a connection that may multiplex rather than open another. Only where
+            // HTTP/2 can be negotiated: over HTTP/1.1 it would serialise requests.
+            try set(easy, CURLOPT_PIPEWAIT, 1)
+        }
+
+        // TLS.
+        let tls = options.tls
+        try set(easy, CURLOPT_SSL_VERIFYPEER, tls.verifyPeer ? 1 : 0)
+        try set(easy, CURLOPT_SSL_VERIFYHOST, tls.verifyPeer ? 2 : 0)
+        if let authorities = tls.certificateAuthorities {
+            if let path = authorities.filePath {
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
+                }
+                try set(easy, CURLOPT_CAINFO, path)
+                try set(easy, CURLOPT_CAPATH, nil as String?)
+            } else if var pem = authorities.pemData {
+                let code = pem.withUnsafeMutableBytes { raw in
+                    runway_easy_setopt_blob(easy, CURLOPT_CAINFO_BLOB, raw.baseAddress, raw.count)
+                }
+                try check(code, "CA bundle in memory")
+                try set(easy, CURLOPT_CAPATH, nil as String?)
+            }
+        }
+        if !tls.pinnedPublicKeys.isEmpty {
+            try set(easy, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";"))
+        }
+
+        // Connect overrides (DNS bypass): per transfer, unlike CURLOPT_RESOLVE which would
+        // leave entries in the multi handle's shared DNS cache.
+        if !options.connectOverrides.isEmpty {
+            var overrides: UnsafeMutablePointer<curl_slist>?
+            for override in options.connectOverrides {
+                let host = override.connectHost.contains(":") && !override.connectHost.hasPrefix("[")
+                    ? "[\(override.connectHost)]" : override.connectHost
+                let entry = "\(override.host):\(override.port.map(String.init) ?? ""):\(host):\(override.connectPort.map(String.init) ?? "")"
+                overrides = curl_slist_append(overrides, entry)
+            }
+            connectToList = overrides
+            try set(easy, CURLOPT_CONNECT_TO, overrides)
+        }
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws(RunwayError) {
+        try check(runway_easy_setopt_long(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws(RunwayError) {
+        let code = if let value { runway_easy_setopt_string(easy, option, value) } else { runway_easy_setopt_string(easy, option, nil) }
+        try check(code, "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: UnsafeMutableRawPointer?) throws(RunwayError) {
+        try check(runway_easy_setopt_pointer(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: UnsafeMutablePointer<curl_slist>?) throws(RunwayError) {
+        try check(runway_easy_setopt_slist(easy, option, value), "option \(option.rawValue)")
+    }
+
+    private func check(_ code: CURLcode, _ what: String) throws(RunwayError) {
+        guard code == CURLE_OK else {
+            throw RunwayError(.configuration, "libcurl rejected \(what): \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up, clamped to `Int`.
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        let ms = Double(seconds) * 1000 + (Double(attoseconds) / 1e15).rounded(.up)
+        return ms >= Double(Int.max) ? Int.max : Int(ms)
+    }
+}

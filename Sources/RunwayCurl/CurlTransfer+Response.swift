@@ -1,0 +1,59 @@
+import CCurl
+import Foundation
+import Runway
+
+extension CurlTransfer {
+    /// The response, or the error, for a transfer libcurl reports done with `code`.
+    func outcome(code: CURLcode) -> Result<Response, RunwayError> {
+        guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
+        if let failure { return .failure(failure) }
+        guard code == CURLE_OK else {
+            return .failure(CurlError.runwayError(code, request: request, easy: easy))
+        }
+        var responseCode = 0
+        runway_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)
+        return .success(Response(
+            status: responseCode != 0 ? responseCode : status,
+            headers: headers,
+            body: body,
+            metrics: metrics(easy),
+            origin: .network))
+    }
+
+    /// Per-phase timings and connection facts from `curl_easy_getinfo`.
+    func metrics(_ easy: UnsafeMutableRawPointer) -> TransferMetrics {
+        func time(_ info: CURLINFO) -> Duration {
+            var micros: curl_off_t = 0
+            runway_easy_getinfo_off_t(easy, info, &micros)
+            return .microseconds(micros)
+        }
+        func long(_ info: CURLINFO) -> Int {
+            var value = 0
+            runway_easy_getinfo_long(easy, info, &value)
+            return value
+        }
+        var ip: UnsafeMutablePointer<CChar>?
+        runway_easy_getinfo_string(easy, CURLINFO_PRIMARY_IP, &ip)
+        let address = ip.map { String(cString: $0) } ?? ""
+        let port = long(CURLINFO_PRIMARY_PORT)
+        let version: String =
+            switch long(CURLINFO_HTTP_VERSION) {
+            case CURL_HTTP_VERSION_1_0: "1.0"
+            case CURL_HTTP_VERSION_1_1: "1.1"
+            case CURL_HTTP_VERSION_2_0: "2"
+            case CURL_HTTP_VERSION_3: "3"
+            default: ""
+            }
+        return TransferMetrics(
+            nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: time(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: time(CURLINFO_APPCONNECT_TIME_T),
+            preTransfer: time(CURLINFO_PRETRANSFER_TIME_T),
+            firstByte: time(CURLINFO_STARTTRANSFER_TIME_T),
+            total: time(CURLINFO_TOTAL_TIME_T),
+            connectionReused: long(CURLINFO_NUM_CONNECTS) == 0,
+            httpVersion: version,
+            remoteAddress: address.isEmpty ? "" : address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)",
+            redirectCount: long(CURLINFO_REDIRECT_COUNT))
+    }
+}

@@ -1,0 +1,199 @@
+import CCurl
+import Foundation
+import Runway
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The state of one request inside the ``CurlMulti`` loop.
+///
+/// `@unchecked Sendable` because it is handed over exactly once: the caller fills it and
+/// submits it under the multi's lock, and from then on only the loop thread touches it (libcurl
+/// calls the callbacks below on that thread, inside `curl_multi_perform`). The one exception,
+/// `cancelRequested`, is only read and written while holding the multi's lock.
+final class CurlTransfer: @unchecked Sendable {
+    let request: Request
+    var continuation: CheckedContinuation<Response, any Error>?
+    var cancelRequested = false
+    var easy: UnsafeMutableRawPointer?
+
+    // Kept alive while libcurl uses them; freed by `releaseResources`.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var connectToList: UnsafeMutablePointer<curl_slist>?
+
+    // What the callbacks collect.
+    var status = 0
+    var headers = HTTPHeaders()
+    var body = Data()
+    var failure: RunwayError?
+    private var bodyStarted = false
+    var lastProgress = TransferProgress()
+
+    // Downloads.
+    var resumeOffset: Int64 = 0
+    var file: Int32 = -1
+    var bodyGoesToFile = false
+
+    init(request: Request) {
+        self.request = request
+    }
+
+    /// Resumes the caller, once.
+    func finish(_ result: Result<Response, RunwayError>) {
+        request.progress?.finish()
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    /// Frees what libcurl no longer needs once the easy handle has left the multi handle.
+    func releaseResources() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        if let connectToList { curl_slist_free_all(connectToList) }
+        connectToList = nil
+        if file >= 0 {
+            close(file)
+            file = -1
+        }
+    }
+
+    // MARK: Callbacks (loop thread)
+
+    /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
+    func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
+        let line = Substring(String(decoding: bytes[..<end], as: UTF8.self))
+        if line.hasPrefix("HTTP/") {
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = HTTPHeaders()
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.add(name: name, value: value)
+        }
+    }
+
+    /// A chunk of the (decompressed) body; returns false to abort the transfer.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if !bodyStarted {
+            bodyStarted = true
+            if let download = request.download, status == 200 || status == 206 {
+                guard openDownloadFile(download, append: status == 206 && resumeOffset > 0) else { return false }
+            } else if let length = headers["Content-Length"].flatMap(Int.init), length <= request.options.maxResponseSize {
+                body.reserveCapacity(length)
+            }
+        }
+        if bodyGoesToFile {
+            // Downloads stream to disk, so the in-memory limit does not apply to them.
+            return writeAll(bytes)
+        }
+        let limit = request.options.maxResponseSize
+        guard body.count + bytes.count <= limit else {
+            failure = RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
+            return false
+        }
+        body.append(bytes.assumingMemoryBound(to: UInt8.self))
+        return true
+    }
+
+    func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
+        guard let reporter = request.progress else { return }
+        let progress = TransferProgress(
+            bytesSent: uploaded,
+            totalBytesToSend: uploadTotal > 0 ? uploadTotal : nil,
+            bytesReceived: downloaded + (bodyGoesToFile && status == 206 ? resumeOffset : 0),
+            totalBytesToReceive: downloadTotal > 0 ? downloadTotal + (status == 206 ? resumeOffset : 0) : nil)
+        if progress != lastProgress {
+            lastProgress = progress
+            reporter.report(progress)
+        }
+    }
+
+    // MARK: Downloads
+
+    private func openDownloadFile(_ download: DownloadTarget, append: Bool) -> Bool {
+        let path = download.partialFile.path
+        let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
+        file = open(path, flags, 0o644)
+        guard file >= 0 else {
+            failure = RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))")
+            return false
+        }
+        if !append { resumeOffset = 0 }
+        bodyGoesToFile = true
+        return true
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard var pointer = bytes.baseAddress else { return true }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(file, pointer, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = RunwayError(.fileIO, "cannot write the download: \(String(cString: strerror(errno)))")
+                return false
+            }
+            remaining -= written
+            pointer += written
+        }
+        return true
+    }
+
+    /// Moves a completed download into place; keeps a failed one's partial file for resuming.
+    func settle(_ outcome: Result<Response, RunwayError>) -> Result<Response, RunwayError> {
+        if file >= 0 {
+            close(file)
+            file = -1
+        }
+        guard case .success(var response) = outcome, let download = request.download else { return outcome }
+        if status == 416, resumeOffset > 0, completeRangeLength(response) == resumeOffset {
+            // The partial file already holds the whole resource.
+            bodyGoesToFile = true
+            response.status = 200
+            response.body = Data()
+        }
+        guard bodyGoesToFile else { return outcome }
+        if rename(download.partialFile.path, download.file.path) != 0 {
+            return .failure(RunwayError(.fileIO, "cannot move the download to \(download.file.path): \(String(cString: strerror(errno)))"))
+        }
+        response.fileURL = download.file
+        return .success(response)
+    }
+
+    /// The complete length in a `Content-Range: bytes */N` header.
+    private func completeRangeLength(_ response: Response) -> Int64? {
+        guard let range = response.headers["Content-Range"], let slash = range.lastIndex(of: "/") else { return nil }
+        return Int64(range[range.index(after: slash)...])
+    }
+}
+
+// MARK: C callbacks
+
+let curlWriteCallback: runway_curl_data_callback = { data, size, count, user in
+    guard let user else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    let length = size * count
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
+    guard let user else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    let length = size * count
+    transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+let curlProgressCallback: runway_curl_progress_callback = { user, downloadTotal, downloaded, uploadTotal, uploaded in
+    guard let user else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    transfer.reportProgress(downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded), uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
+    return 0
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@Suite struct APIBatchTests {
+    @Test func aBatchLoadsTogetherAndReturnsInOrder() async throws {
+        let stub = slowEchoStub(delay: .milliseconds(100))
+        let registry = try makeRegistry(stub)
+        let managers = (0..<3).map { _ in ItemListAPIManager(registry: registry) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let values = try await APIBatch.load(managers, params: [["q": "a"], ["q": "b"], ["q": "c"]])
+        #expect(values == [["q": "a"], ["q": "b"], ["q": "c"]])
+        #expect(clock.now - start < .milliseconds(280))  // concurrent, not 3 × 100 ms
+    }
+
+    @Test func theFirstFailureCancelsTheRestAndIsThrown() async throws {
+        let cancellations = Counter()
+        let slow = try makeRegistry(slowEchoStub(delay: .seconds(10), cancellations: cancellations))
+        let failing = try makeRegistry(jsonStub("{}", status: 500))
+        let managers: [any APIManager] = [ItemListAPIManager(registry: slow), ItemListAPIManager(registry: failing)]
+        do {
+            _ = try await APIBatch.load(managers)
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.code == .serverError)
+        }
+        #expect(await eventually { cancellations.value == 1 })
+    }
+
+    @Test func loadEachReturnsEveryOutcome() async throws {
+        let good = try makeRegistry(jsonStub("[1]"))
+        let bad = try makeRegistry(jsonStub("{}", status: 500))
+        let results = await APIBatch.loadEach([ItemListAPIManager(registry: good), ItemListAPIManager(registry: bad)])
+        #expect(results[0].success == [1])
+        #expect(results[1].failure?.code == .serverError)
+    }
+
+    @Test func aChainFeedsEachStepFromThePreviousOne() async throws {
+        let stub = StubDispatcher { request in
+            if request.url.path.hasSuffix("login") { return Response(status: 200, body: Data(#"{"id":42}"#.utf8)) }
+            let id = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value ?? "?"
+            return Response(status: 200, body: Data(#"{"profile":"user \#(id)"}"#.utf8))
+        }
+        let registry = try makeRegistry(stub)
+        let login = ItemListAPIManager(registry: registry, apiName: "login")
+        let profile = ItemListAPIManager(registry: registry, apiName: "profile")
+        let result = try await APIChain()
+            .then(login)
+            .then(profile) { previous in ["userID": previous?["id"] ?? nil] }
+            .run()
+        #expect(result == ["profile": "user 42"])
+        #expect(stub.requests.map(\.url.absoluteString) == ["http://listings.test/v1/login", "http://listings.test/v1/profile?userID=42"])
+    }
+
+    @Test func aChainStopsAtTheFirstFailure() async throws {
+        let stub = jsonStub("{}", status: 500)
+        let registry = try makeRegistry(stub)
+        do {
+            try await APIChain()
+                .then(ItemListAPIManager(registry: registry, apiName: "a"))
+                .then(ItemListAPIManager(registry: registry, apiName: "b"))
+                .run()
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.code == .serverError)
+        }
+        #expect(stub.requests.count == 1)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import RunwayTestServer
+
+/// What the manager integration endpoints saw.
+final class ManagerRouteState: Sendable {
+    /// Requests to `/v1/search`.
+    let searches = Counter()
+    /// Requests to `/auth/refresh`.
+    let refreshes = Counter()
+    /// 401s sent by `/v1/profile`.
+    let unauthorized = Counter()
+    /// The `page` parameters `/v1/pages` received, in order.
+    let pages = EventLog()
+    /// Whether `/auth/refresh` fails.
+    let refreshFails: Bool
+
+    init(refreshFails: Bool = false) {
+        self.refreshFails = refreshFails
+    }
+}
+
+/// The endpoints the manager integration tests add to the ``TestServer``:
+/// - `GET /v1/search?q=&ms=`: waits `ms` (default 300), answers `{"q": q}`;
+/// - `GET /v1/profile`: `{"name":"Ann"}` with `Authorization: Bearer fresh`, else 401;
+/// - `POST /auth/refresh`: waits 100 ms, answers `{"token":"fresh"}` (or 500 when set to fail);
+/// - `GET /v1/pages?page=&pageSize=`: 45 items in pages, records each page asked for.
+func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
+    { router in
+        router.get("/v1/search") { request, _ -> Response in
+            state.searches.increment()
+            let q = request.uri.queryParameters.get("q") ?? ""
+            let milliseconds = request.uri.queryParameters.get("ms", as: Int.self) ?? 300
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return json(#"{"q":"\#(q)"}"#)
+        }
+        router.get("/v1/profile") { request, _ -> Response in
+            guard request.headers[.authorization] == "Bearer fresh" else {
+                state.unauthorized.increment()
+                return json(#"{"error":"token expired"}"#, status: .unauthorized)
+            }
+            return json(#"{"name":"Ann"}"#)
+        }
+        router.post("/auth/refresh") { _, _ -> Response in
+            state.refreshes.increment()
+            try await Task.sleep(for: .milliseconds(100))
+            if state.refreshFails { return json(#"{"error":"refresh token revoked"}"#, status: .internalServerError) }
+            return json(#"{"token":"fresh"}"#)
+        }
+        router.get("/v1/pages") { request, _ -> Response in
+            let page = request.uri.queryParameters.get("page", as: Int.self) ?? 0
+            let size = request.uri.queryParameters.get("pageSize", as: Int.self) ?? 10
+            state.pages.append(String(page))
+            try await Task.sleep(for: .milliseconds(20))
+            let start = (page - 1) * size
+            let ids = start >= 0 && start < 45 ? Array(start..<min(45, start + size)) : []
+            return json("{\"items\":[" + ids.map { "{\"id\":\($0)}" }.joined(separator: ",") + "]}")
+        }
+    }
+}
+
+private func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+    Response(
+        status: status, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+}

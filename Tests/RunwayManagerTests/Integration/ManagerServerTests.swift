@@ -1,0 +1,183 @@
+import Foundation
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// The managers end to end: CurlDispatcher against the in-process Hummingbird server.
+@Suite struct ManagerServerTests {
+    static let root: ServiceID = "root"
+    static let profiles: ServiceID = "profiles"
+
+    /// Runs `body` with a server carrying the manager routes and a registry pointing at it:
+    /// `.listings` at `/v1`, `root` at `/`, `profiles` at `/v1` with a token authenticator.
+    private func withServer(
+        isolation: isolated (any Actor)? = #isolation,
+        _ state: ManagerRouteState = ManagerRouteState(),
+        _ body: (TestServer, ServiceRegistry, TokenAuthenticator) async throws -> Void
+    ) async throws {
+        let server = try await TestServer.start(routes: managerRoutes(state))
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 128))
+        let refreshURL = server.url("/auth/refresh")
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            let response = try await dispatcher.dispatch(Request(method: .post, url: refreshURL), context: RequestContext())
+            guard response.status == 200, let token = try JSON(parsing: response.body)["token"]?.string else {
+                throw RunwayError(.needsLogin, "refresh answered HTTP \(response.status)")
+            }
+            return token
+        }
+        var profiles = TestService(id: Self.profiles, baseURL: server.url("/v1").absoluteString)
+        profiles.authenticator = authenticator
+        let registry = try makeRegistry(dispatcher, services: [
+            TestService(id: .listings, baseURL: server.url("/v1").absoluteString),
+            TestService(id: Self.root, baseURL: server.baseURL.absoluteString),
+            profiles,
+        ])
+        do {
+            try await body(server, registry, authenticator)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    private func hundredCalls(_ manager: ItemListAPIManager, params: @escaping @Sendable (Int) -> [String: JSON]) async -> [Result<JSON, RunwayError>] {
+        await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for index in 0..<100 {
+                group.addTask { await outcome { try await manager.load(params: params(index)) } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    @Test func releasingAManagerMidFlightAbortsTheTransferAtTheServer() async throws {
+        try await withServer { server, registry, _ in
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            weak var weakManager: ItemListAPIManager?
+            do {
+                let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root)
+                weakManager = manager
+                manager.delegate = delegate
+                #expect(manager.loadData(params: ["ms": 10_000]))
+                #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
+            }
+            #expect(weakManager == nil)
+            #expect(await server.waitForAbort())
+            #expect(server.stats.aborts(path: "/slow") == 1)
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(log.events.isEmpty)
+        }
+    }
+
+    @Test func dropNewUnderAHundredConcurrentCallsSendsOneRequest() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .dropNew)
+            let results = await hundredCalls(manager) { ["q": .int(Int64($0))] }
+            #expect(state.searches.value == 1)
+            #expect(results.compactMap(\.success).count == 1)
+            #expect(results.compactMap(\.failure).filter { $0.code == .cancelled }.count == 99)
+        }
+    }
+
+    @Test func shareInFlightUnderAHundredConcurrentCallsSendsOneRequest() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .shareInFlight)
+            let results = await hundredCalls(manager) { _ in ["q": "loft"] }
+            #expect(state.searches.value == 1)
+            #expect(results.compactMap(\.success) == Array(repeating: ["q": "loft"], count: 100))
+        }
+    }
+
+    @Test func cancelPreviousUnderAHundredConcurrentCallsLandsOnlyTheLast() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .cancelPrevious)
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            let results = await hundredCalls(manager) { ["q": .int(Int64($0)), "ms": 1500] }
+            let successes = results.compactMap(\.success)
+            #expect(successes.count == 1)
+            #expect(results.compactMap(\.failure).allSatisfy { $0.code == .cancelled })
+            #expect(manager.rawData == successes.first)
+            #expect(log.events == ["delegate.success"])
+            #expect(state.searches.value <= 100)
+        }
+    }
+
+    @Test func twentyConcurrent401sRefreshTheTokenExactlyOnce() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, authenticator in
+            let manager = ItemListAPIManager(registry: registry, apiName: "profile", serviceID: Self.profiles)
+            let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+                for index in 0..<20 {
+                    group.addTask { await outcome { try await manager.load(params: ["n": .int(Int64(index))]) } }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.compactMap(\.success) == Array(repeating: ["name": "Ann"], count: 20))
+            #expect(state.unauthorized.value == 20)
+            #expect(state.refreshes.value == 1)
+            #expect(authenticator.token == "fresh")
+        }
+    }
+
+    @Test func aFailedRefreshFailsAllTwentyCallsWithNeedsLogin() async throws {
+        let state = ManagerRouteState(refreshFails: true)
+        try await withServer(state) { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "profile", serviceID: Self.profiles)
+            let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+                for index in 0..<20 {
+                    group.addTask { await outcome { try await manager.load(params: ["n": .int(Int64(index))]) } }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let failures = results.compactMap(\.failure)
+            #expect(failures.count == 20)
+            #expect(failures.allSatisfy { $0.code == .needsLogin })
+            #expect(state.refreshes.value == 1)
+        }
+    }
+
+    @Test func concurrentNextPageCallsAskTheServerForEachPageOnce() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
+            let manager = PagedAPIManagerOverServer(registry: registry)
+            let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { await outcome { try await manager.loadNextPage() } }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(state.pages.events == ["1", "2", "3", "4", "5"])
+            let ids = results.compactMap(\.success).flatMap { $0["items"]?.array ?? [] }.compactMap { $0["id"]?.int }
+            #expect(ids.sorted() == Array(0..<45))
+            #expect(manager.isLastPage)
+        }
+    }
+
+    @Test @MainActor func theDelegatePathLandsOnTheMainActorOverTheNetwork() async throws {
+        try await withServer { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", delivery: .mainActor)
+            let screen = MainActorListScreen()
+            manager.delegate = screen
+            #expect(manager.loadData(params: ["q": "x", "ms": 10]))
+            #expect(manager.isLoading)
+            #expect(await eventually { screen.successes == 1 })
+            #expect(!manager.isLoading)
+            #expect(manager.rawData == ["q": "x"])
+        }
+    }
+}
+
+final class PagedAPIManagerOverServer: PagedAPIManager {
+    let engine: ManagerEngine
+    let apiName = "pages"
+    let serviceID: ServiceID = .listings
+    var pageSize: Int { 10 }
+    init(registry: ServiceRegistry) { engine = ManagerEngine(registry: registry, delivery: .inline) }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Runway
+import Testing
+
+@Suite struct JSONTests {
+    @Test func parsesEveryKindAndKeepsIntegersApart() throws {
+        let json = try JSON(parsing: #"{"id": 1234567890123, "price": 1.5, "ok": true, "no": null, "tags": ["a", "b\n\u00e9\ud83d\ude00"], "nested": {"x": -0}}"#)
+        #expect(json["id"] == .int(1234567890123))
+        #expect(json["id"]?.int == 1234567890123)
+        #expect(json["price"]?.double == 1.5)
+        #expect(json["price"]?.int == nil)
+        #expect(json["ok"]?.bool == true)
+        #expect(json["no"]?.isNull == true)
+        #expect(json["tags"]?[1]?.string == "b\né😀")
+        #expect(json["nested"]?["x"] == .int(0))
+        #expect(json["missing"] == nil)
+        #expect(json["tags"]?[5] == nil)
+    }
+
+    @Test func roundTripsThroughSerialization() throws {
+        let value: JSON = ["b": [1, 2.5, "x\"y", nil, false], "a": ["k": "v\u{01}"]]
+        let text = value.serialized()
+        #expect(text == #"{"a":{"k":"v\u0001"},"b":[1,2.5,"x\"y",null,false]}"#)
+        #expect(try JSON(parsing: text) == value)
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "01", "1.", "\"\\x\"", "\"a", "[1] 2", "\"\\ud800\"", "1e999"])
+    func rejectsMalformedInputWithATypedError(_ text: String) {
+        #expect(throws: RunwayError.self) { try JSON(parsing: text) }
+        do {
+            _ = try JSON(parsing: text)
+        } catch {
+            #expect(error.code == .responseInvalid)
+        }
+    }
+
+    @Test func rejectsNestingDeeperThanTheLimitWithoutCrashing() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: RunwayError.self) { try JSON(parsing: deep) }
+        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect((try? JSON(parsing: fine)) != nil)
+    }
+
+    @Test func integerOverflowFallsBackToDouble() throws {
+        #expect(try JSON(parsing: "9223372036854775807") == .int(.max))
+        #expect(try JSON(parsing: "-9223372036854775808") == .int(.min))
+        #expect(try JSON(parsing: "9223372036854775808") == .double(9223372036854775808))
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+/// A stub that waits `delay` (cancellably), counts requests and cancellations, and echoes the
+/// `q` query parameter.
+func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations: Counter = Counter()) -> StubDispatcher {
+    StubDispatcher { request in
+        requests.increment()
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            cancellations.increment()
+            throw error
+        }
+        let q = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "q" }?.value ?? ""
+        return Response(status: 200, body: Data(#"{"q":"\#(q)"}"#.utf8))
+    }
+}
+
+@Suite struct LoadPolicyTests {
+    @Test func dropNewKeepsTheCallInFlightAndDropsTheOthers() async throws {
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(300), requests: requests)), policy: .dropNew)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for index in 0..<100 {
+                group.addTask { await outcome { try await manager.load(params: ["q": .int(Int64(index))]) } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(requests.value == 1)
+        #expect(results.filter { $0.success != nil }.count == 1)
+        let dropped = results.compactMap(\.failure)
+        #expect(dropped.count == 99)
+        #expect(dropped.allSatisfy { $0.code == .cancelled && $0.message.contains("dropped") })
+        #expect(log.events == ["delegate.success"])
+        #expect(!manager.isLoading)
+    }
+
+    @Test func cancelPreviousLetsOnlyTheLatestCallLand() async throws {
+        let cancellations = Counter()
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .seconds(2), requests: requests, cancellations: cancellations)),
+            policy: .cancelPrevious)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for index in 0..<100 {
+                group.addTask { await outcome { try await manager.load(params: ["q": .int(Int64(index))]) } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let successes = results.compactMap(\.success)
+        #expect(successes.count == 1)
+        #expect(results.compactMap(\.failure).allSatisfy { $0.code == .cancelled && $0.message.contains("superseded") })
+        #expect(manager.rawData == successes.first)
+        #expect(log.events == ["delegate.success"])
+        // Every superseded call that reached the dispatcher was cancelled there.
+        #expect(await eventually { cancellations.value == requests.value - 1 })
+    }
+
+    @Test func shareInFlightSendsOneRequestForIdenticalCalls() async throws {
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(300), requests: requests)), policy: .shareInFlight)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for _ in 0..<100 {
+                group.addTask { await outcome { try await manager.load(params: ["q": "same"]) } }
+            }
+            group.addTask { await outcome { try await manager.load(params: ["q": "other"]) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(requests.value == 2)
+        #expect(results.compactMap(\.success).filter { $0 == ["q": "same"] }.count == 100)
+        #expect(results.compactMap(\.success).filter { $0 == ["q": "other"] }.count == 1)
+        #expect(log.events == ["delegate.success", "delegate.success"])
+    }
+
+    @Test func concurrentStartsEveryCall() async throws {
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(50), requests: requests)), policy: .concurrent)
+        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for index in 0..<20 {
+                group.addTask { await outcome { try await manager.load(params: ["q": .int(Int64(index))]) } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(requests.value == 20)
+        #expect(results.compactMap(\.success).count == 20)
+    }
+
+    @Test func thePolicyAlsoGovernsTheDelegatePath() async throws {
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(200), requests: requests)), policy: .dropNew)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        #expect(manager.loadData())
+        #expect(manager.isLoading)
+        #expect(manager.loadData() == false)
+        let awaited = await outcome { try await manager.load() }
+        #expect(awaited.failure?.code == .cancelled)
+        #expect(await eventually { !manager.isLoading })
+        #expect(requests.value == 1)
+        #expect(log.events == ["delegate.success"])
+    }
+
+    @Test func cancellingTheAwaitingTaskCancelsTheCallAtTheDispatcher() async throws {
+        let cancellations = Counter()
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let task = Task { await outcome { try await manager.load() } }
+        #expect(await eventually { requests.value == 1 })
+        task.cancel()
+        let result = await task.value
+        #expect(result.failure?.code == .cancelled)
+        #expect(await eventually { cancellations.value == 1 })
+        #expect(!manager.isLoading)
+        #expect(log.events.isEmpty)
+    }
+
+    @Test func cancelAllEndsEveryCallWithoutDelivery() async throws {
+        let cancellations = Counter()
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let task = Task { await outcome { try await manager.load() } }
+        #expect(manager.loadData())
+        #expect(await eventually { requests.value == 2 })
+        manager.cancelAll()
+        #expect(!manager.isLoading)
+        let result = await task.value
+        #expect(result.failure?.code == .cancelled)
+        #expect(await eventually { cancellations.value == 2 })
+        #expect(log.events.isEmpty)
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@Suite struct ManagerReleaseTests {
+    @Test func releasingTheManagerCancelsItsCallsAndDeliversNothing() async throws {
+        let cancellations = Counter()
+        let requests = Counter()
+        let registry = try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        weak var weakManager: ItemListAPIManager?
+        do {
+            let manager = ItemListAPIManager(registry: registry)
+            weakManager = manager
+            manager.delegate = delegate
+            #expect(manager.loadData())
+            #expect(await eventually { requests.value == 1 })
+        }
+        // Nothing but the caller kept the manager: the call in flight does not.
+        #expect(weakManager == nil)
+        #expect(await eventually { cancellations.value == 1 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(log.events.isEmpty)
+    }
+
+    @Test func releasingAPagedManagerCancelsItsPageLoad() async throws {
+        let cancellations = Counter()
+        let requests = Counter()
+        let registry = try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations))
+        let weakManager: WeakBox<PagedItemsAPIManager>
+        do {
+            let manager = PagedItemsAPIManager(registry: registry)
+            weakManager = WeakBox(manager)
+            manager.loadNextPageData()
+            #expect(await eventually { requests.value == 1 })
+        }
+        #expect(await eventually { weakManager.object == nil })
+        #expect(await eventually { cancellations.value == 1 })
+    }
+}
+
+/// A weak reference a `@Sendable` closure can read.
+final class WeakBox<Object: AnyObject & Sendable>: Sendable {
+    // Written once in init; `weak` loads are atomic.
+    nonisolated(unsafe) weak var object: Object?
+    init(_ object: Object) { self.object = object }
+}

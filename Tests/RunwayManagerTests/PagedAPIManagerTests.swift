@@ -1,0 +1,99 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+final class PagedItemsAPIManager: PagedAPIManager {
+    let engine: ManagerEngine
+    let apiName = "items"
+    let serviceID: ServiceID = .listings
+    var pageSize: Int { 10 }
+
+    init(registry: ServiceRegistry) {
+        engine = ManagerEngine(registry: registry, delivery: .inline)
+    }
+}
+
+/// Serves `total` items in pages, records the pages asked for, fails the pages in `failOnce`
+/// the first time they are asked for.
+final class PagedServer: Sendable {
+    let total: Int
+    let asked = EventLog()
+    private let failures: EventLog = EventLog()
+    let failOnce: Set<Int>
+
+    init(total: Int, failOnce: Set<Int> = []) {
+        self.total = total
+        self.failOnce = failOnce
+    }
+
+    var dispatcher: StubDispatcher {
+        StubDispatcher { [self] request in
+            let items = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            let page = Int(items.first { $0.name == "page" }?.value ?? "") ?? -1
+            let size = Int(items.first { $0.name == "pageSize" }?.value ?? "") ?? -1
+            asked.append(String(page))
+            try await Task.sleep(for: .milliseconds(10))
+            if failOnce.contains(page), !failures.events.contains(String(page)) {
+                failures.append(String(page))
+                return Response(status: 500)
+            }
+            let start = (page - 1) * size
+            let ids = start < total ? Array(start..<min(total, start + size)) : []
+            let body = "{\"items\":[" + ids.map { "{\"id\":\($0)}" }.joined(separator: ",") + "]}"
+            return Response(status: 200, body: Data(body.utf8))
+        }
+    }
+}
+
+@Suite struct PagedAPIManagerTests {
+    @Test func concurrentNextPageCallsNeitherSkipNorRepeatAPage() async throws {
+        let server = PagedServer(total: 45)
+        let manager = PagedItemsAPIManager(registry: try makeRegistry(server.dispatcher))
+        #expect(manager.currentPage == nil)
+        #expect(!manager.isFirstPage)
+        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+            for _ in 0..<10 {
+                group.addTask { await outcome { try await manager.loadNextPage() } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(server.asked.events == ["1", "2", "3", "4", "5"])
+        let ids = results.compactMap(\.success).flatMap { $0["items"]?.array ?? [] }.compactMap { $0["id"]?.int }
+        #expect(ids.sorted() == Array(0..<45))
+        #expect(results.compactMap(\.failure).count == 5)
+        #expect(results.compactMap(\.failure).allSatisfy { $0.code == .noContent })
+        #expect(manager.currentPage == 5)
+        #expect(manager.isLastPage)
+    }
+
+    @Test func aFailedPageIsAskedForAgainAndResetStartsOver() async throws {
+        let server = PagedServer(total: 25, failOnce: [2])
+        let manager = PagedItemsAPIManager(registry: try makeRegistry(server.dispatcher))
+        try await manager.loadNextPage()
+        #expect(manager.isFirstPage)
+        let failed = await outcome { try await manager.loadNextPage() }
+        #expect(failed.failure?.code == .serverError)
+        #expect(manager.currentPage == 1)
+        try await manager.loadNextPage()
+        try await manager.loadNextPage()
+        #expect(manager.isLastPage)
+        manager.resetPages()
+        #expect(manager.currentPage == nil)
+        #expect(!manager.isLastPage)
+        try await manager.loadNextPage()
+        #expect(server.asked.events == ["1", "2", "2", "3", "1"])
+    }
+
+    @Test func delegatePathPagesAreQueuedInOrder() async throws {
+        let server = PagedServer(total: 100)
+        let manager = PagedItemsAPIManager(registry: try makeRegistry(server.dispatcher))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        for _ in 0..<3 { manager.loadNextPageData() }
+        #expect(await eventually { log.events.count == 3 })
+        #expect(server.asked.events == ["1", "2", "3"])
+        #expect(manager.currentPage == 3)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Runway
+import Testing
+
+/// A source whose status the test sets.
+final class ScriptedSource: ReachabilitySource, Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var value: ReachabilityStatus
+
+    init(_ value: ReachabilityStatus) { self.value = value }
+    func set(_ status: ReachabilityStatus) { lock.withLock { value = status } }
+    func currentStatus() -> ReachabilityStatus { lock.withLock { value } }
+}
+
+@Suite struct ReachabilityMonitorTests {
+    @Test func updatesAndObserversSeeEveryChange() async throws {
+        let source = ScriptedSource(.reachable)
+        let monitor = ReachabilityMonitor(source: source, interval: .milliseconds(10))
+        let seen = EventLog()
+        let observation = monitor.observe { seen.append($0.description) }
+        var iterator = monitor.updates.makeAsyncIterator()
+        #expect(await iterator.next() == .unknown)
+        monitor.start()
+        #expect(await iterator.next() == .reachable)
+        source.set(.unreachable)
+        #expect(await iterator.next() == .unreachable)
+        source.set(.reachable)
+        #expect(await iterator.next() == .reachable)
+        #expect(await eventually { seen.events == ["reachable", "unreachable", "reachable"] })
+        observation.cancel()
+        source.set(.unreachable)
+        #expect(await iterator.next() == .unreachable)
+        monitor.stop()
+        #expect(seen.events.count == 3)
+    }
+
+    @Test func consecutiveProbeFailuresMakeItUnreachableUntilASuccess() {
+        let monitor = ReachabilityMonitor(source: ScriptedSource(.reachable), probeFailureThreshold: 3)
+        monitor.refresh()
+        #expect(monitor.status == .reachable)
+        monitor.recordProbe(succeeded: false)
+        monitor.recordProbe(succeeded: false)
+        #expect(monitor.status == .reachable)
+        monitor.recordProbe(succeeded: false)
+        #expect(monitor.status == .unreachable)
+        monitor.recordProbe(succeeded: true)
+        #expect(monitor.status == .reachable)
+    }
+
+    @Test func managersFailFastWithNoNetworkWhileUnreachable() async throws {
+        let source = ScriptedSource(.unreachable)
+        let monitor = ReachabilityMonitor(source: source)
+        monitor.refresh()
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub, reachability: monitor))
+        let result = await outcome { try await manager.load() }
+        #expect(result.failure?.code == .noNetwork)
+        #expect(stub.requests.isEmpty)
+        source.set(.reachable)
+        monitor.refresh()
+        try await manager.load()
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test func theInterfacesSourceReadsThisMachine() throws {
+        let interfaces = NetworkInterfacesSource.interfaces()
+        let loopback = try #require(interfaces.first { $0.isLoopback })
+        #expect(loopback.isUp && loopback.hasAddress)
+        // /sys/class/net lists the same interfaces on Linux.
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/net") {
+            #expect(Set(interfaces.map(\.name)).isSubset(of: Set(names)))
+        }
+        let expected: ReachabilityStatus =
+            interfaces.contains { $0.isUp && !$0.isLoopback && $0.hasAddress } ? .reachable : .unreachable
+        #expect(NetworkInterfacesSource().currentStatus() == expected)
+        let everythingIgnored = NetworkInterfacesSource(ignoredNames: Set(interfaces.map(\.name)))
+        #expect(everythingIgnored.currentStatus() == .unreachable)
+    }
+}

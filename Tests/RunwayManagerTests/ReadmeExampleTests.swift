@@ -1,0 +1,117 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+// The code between the BEGIN/END markers is the README's "Write an API manager" and
+// "Write a reformer" sections, verbatim; this file compiles and runs it.
+
+// BEGIN README: Write an API manager
+extension ServiceID {
+    static let houses: ServiceID = "houses"
+}
+
+/// The team's API provider: a base URL per environment, shared headers and error handling.
+struct HouseService: Service {
+    let id: ServiceID = .houses
+    let baseURLs = BaseURLs(
+        develop: "https://dev.houses.example.com/v1",
+        releaseCandidate: "https://rc.houses.example.com/v1",
+        release: "https://houses.example.com/v1")
+    var commonHeaders: HTTPHeaders { ["X-Client": "househunter/1.0"] }
+
+    func error(for response: Response, json: JSON?) -> RunwayError? {
+        if json?["code"]?.int == 1001 { return RunwayError(.needsLogin, "session expired", response: response) }
+        return defaultError(for: response)
+    }
+}
+
+/// One API, one manager: what to call, how, and what counts as valid.
+final class HouseSearchAPIManager: APIManager {
+    let engine = ManagerEngine()
+    let apiName = "houses/search"
+    let serviceID: ServiceID = .houses
+    var loadPolicy: LoadPolicy { .cancelPrevious }  // search-as-you-type
+
+    func validate(params: [String: JSON]) throws(RunwayError) {
+        guard let city = params["city"]?.string, !city.isEmpty else {
+            throw .paramsInvalid(field: "city", "choose a city")
+        }
+    }
+}
+
+/// The screen: the manager's delegate, on the main actor.
+@MainActor
+final class HouseSearchScreen {
+    let search = HouseSearchAPIManager()
+    var rows: [ReformedRecord] = []
+    var message = ""
+
+    init() { search.delegate = self }
+
+    func cityChanged(to city: String) {
+        search.loadData(params: ["city": .string(city)])
+    }
+}
+
+extension HouseSearchScreen: @MainActor APIManagerDelegate {
+    func managerCallAPIDidSucceed(_ manager: any APIManager) {
+        rows = (try? manager.fetchData(with: HouseListReformer())) ?? []
+    }
+
+    func managerCallAPIDidFail(_ manager: any APIManager, error: RunwayError) {
+        message = error.code == .paramsInvalid ? "Please choose a city" : error.message
+    }
+}
+// END README: Write an API manager
+
+// BEGIN README: Write a reformer
+/// The list cell's keys, typed and named after the reformer.
+enum HouseListKey {
+    static let id = ReformedKey<String>("HouseList.id")
+    static let title = ReformedKey<String>("HouseList.title")
+    static let price = ReformedKey<Int>("HouseList.price")
+}
+
+/// Turns any listing API's raw data into rows for the house list cell.
+struct HouseListReformer: Reformer {
+    func reform(_ data: JSON, from manager: any APIManager) throws -> [ReformedRecord] {
+        (data["houses"]?.array ?? []).map { house in
+            var row = ReformedRecord()
+            row[HouseListKey.id] = house["id"]?.string
+            row[HouseListKey.title] = house["title"]?.string
+            row[HouseListKey.price] = house["price"]?.int
+            return row
+        }
+    }
+}
+
+// In a cell:  titleLabel.text = row[HouseListKey.title]
+// END README: Write a reformer
+
+@Suite struct ReadmeExampleTests {
+    /// The only test that touches the process-wide registry.
+    @Test @MainActor func theReadmeManagerRunsAgainstTheBootstrappedRegistry() async throws {
+        let stub = StubDispatcher { request in
+            #expect(request.headers["X-Client"] == "househunter/1.0")
+            let body = #"{"houses":[{"id":"h1","title":"Loft by the river","price":2400}]}"#
+            return Response(status: 200, body: Data(body.utf8))
+        }
+        var builder = ServiceRegistry.Builder(environment: .develop, pipeline: Pipeline(interceptors: [], dispatcher: stub))
+        builder.register(HouseService())
+        try ServiceRegistry.bootstrap(builder.build())
+        // Bootstrapping twice is a typed error, not a crash.
+        #expect(throws: RunwayError.self) { try ServiceRegistry.bootstrap(builder.build()) }
+
+        let screen = HouseSearchScreen()
+        screen.cityChanged(to: "")
+        #expect(await eventually { screen.message == "Please choose a city" })
+        #expect(stub.requests.isEmpty)
+
+        screen.cityChanged(to: "Shanghai")
+        #expect(await eventually { !screen.rows.isEmpty })
+        #expect(screen.rows.first?[HouseListKey.title] == "Loft by the river")
+        #expect(screen.rows.first?[HouseListKey.price] == 2400)
+        #expect(stub.requests.map(\.url.absoluteString) == ["https://dev.houses.example.com/v1/houses/search?city=Shanghai"])
+    }
+}

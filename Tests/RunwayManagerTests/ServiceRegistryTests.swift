@@ -1,0 +1,131 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@Suite struct ServiceRegistryTests {
+    struct ThreeEnvironments: Service {
+        let id: ServiceID = .rental
+        let baseURLs = BaseURLs(
+            develop: "http://dev.rent.test/v1", releaseCandidate: "http://rc.rent.test/v1", release: "https://rent.test/v1")
+    }
+
+    @Test(arguments: [
+        (ServiceEnvironment.develop, "http://dev.rent.test/v1/items?page=2"),
+        (ServiceEnvironment.releaseCandidate, "http://rc.rent.test/v1/items?page=2"),
+        (ServiceEnvironment.release, "https://rent.test/v1/items?page=2"),
+    ])
+    func theEnvironmentPicksTheBaseURL(environment: ServiceEnvironment, expected: String) async throws {
+        let stub = jsonStub("{}")
+        let registry = try makeRegistry(stub, services: [ThreeEnvironments()], environment: environment)
+        let manager = ItemListAPIManager(registry: registry, serviceID: .rental)
+        try await manager.load(params: ["page": 2])
+        #expect(stub.requests.map(\.url.absoluteString) == [expected])
+    }
+
+    @Test func buildRejectsDuplicatesAndBadBaseURLsInAnyEnvironment() throws {
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
+        builder.register(TestService())
+        builder.register(TestService())
+        #expect(throws: RunwayError.self) { try builder.build() }
+
+        struct BadRC: Service {
+            let id: ServiceID = "bad"
+            let baseURLs = BaseURLs(develop: "http://dev.test", releaseCandidate: "ftp://rc.test", release: "http://rel.test")
+        }
+        var second = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
+        second.register(BadRC())
+        do {
+            _ = try second.build()
+            Issue.record("expected a configuration error")
+        } catch {
+            #expect(error.code == .configuration)
+            #expect(error.field == "bad.baseURLs.releaseCandidate")
+        }
+    }
+
+    @Test func anUnknownServiceFailsTheCallWithAConfigurationError() async throws {
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub), serviceID: "nowhere")
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let result = await outcome { try await manager.load() }
+        #expect(result.failure?.code == .configuration)
+        #expect(log.events == ["delegate.fail(configuration)"])
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func commonHeadersAndParametersAndTheServiceChainApply() async throws {
+        let log = EventLog()
+        let stub = StubDispatcher { _ in
+            log.append("dispatcher")
+            return Response(status: 200, body: Data("{}".utf8))
+        }
+        var service = TestService()
+        service.commonHeaders = ["X-Client": "househunter"]
+        service.commonParameters = ["app": "hh", "page": 1]
+        service.interceptors = [RecordingLogInterceptor(name: "service", log: log)]
+        let registry = try makeRegistry(stub, services: [service], interceptors: [RecordingLogInterceptor(name: "app", log: log)])
+        let manager = ItemListAPIManager(registry: registry)
+        try await manager.load(params: ["page": 3, "q": "two rooms"])
+        let request = try #require(stub.requests.first)
+        #expect(request.url.absoluteString == "http://listings.test/v1/items?app=hh&page=3&q=two%20rooms")
+        #expect(request.headers["X-Client"] == "househunter")
+        #expect(log.events == ["app>", "service>", "dispatcher", "<service", "<app"])
+    }
+
+    @Test func postSendsParametersAsAJSONBody() async throws {
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub), method: .post)
+        try await manager.load(params: ["name": "Ann", "tags": ["a", "b"]])
+        let request = try #require(stub.requests.first)
+        #expect(request.method == .post)
+        #expect(request.url.absoluteString == "http://listings.test/v1/items")
+        #expect(request.headers["Content-Type"] == "application/json")
+        #expect(try JSON(parsing: request.body ?? Data()) == ["name": "Ann", "tags": ["a", "b"]])
+    }
+
+    @Test func aBusinessCodeIsMappedByTheServiceAndTheResponseIsKept() async throws {
+        var service = TestService()
+        service.tokenExpiredCode = 1001
+        let manager = ItemListAPIManager(registry: try makeRegistry(jsonStub(#"{"code":1001}"#), services: [service]))
+        let result = await outcome { try await manager.load() }
+        let error = try #require(result.failure)
+        #expect(error.code == .needsLogin)
+        #expect(error.stage == .service(.listings))
+        #expect(error.response?.status == 200)
+    }
+
+    @Test(arguments: [(500, RunwayError.Code.serverError), (404, .serverError), (401, .needsLogin)])
+    func statusCodesMapToErrorCodes(status: Int, code: RunwayError.Code) async throws {
+        let manager = ItemListAPIManager(registry: try makeRegistry(jsonStub("<html>oops</html>", status: status)))
+        let result = await outcome { try await manager.load() }
+        #expect(result.failure?.code == code)
+        #expect(result.failure?.response?.status == status)
+    }
+
+    @Test func aNonJSONOrEmptySuccessIsATypedErrorWithTheBodyKept() async throws {
+        let html = ItemListAPIManager(registry: try makeRegistry(jsonStub("<html>")))
+        let first = await outcome { try await html.load() }
+        #expect(first.failure?.code == .responseInvalid)
+        #expect(first.failure?.response?.body == Data("<html>".utf8))
+        #expect(html.rawData == nil)
+
+        let empty = ItemListAPIManager(registry: try makeRegistry(jsonStub("", status: 204)))
+        let second = await outcome { try await empty.load() }
+        #expect(second.failure?.code == .noContent)
+    }
+}
+
+/// Records requests and responses by name into an EventLog.
+struct RecordingLogInterceptor: Interceptor {
+    let name: String
+    let log: EventLog
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        log.append("\(name)>")
+        let response = try await next(request, context)
+        log.append("<\(name)")
+        return response
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Runway
+import RunwayTesting
+
+extension ServiceID {
+    static let listings: ServiceID = "listings"
+    static let secondHand: ServiceID = "second-hand"
+    static let rental: ServiceID = "rental"
+    static let newHome: ServiceID = "new-home"
+}
+
+/// A service at one base URL with optional extras, for tests.
+struct TestService: Service {
+    let id: ServiceID
+    let baseURLs: BaseURLs
+    var commonHeaders: HTTPHeaders = [:]
+    var commonParameters: [String: JSON] = [:]
+    var interceptors: [any Interceptor] = []
+    var authenticator: TokenAuthenticator?
+    /// A business code in the body's `code` member that means "token expired".
+    var tokenExpiredCode: Int?
+
+    init(id: ServiceID = .listings, baseURL: String = "http://listings.test/v1") {
+        self.id = id
+        self.baseURLs = BaseURLs(baseURL)
+    }
+
+    func error(for response: Response, json: JSON?) -> RunwayError? {
+        if let tokenExpiredCode, json?["code"]?.int == tokenExpiredCode {
+            return RunwayError(.needsLogin, "token expired (code \(tokenExpiredCode))", response: response)
+        }
+        return defaultError(for: response)
+    }
+}
+
+/// Builds a registry around a dispatcher.
+func makeRegistry(
+    _ dispatcher: any Dispatcher, services: [any Service] = [TestService()], interceptors: [any Interceptor] = [],
+    environment: ServiceEnvironment = .release, reachability: ReachabilityMonitor? = nil
+) throws -> ServiceRegistry {
+    var builder = ServiceRegistry.Builder(
+        environment: environment, pipeline: Pipeline(interceptors: interceptors, dispatcher: dispatcher),
+        reachability: reachability)
+    for service in services { builder.register(service) }
+    return try builder.build()
+}
+
+/// A stub answering every request with the JSON `body`.
+func jsonStub(_ body: String, status: Int = 200) -> StubDispatcher {
+    StubDispatcher(status: status, body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+}
+
+/// A thread-safe list of strings, for pinning orders.
+final class EventLog: Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var stored: [String] = []
+
+    func append(_ event: String) { lock.withLock { stored.append(event) } }
+    var events: [String] { lock.withLock { stored } }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var stored = 0
+
+    @discardableResult
+    func increment() -> Int { lock.withLock { stored += 1; return stored } }
+    var value: Int { lock.withLock { stored } }
+}
+
+/// A plain manager over `.listings` with a configurable policy, for tests.
+final class ItemListAPIManager: APIManager {
+    let engine: ManagerEngine
+    let apiName: String
+    let serviceID: ServiceID
+    let loadPolicy: LoadPolicy
+    let method: HTTPMethod
+
+    init(
+        registry: ServiceRegistry, apiName: String = "items", serviceID: ServiceID = .listings,
+        policy: LoadPolicy = .concurrent, method: HTTPMethod = .get, delivery: ManagerDelivery = .inline
+    ) {
+        self.engine = ManagerEngine(registry: registry, delivery: delivery)
+        self.apiName = apiName
+        self.serviceID = serviceID
+        self.loadPolicy = policy
+        self.method = method
+    }
+}
+
+/// A delegate that records landings; thread-safe, for `.inline` delivery.
+final class RecordingDelegate: APIManagerDelegate, Sendable {
+    let log: EventLog
+
+    init(log: EventLog = EventLog()) {
+        self.log = log
+    }
+
+    func managerCallAPIDidSucceed(_ manager: any APIManager) {
+        log.append("delegate.success")
+    }
+
+    func managerCallAPIDidFail(_ manager: any APIManager, error: RunwayError) {
+        log.append("delegate.fail(\(error.code))")
+    }
+}
+
+/// Waits until `condition` holds or `timeout` passes.
+func eventually(
+    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(5), _ condition: () -> Bool
+) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// The outcome of a load, as a value.
+func outcome(_ body: @Sendable () async throws -> JSON) async -> Result<JSON, RunwayError> {
+    do {
+        return .success(try await body())
+    } catch let error as RunwayError {
+        return .failure(error)
+    } catch {
+        return .failure(RunwayError(.transport, "not a RunwayError: \(error)", underlying: error))
+    }
+}

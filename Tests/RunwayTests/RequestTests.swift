@@ -1,0 +1,71 @@
+import Foundation
+import Runway
+import Testing
+
+@Suite("Request")
+struct RequestTests {
+    @Test("malformed and relative URL strings are .invalidURL", arguments: ["", "not a url", "/relative/path", "http://", "http:///nohost", "https://exa mple.com/"])
+    func invalidURLs(_ string: String) {
+        #expect {
+            let request = try Request(string)
+            try request.validate()
+        } throws: { ($0 as? RunwayError)?.code == .invalidURL }
+    }
+
+    @Test("schemes other than http and https are .unsupportedScheme", arguments: ["ftp://example.com/", "file:///etc/passwd", "app://listing/detail"])
+    func unsupportedSchemes(_ string: String) {
+        #expect { try Request(string) } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
+    }
+
+    @Test("CR, LF or NUL in a header value is .invalidHeader", arguments: ["a\r\nInjected: yes", "a\nb", "a\rb", "a\u{0}b"])
+    func headerInjection(_ value: String) throws {
+        let request = try Request("https://example.com/", headers: ["X-Value": value])
+        #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .invalidHeader }
+    }
+
+    @Test("a header name that is not a token is .invalidHeader", arguments: ["Bad Name", "Bad:Name", ""])
+    func badHeaderName(_ name: String) throws {
+        var request = try Request("https://example.com/")
+        request.headers.add(name: name, value: "v")
+        #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .invalidHeader }
+    }
+
+    @Test("a body over the limit is .requestTooLarge")
+    func bodyLimit() throws {
+        var options = RequestOptions()
+        options.maxRequestBodySize = 10
+        let request = try Request(method: .post, "https://example.com/", body: Data(count: 11), options: options)
+        #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .requestTooLarge }
+    }
+
+    @Test("an invalid method token is .invalidRequest")
+    func badMethod() throws {
+        let request = try Request(method: HTTPMethod(rawValue: "GE T"), "https://example.com/")
+        #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .invalidRequest }
+    }
+
+    @Test("headers are case-insensitive, ordered, and setting replaces every field of a name")
+    func headers() {
+        var headers: HTTPHeaders = ["Accept": "a", "X-Multi": "1"]
+        headers.add(name: "x-multi", value: "2")
+        #expect(headers.values(for: "X-MULTI") == ["1", "2"])
+        headers["X-Multi"] = "3"
+        #expect(headers.values(for: "x-multi") == ["3"])
+        headers["accept"] = nil
+        #expect(headers["Accept"] == nil)
+        #expect(headers.count == 1)
+    }
+
+    @Test("methods are upper-cased and know whether they are idempotent")
+    func methods() {
+        #expect(HTTPMethod(rawValue: "get") == .get)
+        #expect(HTTPMethod.put.isIdempotent)
+        #expect(!HTTPMethod.post.isIdempotent)
+    }
+
+    @Test("errors describe their code, stage and cause")
+    func errorDescription() {
+        let error = RunwayError(.timeout, "took too long", stage: .dispatcher("curl"))
+        #expect("\(error)" == "RunwayError.timeout at dispatcher curl: took too long")
+    }
+}
