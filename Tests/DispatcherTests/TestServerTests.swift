@@ -8,7 +8,7 @@ import Testing
 struct TestServerTests {
     @Test("TLS with the test CA negotiates HTTP/2, and the pin matches libcurl's")
     func tlsAndHTTP2() async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.load()
         try await withServer(tls: pki.server) { server in
             let output = try await curl([
                 "--cacert", pki.caCertificatePath, "--pinnedpubkey", pki.serverKeyPin,
@@ -35,7 +35,7 @@ struct TestServerTests {
 
     @Test("a client that gives up on /slow is recorded as an abort, over HTTP/1.1 and HTTP/2")
     func abortsAreObserved() async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.load()
         for http2 in [false, true] {
             try await withServer(tls: pki.server) { server in
                 await #expect(throws: CurlFailure.self) {
@@ -65,11 +65,12 @@ struct TestServerTests {
     }
 
     @Test("the test CA's files are in place and the pins differ")
-    func pki() throws {
-        let pki = try TestPKI.shared()
+    func pki() async throws {
+        let pki = try await TestPKI.load()
         #expect(pki.serverKeyPin.hasPrefix("sha256//"))
         #expect(pki.serverKeyPin != pki.otherKeyPin)
         #expect(try TestPKI.shared().directory == pki.directory)
+        #expect(FileManager.default.fileExists(atPath: pki.otherName.certificatePath))
         for path in [pki.caCertificatePath, pki.server.certificatePath, pki.ipOnly.privateKeyPath] {
             #expect(FileManager.default.fileExists(atPath: path))
         }

@@ -4,7 +4,7 @@ import Foundation
 /// line into a temporary directory, once per test process.
 ///
 /// ```swift
-/// let pki = try TestPKI.shared()
+/// let pki = try await TestPKI.load()
 /// let server = try await TestServer.start(tls: pki.server)
 /// request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
 /// request.options.tls.pinnedPublicKeys = [pki.serverKeyPin]
@@ -42,8 +42,19 @@ public struct TestPKI: Sendable {
     private static let cached = Result { try TestPKI.generate() }
 
     /// The process-wide PKI, generated on first use; safe to call from parallel tests.
+    ///
+    /// The first call blocks its thread while `openssl` runs (about a second); in async tests
+    /// prefer ``load()``, which waits without holding a thread of the cooperative pool that
+    /// the in-process server needs.
     public static func shared() throws -> TestPKI {
         try cached.get()
+    }
+
+    /// The process-wide PKI, generated on first use on a thread of its own.
+    public static func load() async throws -> TestPKI {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: cached) }
+        }
     }
 
     /// Generates a fresh PKI in a new temporary directory.
