@@ -12,7 +12,8 @@ enum URLErrorMapping {
         guard nsError.domain == NSURLErrorDomain else {
             return RunwayError(.transport, "\(error)", underlying: error)
         }
-        guard let code = URLError.Code(rawValue: nsError.code) else {
+        // Failable on Linux, not on Darwin; the cast keeps one spelling for both.
+        guard let code = URLError.Code(rawValue: nsError.code) as URLError.Code? else {
             return RunwayError(.transport, "\(error)", underlying: error)
         }
         let message = "\(nsError.localizedDescription) (NSURLError \(nsError.code))"

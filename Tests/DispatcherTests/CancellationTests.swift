@@ -17,8 +17,8 @@ extension DispatcherSuite {
             call.cancel()
             let error = await runwayError { try await call.value }
             #expect(error?.code == .cancelled)
-            #expect(ContinuousClock.now - start < .seconds(10))  // far below the 30 s response
-            #expect(await server.waitForAbort(timeout: .seconds(5)))
+            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(await server.waitForAbort(timeout: .seconds(10)))
             #expect(server.stats.aborts(path: "/slow") == 1)
         }
     }

@@ -9,11 +9,12 @@ extension DispatcherSuite {
     func totalTimeoutBeforeHeaders(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
         try await withServer { server in
-            let request = makeRequest(server.url("/delay?ms=30000")) { $0.timeout = .milliseconds(300) }
+            let request = makeRequest(server.url("/delay?ms=20000")) { $0.timeout = .milliseconds(300) }
             let start = ContinuousClock.now
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .timeout)
-            #expect(ContinuousClock.now - start < .seconds(10))  // far below the 30 s the server would take
+            // Well under the server's 20 s, with room for a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(10))
         }
     }
 
@@ -21,12 +22,13 @@ extension DispatcherSuite {
     func totalTimeoutDuringBody(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
         try await withServer { server in
-            let request = makeRequest(server.url("/slow?ms=30000")) { $0.timeout = .milliseconds(500) }
+            let request = makeRequest(server.url("/slow?ms=20000")) { $0.timeout = .milliseconds(500) }
             let start = ContinuousClock.now
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .timeout)
-            #expect(ContinuousClock.now - start < .seconds(10))  // far below the 30 s the server would take
-            #expect(await server.waitForAbort(timeout: .seconds(5)))
+            // Well under the server's 20 s, with room for a loaded machine.
+            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(await server.waitForAbort(timeout: .seconds(10)))
         }
     }
 
@@ -40,7 +42,7 @@ extension DispatcherSuite {
         let start = ContinuousClock.now
         let error = await runwayError { try await dut.send(dut.make(), request) }
         #expect(error?.code == .timeout)
-        #expect(ContinuousClock.now - start < .seconds(10))  // far below the 30 s limit that did not fire
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 
     @Test("the connect timeout fires before the total timeout", arguments: DispatcherUnderTest.all(supporting: .connectTimeout))
@@ -53,6 +55,6 @@ extension DispatcherSuite {
         let start = ContinuousClock.now
         let error = await runwayError { try await dut.send(dut.make(), request) }
         #expect(error?.code == .timeout)
-        #expect(ContinuousClock.now - start < .seconds(10))  // far below the 30 s limit that did not fire
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 }

@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func theFirstRequestLandsOnTheFastestAndFailsOverWhenItDies() async throws {
-        let pki = try await TestPKI.shared()
+        let pki = try await TestPKI.load()
         let curl = CurlDispatcher()
         let fast = try await server("127.0.0.2", delay: .milliseconds(1), identity: pki.server)
         let middle = try await server("127.0.0.3", delay: .milliseconds(20), identity: pki.server)
@@ -59,23 +59,23 @@ import Testing
     }
 
     @Test func withoutTheBypassTheHostDoesNotResolve() async throws {
-        let pki = try await TestPKI.shared()
+        let pki = try await TestPKI.load()
         await #expect {
             try await Pipeline(interceptors: [], dispatcher: CurlDispatcher()).send(try request("/whoami", pki))
         } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
     }
 
     @Test func aCertificateForAnotherNameIsRejected() async throws {
-        try await expectTLSRejection(identity: try await TestPKI.shared().otherName, address: "127.0.0.5")
+        try await expectTLSRejection(identity: try await TestPKI.load().otherName, address: "127.0.0.5")
     }
 
     @Test func aCertificateNamingOnlyTheIPIsRejected() async throws {
         // AsyncHTTPClient's dnsOverride accepts this one; the host name is what must match.
-        try await expectTLSRejection(identity: try await TestPKI.shared().ipOnly, address: "127.0.0.1")
+        try await expectTLSRejection(identity: try await TestPKI.load().ipOnly, address: "127.0.0.1")
     }
 
     func expectTLSRejection(identity: TestPKI.Identity, address: String) async throws {
-        let pki = try await TestPKI.shared()
+        let pki = try await TestPKI.load()
         let impostor = try await server(address, delay: .zero, identity: identity)
         defer { Task { await impostor.shutdown() } }
         let bypass = try DNSBypass(.init(hosts: [Self.host: ["\(address):\(impostor.port)"]], fallsBackToDNS: false))
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func aProbeRanksADeadAddressLastAndTCPProbingWorksAgainstTheServer() async throws {
-        let pki = try await TestPKI.shared()
+        let pki = try await TestPKI.load()
         let live = try await server("127.0.0.6", delay: .zero, identity: pki.server)
         defer { Task { await live.shutdown() } }
         let bypass = try DNSBypass(.init(

@@ -4,7 +4,7 @@ import Foundation
 /// line into a temporary directory, once per test process.
 ///
 /// ```swift
-/// let pki = try await TestPKI.shared()
+/// let pki = try await TestPKI.load()
 /// let server = try await TestServer.start(tls: pki.server)
 /// request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
 /// request.options.tls.pinnedPublicKeys = [pki.serverKeyPin]
@@ -43,12 +43,17 @@ public struct TestPKI: Sendable {
 
     /// The process-wide PKI, generated on first use; safe to call from parallel tests.
     ///
-    /// Generation runs `openssl` several times and waits for it; that wait happens on a thread
-    /// of its own, never on the cooperative pool (on 2 cores, blocking it stalls every other
-    /// test for seconds and breaks their timing assertions).
-    public static func shared() async throws -> TestPKI {
+    /// The first call blocks its thread while `openssl` runs (about a second); in async tests
+    /// prefer ``load()``, which waits without holding a thread of the cooperative pool that
+    /// the in-process server needs.
+    public static func shared() throws -> TestPKI {
+        try cached.get()
+    }
+
+    /// The process-wide PKI, generated on first use on a thread of its own.
+    public static func load() async throws -> TestPKI {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: cached) }.start()
+            Thread.detachNewThread { continuation.resume(with: cached) }
         }
     }
 

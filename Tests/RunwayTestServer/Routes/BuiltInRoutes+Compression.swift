@@ -28,13 +28,9 @@ extension BuiltInRoutes {
     }
 
     private static func gzipResponse(_ body: Data, uncompressedLength: Int) -> Response {
-        Response(
-            status: .ok,
-            headers: [
-                .contentType: "application/octet-stream", .contentEncoding: "gzip",
-                HTTPField.Name("X-Uncompressed-Length")!: String(uncompressedLength),
-            ],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        var headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: "gzip"]
+        headers.append(customField("X-Uncompressed-Length", String(uncompressedLength)))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
 

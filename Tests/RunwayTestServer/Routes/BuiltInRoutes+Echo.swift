@@ -20,7 +20,9 @@ extension BuiltInRoutes {
             }
         }
         router.on("/echo", method: .head) { request, _ in
-            Response(status: .ok, headers: [HTTPField.Name("X-Echo-Method")!: request.method.rawValue])
+            var headers = HTTPFields()
+            headers.append(customField("X-Echo-Method", request.method.rawValue))
+            return Response(status: .ok, headers: headers)
         }
         router.get("/headers") { request, _ in
             try json(headerDictionary(request.headers))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -31,6 +32,13 @@ enum BuiltInRoutes {
     /// A plain-text 400 response.
     static func badRequest(_ message: String) -> Response {
         Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+
+    /// A header field with a name of our own; `X-Invalid-Name` if `name` is not a token (it
+    /// always is: every caller passes a literal).
+    static func customField(_ name: String, _ value: String) -> HTTPField {
+        let fieldName = HTTPField.Name(name) ?? HTTPField.Name("X-Invalid-Name") ?? .contentType
+        return HTTPField(name: fieldName, value: value)
     }
 
     /// Request headers as a dictionary: lower-cased names, repeated fields joined with ", ".

@@ -30,6 +30,12 @@ public struct TestRequestContext: RequestContext {
     /// The TCP connection the request arrived on.
     public var connection: any Channel { isHTTP2 ? (channel.parent ?? channel) : channel }
 
+    /// Resets the connection (HTTP/1.1, with `SO_LINGER` 0) or the stream (HTTP/2) at once,
+    /// for routes that simulate a broken peer; throw afterwards to end the handler.
+    public func abortConnection() async {
+        await BuiltInRoutes.abortConnection(channel)
+    }
+
     /// The client's address as `host:port`, or an empty string when unknown.
     public var remoteAddress: String {
         guard let address = connection.remoteAddress else { return "" }
