@@ -7,6 +7,8 @@ extension ManagerEngine {
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
         case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
+        /// Registered for a `load()` caller, who runs it in a child task with ``runPending(_:)``.
+        case pending(PendingCall)
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -55,7 +57,8 @@ extension ManagerEngine {
                 throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
             }
             request = try entry.request(
-                apiName: manager.apiName, method: manager.method, parameters: params, options: manager.requestOptions)
+                apiURL: apiURL(entry, manager.apiName), method: manager.method, parameters: params,
+                options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
@@ -69,7 +72,7 @@ extension ManagerEngine {
             }
             if policy == .cancelPrevious {
                 superseded = Array(state.calls.values)
-                for call in superseded { call.cancelReason = "superseded by a newer call (cancelPrevious)" }
+                for call in superseded { call.markCancelled("superseded by a newer call (cancelPrevious)") }
                 state.calls = [:]
             }
             if let shareKey, let joined = state.calls.values.first(where: { $0.shareKey == shareKey }), let task = joined.task {
@@ -82,6 +85,13 @@ extension ManagerEngine {
             let weakManager = WeakReference(manager)
             let weakEngine = WeakReference(self)
             let apiName = manager.apiName
+            if awaiting, shareKey == nil {
+                state.calls[call.id] = call
+                return .pending(
+                    PendingCall(
+                        call: call, entry: entry, request: request, params: params, apiName: apiName, monitor: monitor,
+                        afterSuccess: afterSuccess))
+            }
             let task = Task {
                 await Self.execute(
                     manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request,
@@ -91,7 +101,8 @@ extension ManagerEngine {
             state.calls[call.id] = call
             return .running(call, task)
         }
-        for call in superseded { call.task?.cancel() }
+        // Outside the lock: cancellation handlers run synchronously and may take it.
+        for call in superseded { call.cancelRunning() }
         return submission
     }
 
@@ -116,11 +127,49 @@ extension ManagerEngine {
         return .running(call, task)
     }
 
+    /// The URL of `apiName` on `entry`, from the cache when it is the same as last time.
+    private func apiURL(_ entry: ServiceEntry, _ apiName: String) throws(RunwayError) -> URL {
+        let key = ObjectIdentifier(entry)
+        if let cached = read({ $0.baseURLCache }), cached.entry == key, cached.apiName == apiName {
+            return cached.url
+        }
+        let url = try entry.apiURL(apiName)
+        lock.withLock { state.baseURLCache = BaseURLCache(entry: key, apiName: apiName, url: url) }
+        return url
+    }
+
     /// Identical calls: same method, URL (so query parameters) and body.
     private static func shareKey(_ request: Request) -> String {
         var key = request.method.rawValue + " " + request.url.absoluteString
         if let body = request.body { key += " " + String(decoding: body, as: UTF8.self) }
         return key
+    }
+
+    /// Runs a pending call in the current (child) task, registered so that policies, `cancelAll()`
+    /// and the manager's release can cancel it; the caller's own cancellation cancels it too.
+    func runPending<Manager: APIManager>(_ pending: PendingCall, manager: Manager) async -> Result<JSON, RunwayError> {
+        let call = pending.call
+        let stage = RunwayError.Stage.manager(pending.apiName)
+        // Register first, then check: a canceller marks the call under the engine's lock and
+        // then cancels the registered child, so one of the two always sees the other.
+        withUnsafeCurrentTask { call.setChildTask($0) }
+        if let alreadyCancelled = lock.withLock({ call.cancelReason }) {
+            call.setChildTask(nil)
+            return .failure(RunwayError(.cancelled, "cancelled: \(alreadyCancelled)", stage: stage))
+        }
+        let outcome = await withTaskCancellationHandler {
+            await Self.execute(
+                manager: WeakReference(manager), engine: WeakReference(self), call: call, entry: pending.entry,
+                request: pending.request, params: pending.params, apiName: pending.apiName, monitor: pending.monitor,
+                afterSuccess: pending.afterSuccess)
+        } onCancel: {
+            lock.withLock {
+                if call.cancelReason == nil { call.cancelReason = "the awaiting task was cancelled" }
+                if state.calls[call.id] === call { state.calls[call.id] = nil }
+            }
+        }
+        call.setChildTask(nil)
+        return outcome
     }
 
     /// Waits for a call's outcome on behalf of a `load()` caller. If the caller's task is
@@ -133,11 +182,22 @@ extension ManagerEngine {
             let cancel: Bool = lock.withLock {
                 call.awaiters -= 1
                 guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return false }
-                call.cancelReason = "the awaiting task was cancelled"
+                call.markCancelled("the awaiting task was cancelled")
                 state.calls[call.id] = nil
                 return true
             }
-            if cancel { task.cancel() }
+            if cancel { call.cancelRunning() }
         }
     }
+}
+
+/// A call registered for a `load()` caller and everything needed to run it.
+struct PendingCall: Sendable {
+    let call: ManagerCall
+    let entry: ServiceEntry
+    let request: Request
+    let params: [String: JSON]
+    let apiName: String
+    let monitor: ReachabilityMonitor?
+    let afterSuccess: (@Sendable (JSON) -> Void)?
 }
