@@ -15,9 +15,6 @@ extension APIManager {
             throw error
         case .running(let call, let task):
             return try await engine.wait(for: call, task: task).get()
-        case .pending(let pending):
-            async let outcome = engine.runPending(pending, manager: self)
-            return try await outcome.get()
         }
     }
 
@@ -28,7 +25,7 @@ extension APIManager {
     public func loadData(params: [String: JSON]? = nil) -> Bool {
         switch engine.submit(self, params: params, awaiting: false) {
         case .notStarted: false
-        case .running, .pending: true
+        case .running: true
         }
     }
 

@@ -7,8 +7,6 @@ extension ManagerEngine {
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
         case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
-        /// Registered for a `load()` caller, who runs it in a child task with ``runPending(_:)``.
-        case pending(PendingCall)
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -85,13 +83,6 @@ extension ManagerEngine {
             let weakManager = WeakReference(manager)
             let weakEngine = WeakReference(self)
             let apiName = manager.apiName
-            if awaiting, shareKey == nil {
-                state.calls[call.id] = call
-                return .pending(
-                    PendingCall(
-                        call: call, entry: entry, request: request, params: params, apiName: apiName, monitor: monitor,
-                        afterSuccess: afterSuccess))
-            }
             let task = Task {
                 await Self.execute(
                     manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request,
@@ -145,33 +136,6 @@ extension ManagerEngine {
         return key
     }
 
-    /// Runs a pending call in the current (child) task, registered so that policies, `cancelAll()`
-    /// and the manager's release can cancel it; the caller's own cancellation cancels it too.
-    func runPending<Manager: APIManager>(_ pending: PendingCall, manager: Manager) async -> Result<JSON, RunwayError> {
-        let call = pending.call
-        let stage = RunwayError.Stage.manager(pending.apiName)
-        // Register first, then check: a canceller marks the call under the engine's lock and
-        // then cancels the registered child, so one of the two always sees the other.
-        withUnsafeCurrentTask { call.setChildTask($0) }
-        if let alreadyCancelled = lock.withLock({ call.cancelReason }) {
-            call.setChildTask(nil)
-            return .failure(RunwayError(.cancelled, "cancelled: \(alreadyCancelled)", stage: stage))
-        }
-        let outcome = await withTaskCancellationHandler {
-            await Self.execute(
-                manager: WeakReference(manager), engine: WeakReference(self), call: call, entry: pending.entry,
-                request: pending.request, params: pending.params, apiName: pending.apiName, monitor: pending.monitor,
-                afterSuccess: pending.afterSuccess)
-        } onCancel: {
-            lock.withLock {
-                if call.cancelReason == nil { call.cancelReason = "the awaiting task was cancelled" }
-                if state.calls[call.id] === call { state.calls[call.id] = nil }
-            }
-        }
-        call.setChildTask(nil)
-        return outcome
-    }
-
     /// Waits for a call's outcome on behalf of a `load()` caller. If the caller's task is
     /// cancelled and nobody else waits for the call (no other `load()`, no delegate-path start),
     /// the call is cancelled.
@@ -191,13 +155,3 @@ extension ManagerEngine {
     }
 }
 
-/// A call registered for a `load()` caller and everything needed to run it.
-struct PendingCall: Sendable {
-    let call: ManagerCall
-    let entry: ServiceEntry
-    let request: Request
-    let params: [String: JSON]
-    let apiName: String
-    let monitor: ReachabilityMonitor?
-    let afterSuccess: (@Sendable (JSON) -> Void)?
-}

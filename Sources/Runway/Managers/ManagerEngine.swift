@@ -92,28 +92,18 @@ public final class ManagerEngine: @unchecked Sendable {
     }
 }
 
-/// One call in flight. Mutable fields are guarded by the owning engine's lock, except the child
-/// task registration, which has a lock of its own.
-///
-/// A call runs either in a task of its own (``task``: the delegate path, shared calls) or, for
-/// a `load()` caller, in a child task of the caller (registered while it runs), which costs a
-/// few allocations less per call.
+/// One call in flight, run by a task of its own so that policies, `cancelAll()` and the
+/// manager's release can cancel it without touching the caller's task.
 final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock, before the call is visible to anyone else); `childTask` only under `childLock`.
+    // lock, before the call is visible to anyone else).
     let id: UInt64
     let shareKey: String?
     var task: Task<Result<JSON, RunwayError>, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let childLock = NSLock()
-    /// The child task running the call while it is registered. It deregisters under
-    /// `childLock` before it finishes, so cancelling it under `childLock` never touches a
-    /// finished task.
-    private var childTask: UnsafeCurrentTask?
 
     init(id: UInt64, shareKey: String?) {
         self.id = id
@@ -125,15 +115,9 @@ final class ManagerCall: @unchecked Sendable {
         if cancelReason == nil { cancelReason = reason }
     }
 
-    /// Cancels whatever runs the call; call after ``markCancelled(_:)``, **not** under the
+    /// Cancels the task running the call; call after ``markCancelled(_:)``, **not** under the
     /// engine's lock (cancellation handlers run synchronously and may take it).
     func cancelRunning() {
         task?.cancel()
-        childLock.withLock { childTask?.cancel() }
-    }
-
-    /// Registers (or with `nil`, deregisters) the child task running the call.
-    func setChildTask(_ task: UnsafeCurrentTask?) {
-        childLock.withLock { childTask = task }
     }
 }

@@ -130,13 +130,6 @@ extension PagedAPIManager {
             guard awaiting, let engine = weakEngine.object else { return await task.value }
             // An awaiting caller holds the manager (and so the engine) itself.
             return await engine.wait(for: call, task: task)
-        case .pending(let pending):
-            // Only awaiting calls are pending; the awaiting caller holds the manager itself.
-            guard let engine = weakEngine.object, let manager = manager.object else {
-                return .failure(RunwayError(.cancelled, "cancelled: the manager was released"))
-            }
-            async let outcome = engine.runPending(pending, manager: manager)
-            return await outcome
         }
     }
 }
