@@ -21,13 +21,13 @@ let package = Package(
         // The libcurl shims, for the raw-libcurl baseline in Benchmarks/; not an API.
         .library(name: "CCurl", targets: ["CCurl"]),
         .executable(name: "runway-demo", targets: ["RunwayDemo"]),
-    ],
+    ] + interceptorProducts,
     dependencies: [
         // Test and sample server only; the library products never link these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-    ],
+    ] + interceptorDependencies,
     targets: [
         // MARK: Network layer
         .target(name: "Runway", swiftSettings: strict),
@@ -87,5 +87,197 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-    ]
+    ] + interceptorTargets
 )
+
+// MARK: Mediator
+// The URL-scheme mediator (Foundation only), its code generator and plugins, and the sample
+// business modules that prove the build-tool plugin.
+package.products += [
+    .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
+    .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
+    .plugin(name: "MediatorRoutesCommand", targets: ["MediatorRoutesCommand"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+]
+package.targets += [
+    .target(name: "RunwayMediator", swiftSettings: strict),
+    // The generator behind both plugins: its logic is a library so golden-file tests can call it.
+    .target(name: "MediatorCodegen", dependencies: ["RunwayMediator"], swiftSettings: strict),
+    .executableTarget(name: "MediatorCodegenTool", dependencies: ["MediatorCodegen"], swiftSettings: strict),
+    .plugin(
+        name: "MediatorRegistrationPlugin",
+        capability: .buildTool(),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    .plugin(
+        name: "MediatorRoutesCommand",
+        capability: .command(
+            intent: .custom(verb: "routes", description: "List every mediator route; fail on duplicates or conflicts")
+        ),
+        dependencies: ["MediatorCodegenTool"]
+    ),
+    // Sample business modules: they never import each other, only the interface target.
+    .target(name: "SampleListingRoutes", dependencies: ["RunwayMediator"], path: "Samples/Mediator/SampleListingRoutes", swiftSettings: strict),
+    .target(name: "SampleListing", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleListing", swiftSettings: strict),
+    .target(name: "SampleSearch", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleSearch", swiftSettings: strict),
+    .testTarget(
+        name: "MediatorCodegenTests",
+        dependencies: ["MediatorCodegen"],
+        exclude: ["Golden"],
+        swiftSettings: strict
+    ),
+    // The composition root of the samples: the build-tool plugin registers both modules.
+    .testTarget(
+        name: "MediatorPluginTests",
+        dependencies: ["RunwayMediator", "SampleListing", "SampleSearch", "SampleListingRoutes"],
+        swiftSettings: strict,
+        plugins: ["MediatorRegistrationPlugin"]
+    ),
+    .testTarget(
+        name: "RunwayMediatorTests",
+        dependencies: ["RunwayMediator", .product(name: "PropertyBased", package: "swift-property-based")],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Interceptors
+// Standard interceptors whose dependencies stay out of the Foundation-only core: signing
+// (swift-crypto), the response cache (GRDB), metrics (swift-metrics) and tracing
+// (swift-distributed-tracing). Validation lives in `Runway` itself.
+var interceptorProducts: [Product] {
+    [
+        .library(name: "RunwaySigning", targets: ["RunwaySigning"]),
+        .library(name: "RunwayCache", targets: ["RunwayCache"]),
+        .library(name: "RunwayMetrics", targets: ["RunwayMetrics"]),
+        .library(name: "RunwayTracing", targets: ["RunwayTracing"]),
+    ]
+}
+
+var interceptorDependencies: [Package.Dependency] {
+    [
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    ]
+}
+
+var interceptorTargets: [Target] {
+    [
+        .target(
+            name: "RunwaySigning",
+            dependencies: ["Runway", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayCache",
+            dependencies: [
+                "Runway",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayMetrics",
+            dependencies: ["Runway", .product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RunwayTracing",
+            dependencies: ["Runway", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayInterceptorTests",
+            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwaySigningTests",
+            dependencies: [
+                "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayCacheTests",
+            dependencies: ["RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RunwayMetricsTests",
+            dependencies: [
+                "RunwayMetrics", "RunwayTracing", "RunwayTesting",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strict
+        ),
+    ]
+}
+
+// MARK: Interceptors (transport)
+// DNS bypass, compression, logging and retry (issue 4, second half). Retry lives in `Runway`
+// (Foundation only); the others are modules of their own so the core links nothing new.
+package.products += [
+    .library(name: "RunwayDNSBypass", targets: ["RunwayDNSBypass"]),
+    .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
+    .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+]
+package.targets += [
+    .target(name: "RunwayDNSBypass", dependencies: ["Runway"], swiftSettings: strict),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    .target(name: "RunwayCompression", dependencies: ["Runway", "CZlib"], swiftSettings: strict),
+    .target(
+        name: "RunwayLogging",
+        dependencies: ["Runway", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayRetryTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayDNSBypassTests",
+        dependencies: [
+            "Runway", "RunwayDNSBypass", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayCompressionTests",
+        dependencies: ["Runway", "RunwayCompression", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayLoggingTests",
+        dependencies: [
+            "Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+    // The default order, pinned by behaviour, and the README example, compiled.
+    .testTarget(
+        name: "InterceptorOrderTests",
+        dependencies: [
+            "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]

@@ -34,7 +34,7 @@ struct PrintTimings: Interceptor {
 
 func step(_ title: String) { print("\n== \(title)") }
 
-let pki = try TestPKI.shared()
+let pki = try await TestPKI.shared()
 let plain = try await TestServer.start()
 let secure = try await TestServer.start(tls: pki.server, http2: true)
 print("embedded server: \(plain.baseURL.absoluteString) and \(secure.baseURL.absoluteString) (HTTP/2 over TLS)")

@@ -35,7 +35,6 @@ final class CurlTransfer: @unchecked Sendable {
     // Downloads.
     var resumeOffset: Int64 = 0
     var file: Int32 = -1
-    var writtenToFile: Int64 = 0
     var bodyGoesToFile = false
 
     init(request: Request) {
@@ -66,8 +65,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
-        var line = Substring(String(decoding: bytes, as: UTF8.self))
-        while let last = line.last, last == "\r" || last == "\n" { line = line.dropLast() }
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
+        let line = Substring(String(decoding: bytes[..<end], as: UTF8.self))
         if line.hasPrefix("HTTP/") {
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -89,15 +89,11 @@ final class CurlTransfer: @unchecked Sendable {
                 body.reserveCapacity(length)
             }
         }
-        let limit = request.options.maxResponseSize
         if bodyGoesToFile {
-            writtenToFile += Int64(bytes.count)
-            if resumeOffset + writtenToFile > Int64(limit) {
-                failure = RunwayError(.responseTooLarge, "download is over the \(limit)-byte limit")
-                return false
-            }
+            // Downloads stream to disk, so the in-memory limit does not apply to them.
             return writeAll(bytes)
         }
+        let limit = request.options.maxResponseSize
         guard body.count + bytes.count <= limit else {
             failure = RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
             return false

@@ -23,7 +23,7 @@ extension DispatcherSuite {
         "100 concurrent requests are multiplexed on one HTTP/2 connection",
         arguments: DispatcherUnderTest.all(supporting: .http2, .customCA))
     func http2Multiplexing(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         let dispatcher = dut.make()
         try await withServer(tls: pki.server, responseDelay: .milliseconds(300)) { server in
             let request = makeRequest(server.url("/json")) {

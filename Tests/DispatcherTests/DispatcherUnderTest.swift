@@ -1,4 +1,5 @@
 import Runway
+import RunwayCurl
 import RunwayURLSession
 import Testing
 
@@ -35,6 +36,10 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
 
     /// Every dispatcher under test. One line each.
     static let all: [DispatcherUnderTest] = [
+        DispatcherUnderTest(
+            name: "libcurl",
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
+            make: { CurlDispatcher() }),
         DispatcherUnderTest(name: "URLSession", capabilities: [], make: { URLSessionDispatcher() }),
     ]
 

@@ -7,7 +7,7 @@ import Testing
 extension DispatcherSuite {
     @Test("a server signed by a trusted CA answers, over HTTP/2 and HTTP/1.1", arguments: DispatcherUnderTest.all(supporting: .customCA))
     func trustedCA(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         let dispatcher = dut.make()
         let pem = try pki.caCertificatePEM
         for http2 in [true, false] {
@@ -30,7 +30,7 @@ extension DispatcherSuite {
 
     @Test("a certificate for another name is .tls", arguments: DispatcherUnderTest.all(supporting: .customCA))
     func wrongName(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         try await withServer(tls: pki.otherName) { server in
             let request = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
             let error = await runwayError { try await dut.send(dut.make(), request) }
@@ -41,7 +41,7 @@ extension DispatcherSuite {
 
     @Test("an IP-only certificate matches the IP and not a name", arguments: DispatcherUnderTest.all(supporting: .customCA))
     func ipOnlyCertificate(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         try await withServer(tls: pki.ipOnly) { server in
             let byIP = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
             let response = try await dut.send(dut.make(), byIP)
@@ -55,7 +55,7 @@ extension DispatcherSuite {
 
     @Test("a server signed by an untrusted CA is .tls", arguments: DispatcherUnderTest.all)
     func untrustedCA(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         try await withServer(tls: pki.server) { server in
             let error = await runwayError { try await dut.send(dut.make(), makeRequest(server.url("/json"))) }
             #expect(error?.code == .tls, "\(String(describing: error))")
@@ -65,7 +65,7 @@ extension DispatcherSuite {
 
     @Test("a matching pin passes, a wrong pin is .tls", arguments: DispatcherUnderTest.all(supporting: .customCA, .pinning))
     func pinning(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         let dispatcher = dut.make()
         try await withServer(tls: pki.server) { server in
             let pinned = makeRequest(server.url("/json")) {
@@ -84,7 +84,7 @@ extension DispatcherSuite {
 
     @Test("TLS options a dispatcher cannot honour are refused, not ignored", arguments: DispatcherUnderTest.all(lacking: .customCA))
     func unsupportedTLSOptions(_ dut: DispatcherUnderTest) async throws {
-        let pki = try TestPKI.shared()
+        let pki = try await TestPKI.shared()
         let dispatcher = dut.make()
         try await withServer(tls: pki.server) { server in
             let withCA = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }

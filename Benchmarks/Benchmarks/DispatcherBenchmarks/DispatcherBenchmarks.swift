@@ -32,7 +32,7 @@ let benchmarks: @Sendable () -> Void = {
 
     func register(_ name: String, concurrency: Int, transport: Transport = .plain, path: String, factory: @escaping Factory) {
         let tls = transport != .plain
-        Benchmark("\(name) \(path) c=\(concurrency)\(transport.rawValue)", configuration: config) { benchmark, client in
+        Benchmark("\(name) \(path) c=\(concurrency)\(transport.rawValue)", configuration: config) { (benchmark: Benchmark, client: any BenchClient) in
             guard let server else { return }
             let url = (tls ? server.tlsURL : server.plainURL) + path
             try await run(benchmark.scaledIterations.count, concurrency: concurrency) {
@@ -40,7 +40,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: {
             guard let server else { throw NSError(domain: "no server", code: 0) }
-            let client = try factory(ClientSetup(connections: concurrency, caFile: tls ? server.caFile : nil, http1Only: transport == .h1))
+            let client: any BenchClient = try factory(ClientSetup(connections: concurrency, caFile: tls ? server.caFile : nil, http1Only: transport == .h1))
             _ = try await client.get((tls ? server.tlsURL : server.plainURL) + path)
             return client
         }

@@ -11,7 +11,10 @@ final class Nginx: Sendable {
     let caFile: String
     private let process: Process
 
-    static let jsonBody = String(#"{"id":42,"title":"Two-bedroom flat near the river","price":5200,"currency":"CNY","city":"sh","kind":"rent","area":68.5,"rooms":2,"tags":["metro","south","furnished"],"agent":{"name":"Li","phone":"13800000000"},"updated":"2026-11-20T08:00:00Z","images":3,"pad":"#.utf8.prefix(250)) + String(repeating: "x", count: 300 - 250 - 3) + "\"}"
+    static let jsonBody: String = {
+        let head = #"{"id":42,"title":"Two-bedroom flat near the river","price":5200,"currency":"CNY","city":"sh","kind":"rent","area":68.5,"rooms":2,"tags":["metro","south"],"pad":""#
+        return head + String(repeating: "x", count: max(0, 300 - head.utf8.count - 2)) + "\"}"
+    }()
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-bench-nginx-\(getpid())")

@@ -8,8 +8,9 @@ public struct RequestOptions: Sendable {
     public var connectTimeout: Duration
     /// The longest the whole transfer may take, or `nil` for no limit (large downloads).
     public var timeout: Duration?
-    /// The largest response body accepted, counted after decompression, in bytes.
+    /// The largest response body accepted in memory, counted after decompression, in bytes.
     /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.
+    /// Downloads streamed to a file (``Request/download``) are not bounded by it.
     public var maxResponseSize: Int
     /// The largest request body accepted, in bytes.
     public var maxRequestBodySize: Int

@@ -4,7 +4,7 @@ import Foundation
 /// line into a temporary directory, once per test process.
 ///
 /// ```swift
-/// let pki = try TestPKI.shared()
+/// let pki = try await TestPKI.shared()
 /// let server = try await TestServer.start(tls: pki.server)
 /// request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
 /// request.options.tls.pinnedPublicKeys = [pki.serverKeyPin]
@@ -42,8 +42,14 @@ public struct TestPKI: Sendable {
     private static let cached = Result { try TestPKI.generate() }
 
     /// The process-wide PKI, generated on first use; safe to call from parallel tests.
-    public static func shared() throws -> TestPKI {
-        try cached.get()
+    ///
+    /// Generation runs `openssl` several times and waits for it; that wait happens on a thread
+    /// of its own, never on the cooperative pool (on 2 cores, blocking it stalls every other
+    /// test for seconds and breaks their timing assertions).
+    public static func shared() async throws -> TestPKI {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: cached) }.start()
+        }
     }
 
     /// Generates a fresh PKI in a new temporary directory.

@@ -1,0 +1,80 @@
+import RunwayMediator
+
+/// The route table of scanned targets, with duplicate and conflict checks: what
+/// `swift package routes` prints.
+public struct RouteListing: Sendable {
+    /// One row.
+    public struct Row: Sendable, Equatable {
+        public var pattern: String
+        public var target: String
+        public var action: String
+        public var isRemote: Bool
+        public var source: String
+    }
+
+    /// Every route, sorted by pattern.
+    public private(set) var rows: [Row] = []
+    /// Duplicates and conflicts, each naming both sources.
+    public private(set) var problems: [String] = []
+
+    /// Builds the listing; implicit routes `scheme://target/action` are included when `implicitScheme` is set.
+    public init(targets: [TargetDeclaration], implicitScheme: String? = "app") {
+        var targetSources: [String: String] = [:]
+        var shapes: [String: Row] = [:]
+        for target in targets.sorted(by: { ($0.module, $0.typeName) < ($1.module, $1.typeName) })
+        where target.module != RegistrationGenerator.mediatorModule {
+            guard let name = target.targetName?.lowercased() else {
+                problems.append("\(target.source): target \(target.typeName) has no literal `static let name = \"...\"`; its routes cannot be listed")
+                continue
+            }
+            if let other = targetSources[name] {
+                // Reported; its routes are still listed and checked, so one run shows every problem.
+                problems.append("duplicate target '\(name)': \(other) and \(target.source)")
+            } else {
+                targetSources[name] = target.source
+            }
+            var actionSources: [String: String] = [:]
+            for action in target.actions {
+                let source = "\(target.module)/\(target.file):\(action.line)"
+                if let other = actionSources[action.name] {
+                    problems.append("duplicate action '\(name)/\(action.name)': \(other) and \(source)")
+                    continue
+                }
+                actionSources[action.name] = source
+                var patterns = action.routes.map { ($0, source) }
+                if let implicitScheme { patterns.append(("\(implicitScheme)://\(name)/\(action.name)", source + " (implicit)")) }
+                for (text, patternSource) in patterns {
+                    let row = Row(pattern: text, target: name, action: action.name, isRemote: action.isRemote, source: patternSource)
+                    let pattern: RoutePattern
+                    do { pattern = try RoutePattern(text) } catch {
+                        problems.append("\(patternSource): \(error)")
+                        continue
+                    }
+                    if let other = shapes[pattern.shape], other.target == name, other.action == action.name { continue }
+                    if let other = shapes[pattern.shape] {
+                        problems.append(
+                            "conflicting routes '\(other.pattern)' (\(other.target)/\(other.action), \(other.source)) and '\(text)' (\(name)/\(action.name), \(patternSource)) match the same URLs")
+                        continue
+                    }
+                    shapes[pattern.shape] = row
+                    rows.append(row)
+                }
+            }
+        }
+        rows.sort { ($0.pattern, $0.target, $0.action) < ($1.pattern, $1.target, $1.action) }
+    }
+
+    /// The table as aligned text.
+    public var table: String {
+        let header = Row(pattern: "PATTERN", target: "TARGET", action: "ACTION", isRemote: false, source: "DECLARED AT")
+        let all = [header] + rows
+        let patternWidth = all.map(\.pattern.count).max() ?? 0
+        let callWidth = all.map { $0.target.count + $0.action.count + 1 }.max() ?? 0
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        return all.enumerated().map { index, row in
+            let access = index == 0 ? "ACCESS" : (row.isRemote ? "remote" : "local")
+            let call = index == 0 ? "TARGET/ACTION" : "\(row.target)/\(row.action)"
+            return pad(row.pattern, patternWidth) + "  " + pad(call, callWidth) + "  " + pad(access, 6) + "  " + row.source
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,121 @@
+/// Swift source text with comments blanked out (string literals kept), for a lightweight scan.
+///
+/// Not a parser: it knows `//` and nested `/* */` comments, `"..."`, `"""..."""` and raw
+/// `#"..."#` literals, so that braces and keywords inside comments and strings never count.
+/// Line numbers survive (comment characters become spaces, newlines stay).
+public struct SwiftSourceText: Sendable {
+    /// The text with comments replaced by spaces.
+    public let code: [UInt8]
+    /// For each byte of `code`, whether it is inside a string literal.
+    let inString: [Bool]
+
+    /// Reads `text`.
+    public init(_ text: String) {
+        let bytes = Array(text.utf8)
+        var code = bytes
+        var inString = [Bool](repeating: false, count: bytes.count)
+        var index = 0
+        func at(_ i: Int) -> UInt8 { i < bytes.count ? bytes[i] : 0 }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/"), at(index + 1) == UInt8(ascii: "/") {
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\n") {
+                    code[index] = UInt8(ascii: " ")
+                    index += 1
+                }
+            } else if byte == UInt8(ascii: "/"), at(index + 1) == UInt8(ascii: "*") {
+                var depth = 0
+                repeat {
+                    if at(index) == UInt8(ascii: "/"), at(index + 1) == UInt8(ascii: "*") {
+                        depth += 1
+                        code[index] = UInt8(ascii: " ")
+                        code[index + 1] = UInt8(ascii: " ")
+                        index += 2
+                    } else if at(index) == UInt8(ascii: "*"), at(index + 1) == UInt8(ascii: "/") {
+                        depth -= 1
+                        code[index] = UInt8(ascii: " ")
+                        code[index + 1] = UInt8(ascii: " ")
+                        index += 2
+                    } else {
+                        if bytes[index] != UInt8(ascii: "\n") { code[index] = UInt8(ascii: " ") }
+                        index += 1
+                    }
+                } while depth > 0 && index < bytes.count
+            } else if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && Self.startsRawString(bytes, index)) {
+                var hashes = 0
+                while at(index + hashes) == UInt8(ascii: "#") { hashes += 1 }
+                let quoteStart = index + hashes
+                let multiline = at(quoteStart + 1) == UInt8(ascii: "\"") && at(quoteStart + 2) == UInt8(ascii: "\"")
+                let quotes = multiline ? 3 : 1
+                var cursor = quoteStart + quotes
+                while cursor < bytes.count {
+                    if hashes == 0, bytes[cursor] == UInt8(ascii: "\\") {
+                        cursor += 2
+                        continue
+                    }
+                    if !multiline, bytes[cursor] == UInt8(ascii: "\n") { break }
+                    if bytes[cursor] == UInt8(ascii: "\""),
+                        (0..<quotes).allSatisfy({ at(cursor + $0) == UInt8(ascii: "\"") }),
+                        (0..<hashes).allSatisfy({ at(cursor + quotes + $0) == UInt8(ascii: "#") })
+                    {
+                        cursor += quotes + hashes
+                        break
+                    }
+                    cursor += 1
+                }
+                let end = min(cursor, bytes.count)
+                for i in (quoteStart + quotes)..<max(quoteStart + quotes, end - quotes - hashes) where i < bytes.count {
+                    inString[i] = true
+                }
+                index = end
+            } else {
+                index += 1
+            }
+        }
+        self.code = code
+        self.inString = inString
+    }
+
+    private static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {
+        var cursor = index
+        while cursor < bytes.count, bytes[cursor] == UInt8(ascii: "#") { cursor += 1 }
+        return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "\"")
+    }
+
+    /// The text as a string.
+    public var string: String { String(decoding: code, as: UTF8.self) }
+
+    /// The 1-based line of byte offset `offset`.
+    public func line(at offset: Int) -> Int {
+        var line = 1
+        for index in 0..<min(offset, code.count) where code[index] == UInt8(ascii: "\n") { line += 1 }
+        return line
+    }
+
+    /// The offset of the brace matching the `{` at `open` (or the end of the text).
+    func matchingBrace(_ open: Int) -> Int {
+        var depth = 0
+        var index = open
+        while index < code.count {
+            if !inString[index] {
+                if code[index] == UInt8(ascii: "{") { depth += 1 }
+                if code[index] == UInt8(ascii: "}") {
+                    depth -= 1
+                    if depth == 0 { return index }
+                }
+            }
+            index += 1
+        }
+        return code.count
+    }
+
+    /// The brace depth at `offset` (0 at file scope).
+    func depth(at offset: Int) -> Int {
+        var depth = 0
+        for index in 0..<min(offset, code.count) where !inString[index] {
+            if code[index] == UInt8(ascii: "{") { depth += 1 }
+            if code[index] == UInt8(ascii: "}") { depth -= 1 }
+        }
+        return depth
+    }
+}

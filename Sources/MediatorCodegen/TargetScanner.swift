@@ -1,0 +1,138 @@
+import Foundation
+
+/// Finds `MediatorTarget` declarations in Swift source text, without a parser.
+///
+/// The convention: a business module declares each target as a **public, top-level** type
+/// whose inheritance clause names `MediatorTarget` (`public struct ListingTarget: MediatorTarget`),
+/// or conforms in an `extension ListingTarget: MediatorTarget`. Its name is read from
+/// `static let name = "listing"` and its actions from `actions.action("detail", access: .remote,
+/// routes: ["app://listing/<int:id>"]) { ... }` calls in the type's body or its extensions.
+public enum TargetScanner {
+    /// The protocol the scan looks for.
+    public static let protocolName = "MediatorTarget"
+
+    /// Scans one module's files (`(path relative to the module, contents)`).
+    /// - Returns: Targets sorted by type name, and diagnostics (a non-public target, a nested one).
+    public static func scan(module: String, files: [(path: String, contents: String)]) -> (targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]) {
+        var targets: [TargetDeclaration] = []
+        var diagnostics: [CodegenDiagnostic] = []
+        let sources = files.map { (path: $0.path, text: SwiftSourceText($0.contents)) }
+
+        // Every type declaration and extension, by name.
+        var declarations: [String: [(file: Int, offset: Int, open: Int, modifiers: String, inherits: [String], isExtension: Bool)]] = [:]
+        for (fileIndex, source) in sources.enumerated() {
+            let code = source.text.string
+            let ns = code as NSString
+            for match in typeRegex.matches(in: code, range: NSRange(location: 0, length: ns.length)) {
+                let keyword = ns.substring(with: match.range(at: 2))
+                let name = ns.substring(with: match.range(at: 3))
+                let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
+                let inherits = match.range(at: 4).location == NSNotFound ? [] : ns.substring(with: match.range(at: 4))
+                    .split(separator: ",").map { $0.split(separator: "<").first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "" }
+                let offset = utf8Offset(code, match.range(at: 2).location)
+                let open = utf8Offset(code, match.range.location + match.range.length - 1)
+                guard !source.text.inString[offset] else { continue }
+                declarations[name, default: []].append(
+                    (fileIndex, offset, open, modifiers, inherits, keyword == "extension"))
+            }
+        }
+
+        for name in declarations.keys.sorted() {
+            guard let entries = declarations[name] else { continue }
+            let conforming = entries.first { entry in
+                entry.inherits.contains { $0 == protocolName || $0 == "RunwayMediator." + protocolName }
+            }
+            guard let conformance = conforming else { continue }
+            let primary = entries.first { !$0.isExtension } ?? conformance
+            let file = sources[primary.file]
+            let line = file.text.line(at: primary.offset)
+            let source = "\(module)/\(file.path):\(line)"
+            if file.text.depth(at: primary.offset) > 0 {
+                diagnostics.append(CodegenDiagnostic(source: source, message: "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"))
+                continue
+            }
+            let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
+            guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
+                diagnostics.append(CodegenDiagnostic(source: source, message: "\(name) conforms to \(protocolName) but is not public; the app target cannot register it"))
+                continue
+            }
+            var targetName: String?
+            var actions: [ActionDeclaration] = []
+            for entry in entries {
+                let text = sources[entry.file].text
+                let close = text.matchingBrace(entry.open)
+                let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
+                if targetName == nil { targetName = firstCapture(nameRegex, in: body) }
+                actions += scanActions(body, baseOffset: entry.open, text: text)
+            }
+            targets.append(
+                TargetDeclaration(
+                    module: module, typeName: name, file: file.path, line: line, targetName: targetName,
+                    actions: actions.sorted { ($0.line, $0.name) < ($1.line, $1.name) }))
+        }
+        return (targets, diagnostics)
+    }
+
+    private static func scanActions(_ body: String, baseOffset: Int, text: SwiftSourceText) -> [ActionDeclaration] {
+        var actions: [ActionDeclaration] = []
+        let bytes = Array(body.utf8)
+        let ns = body as NSString
+        for match in actionRegex.matches(in: body, range: NSRange(location: 0, length: ns.length)) {
+            let start = utf8Offset(body, match.range.location)
+            guard !text.inString[baseOffset + start] else { continue }
+            let openParen = utf8Offset(body, match.range.location + match.range.length - 1)
+            // The argument list: up to the matching ')'.
+            var depth = 0
+            var index = openParen
+            var inLiteral = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") && (index == 0 || bytes[index - 1] != UInt8(ascii: "\\")) { inLiteral.toggle() }
+                if !inLiteral {
+                    if byte == UInt8(ascii: "(") || byte == UInt8(ascii: "[") { depth += 1 }
+                    if byte == UInt8(ascii: ")") || byte == UInt8(ascii: "]") {
+                        depth -= 1
+                        if depth == 0 { break }
+                    }
+                }
+                index += 1
+            }
+            let arguments = String(decoding: bytes[openParen..<min(index + 1, bytes.count)], as: UTF8.self)
+            guard let name = firstCapture(firstStringRegex, in: arguments) else { continue }
+            let isRemote = arguments.range(of: #"access\s*:\s*\.remote\b"#, options: .regularExpression) != nil
+            var routes: [String] = []
+            if let routesRange = arguments.range(of: #"routes\s*:\s*\[[^\]]*\]"#, options: .regularExpression) {
+                let list = String(arguments[routesRange])
+                let listNS = list as NSString
+                routes = stringLiteralRegex.matches(in: list, range: NSRange(location: 0, length: listNS.length)).map {
+                    listNS.substring(with: $0.range(at: 1))
+                }
+            }
+            actions.append(ActionDeclaration(name: name, isRemote: isRemote, routes: routes, line: text.line(at: baseOffset + start)))
+        }
+        return actions
+    }
+
+    // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
+    private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
+        pattern: #"((?:(?:public|open|internal|package|fileprivate|private|final|@\w+(?:\([^)]*\))?)\s+)*)\b(struct|class|enum|actor|extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#)
+    private static let nameRegex = try! NSRegularExpression(  // a constant pattern
+        pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
+    private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern
+    private static let firstStringRegex = try! NSRegularExpression(pattern: #"^\(\s*"([^"\\]*)""#)  // a constant pattern
+    private static let stringLiteralRegex = try! NSRegularExpression(pattern: #""([^"\\]*)""#)  // a constant pattern
+
+    private static func firstCapture(_ regex: NSRegularExpression, in text: String) -> String? {
+        let ns = text as NSString
+        guard let match = regex.firstMatch(in: text, range: NSRange(location: 0, length: ns.length)),
+            match.range(at: 1).location != NSNotFound
+        else { return nil }
+        return ns.substring(with: match.range(at: 1))
+    }
+
+    /// Converts a UTF-16 offset (NSString) to a UTF-8 offset.
+    private static func utf8Offset(_ text: String, _ utf16Offset: Int) -> Int {
+        let index = String.Index(utf16Offset: utf16Offset, in: text)
+        return text.utf8.distance(from: text.utf8.startIndex, to: index)
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Sends a request again after a transient failure, with exponential backoff and jitter.
+///
+/// ```swift
+/// let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 4)], dispatcher: CurlDispatcher())
+/// ```
+/// - Retries the statuses and transport errors the ``RetryPolicy`` lists; after the last
+///   attempt a retryable status is handed back as the response, a retryable error is thrown.
+/// - Waits `initialBackoff × multiplier^(n−1)`, capped at `maxBackoff`, minus up to `jitter` of
+///   it at random; a `Retry-After` header (seconds or HTTP-date) replaces that delay, and one
+///   longer than `maxRetryAfter` ends the retries.
+/// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the API is in
+///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. A
+///   `.cannotConnect` is retried for every method: the request never left the machine.
+/// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
+///   cancelling the task during a backoff ends the call at once with `.cancelled`.
+/// - Each attempt goes down the chain with ``RequestContext/attempt`` increased.
+///
+/// ## Where it belongs
+/// After the cache and **before signing** (see ``DefaultOrder``): every attempt passes the
+/// signing interceptor again and gets a fresh timestamp and nonce, which a server that rejects
+/// replayed nonces requires; and every attempt passes the DNS bypass again, so it goes to the
+/// fastest address still alive.
+public struct RetryInterceptor: Interceptor {
+    /// What the interceptor is about to do, for observers (logs, metrics).
+    public struct Event: Sendable {
+        /// The attempt that just failed (1 for the first).
+        public var failedAttempt: Int
+        /// The status that caused the retry, when a response was received.
+        public var status: Int?
+        /// The error that caused the retry, when no response was received.
+        public var error: RunwayError?
+        /// How long the interceptor waits before the next attempt.
+        public var delay: Duration
+        /// The call's context as of the failed attempt.
+        public var context: RequestContext
+
+        /// Creates an event (interceptors make these; tests and adapters may too).
+        public init(failedAttempt: Int, status: Int? = nil, error: RunwayError? = nil, delay: Duration, context: RequestContext) {
+            self.failedAttempt = failedAttempt
+            self.status = status
+            self.error = error
+            self.delay = delay
+            self.context = context
+        }
+    }
+
+    /// The policy in force.
+    public let policy: RetryPolicy
+    /// Called before each backoff.
+    private let onRetry: (@Sendable (Event) -> Void)?
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let random: @Sendable () -> Double
+
+    /// `"retry"`: the name in errors, logs and `DefaultOrder`.
+    public var name: String { "retry" }
+
+    /// Creates a retry interceptor.
+    /// - Parameters:
+    ///   - policy: When and how often to retry.
+    ///   - onRetry: Called before each backoff (for logging or metrics); must not block.
+    public init(policy: RetryPolicy = .default, onRetry: (@Sendable (Event) -> Void)? = nil) {
+        self.init(policy: policy, onRetry: onRetry, sleep: { try await Task.sleep(for: $0) }, random: { Double.random(in: 0...1) })
+    }
+
+    /// Creates a retry interceptor with a replaceable clock and random source (tests).
+    init(
+        policy: RetryPolicy, onRetry: (@Sendable (Event) -> Void)? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void,
+        random: @escaping @Sendable () -> Double
+    ) {
+        self.policy = policy
+        self.onRetry = onRetry
+        self.sleep = sleep
+        self.random = random
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let override = context[RetryOverride.Key.self]
+        let maxAttempts = max(1, override?.maxAttempts ?? policy.maxAttempts)
+        let mayRepeat = request.method.isIdempotent
+            || override?.allowsNonIdempotent ?? context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false
+        var context = context
+        while true {
+            let delay: Duration
+            var event = Event(failedAttempt: context.attempt, delay: .zero, context: context)
+            do {
+                let response = try await next(request, context)
+                guard context.attempt < maxAttempts, mayRepeat, policy.retryableStatuses.contains(response.status),
+                    let wait = delayAfter(response: response, retry: context.attempt)
+                else { return response }
+                delay = wait
+                event.status = response.status
+            } catch {
+                let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
+                guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
+                    !RetryPolicy.neverRetried.contains(failure.code),
+                    mayRepeat || failure.code == .cannotConnect
+                else { throw error }
+                delay = policy.backoff(beforeRetry: context.attempt, random: random())
+                event.error = failure
+            }
+            event.delay = delay
+            onRetry?(event)
+            do {
+                try Task.checkCancellation()
+                try await sleep(delay)
+            } catch {
+                throw RunwayError(.cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))", stage: .interceptor(name), underlying: error)
+            }
+            context.attempt += 1
+        }
+    }
+
+    /// The delay before retrying a retryable response, or `nil` when it should be handed back
+    /// (a `Retry-After` beyond ``RetryPolicy/maxRetryAfter``).
+    private func delayAfter(response: Response, retry: Int) -> Duration? {
+        if policy.honoursRetryAfter, let value = response.headers["Retry-After"], let asked = RetryAfter.delay(from: value) {
+            return asked <= policy.maxRetryAfter ? asked : nil
+        }
+        return policy.backoff(beforeRetry: retry, random: random())
+    }
+}
+
+extension Interceptor where Self == RetryInterceptor {
+    /// Retries transient failures with exponential backoff and jitter (see ``RetryInterceptor``).
+    /// Belongs after the cache and before signing (``DefaultOrder``).
+    public static func retry(_ policy: RetryPolicy = .default, onRetry: (@Sendable (RetryInterceptor.Event) -> Void)? = nil) -> RetryInterceptor {
+        RetryInterceptor(policy: policy, onRetry: onRetry)
+    }
+}
+
+extension Interceptor where Self == RetryInterceptor {
+    /// Retries transient failures with a policy built from the common settings.
+    /// - Throws: ``RunwayError`` `.configuration` for values that cannot work (see ``RetryPolicy``).
+    public static func retry(
+        maxAttempts: Int, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(10)
+    ) throws(RunwayError) -> RetryInterceptor {
+        RetryInterceptor(policy: try RetryPolicy(maxAttempts: maxAttempts, initialBackoff: initialBackoff, maxBackoff: maxBackoff))
+    }
+}

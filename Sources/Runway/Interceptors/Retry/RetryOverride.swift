@@ -1,0 +1,26 @@
+/// A per-call change to the ``RetryPolicy``, set by API managers in the ``RequestContext``.
+///
+/// ```swift
+/// context[RetryOverride.Key.self] = RetryOverride(allowsNonIdempotent: true) // this POST is safe to repeat
+/// ```
+public struct RetryOverride: Sendable, Equatable {
+    /// Retry this call even when its method is not idempotent (`nil` keeps the policy's rule).
+    public var allowsNonIdempotent: Bool?
+    /// The most attempts for this call (`nil` keeps the policy's; 1 disables retry). Values
+    /// below 1 count as 1.
+    public var maxAttempts: Int?
+
+    /// Creates an override; `nil` fields keep the policy.
+    public init(allowsNonIdempotent: Bool? = nil, maxAttempts: Int? = nil) {
+        self.allowsNonIdempotent = allowsNonIdempotent
+        self.maxAttempts = maxAttempts
+    }
+
+    /// No retry for this call.
+    public static let never = RetryOverride(maxAttempts: 1)
+
+    /// Where the override is kept in a ``RequestContext``.
+    public enum Key: ContextKey {
+        public typealias Value = RetryOverride
+    }
+}

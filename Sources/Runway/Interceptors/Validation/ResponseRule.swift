@@ -1,0 +1,73 @@
+import Foundation
+
+/// What a response to an API must look like: status, content type, and JSON shape.
+///
+/// A response that breaks the rule fails with ``RunwayError/Code/responseInvalid``; the error's
+/// ``RunwayError/response`` keeps the raw response and ``RunwayError/field`` names the JSON path
+/// at fault (`items[3].price`), `status` or `Content-Type`.
+public struct ResponseRule: Sendable {
+    /// The accepted status codes.
+    public var statuses: [ClosedRange<Int>]
+    /// The accepted media type (`application/json`, or `application/*`), ignoring parameters
+    /// such as `charset`; `nil` accepts any.
+    public var contentType: String?
+    /// The shape the body must have as JSON; `nil` does not parse the body.
+    public var json: JSONShape?
+
+    /// Creates a rule accepting one range of statuses (2xx by default).
+    public init(status: ClosedRange<Int> = 200...299, contentType: String? = nil, json: JSONShape? = nil) {
+        self.init(statuses: [status], contentType: contentType, json: json)
+    }
+
+    /// Creates a rule accepting several ranges of statuses.
+    public init(statuses: [ClosedRange<Int>], contentType: String? = nil, json: JSONShape? = nil) {
+        self.statuses = statuses
+        self.contentType = contentType
+        self.json = json
+    }
+
+    /// Rejects configurations that could never pass.
+    func check() throws(RunwayError) {
+        if statuses.isEmpty || statuses.contains(where: { $0.lowerBound < 100 || $0.upperBound > 599 }) {
+            throw RunwayError(.configuration, "response statuses must be non-empty ranges within 100...599")
+        }
+        if let contentType {
+            let parts = contentType.split(separator: "/", omittingEmptySubsequences: false)
+            if parts.count != 2 || parts.contains(where: \.isEmpty) || parts[0] == "*" {
+                throw RunwayError(.configuration, "content type \"\(contentType)\" is not type/subtype")
+            }
+        }
+    }
+
+    /// Throws `.responseInvalid` when `response` breaks the rule.
+    func validate(_ response: Response) throws(RunwayError) {
+        guard statuses.contains(where: { $0.contains(response.status) }) else {
+            throw RunwayError(
+                .responseInvalid, "status \(response.status) is not accepted", field: "status", response: response)
+        }
+        if let contentType {
+            let received = (response.headers["Content-Type"] ?? "")
+                .split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            if !Self.mediaType(received, matches: contentType.lowercased()) {
+                throw RunwayError(
+                    .responseInvalid, "content type \"\(received)\" is not \(contentType)",
+                    field: "Content-Type", response: response)
+            }
+        }
+        if let json {
+            guard let value = JSONValue.parse(response.body) else {
+                throw RunwayError(.responseInvalid, "body is not JSON", field: "$", response: response)
+            }
+            if let (path, reason) = json.mismatch(in: value, path: "") {
+                throw RunwayError(.responseInvalid, "\(path) \(reason)", field: path, response: response)
+            }
+        }
+    }
+
+    private static func mediaType(_ received: String, matches expected: String) -> Bool {
+        if expected.hasSuffix("/*") {
+            return received.hasPrefix(expected.dropLast())
+        }
+        return received == expected
+    }
+}

@@ -1,0 +1,66 @@
+/// Checks parameters before anything else sees the request, and responses before the caller
+/// sees them.
+///
+/// Rules are looked up per call: first ``APIValidation/Key`` in the context (an API manager may
+/// set it for the call), then the rules registered for ``RequestContext/apiName``. A call with
+/// neither passes untouched.
+///
+/// A request breaking a parameter rule fails with ``RunwayError/Code/paramsInvalid`` and
+/// ``RunwayError/field`` naming the parameter; nothing after this interceptor runs, so nothing
+/// reaches the network. A response breaking the response rule fails with
+/// ``RunwayError/Code/responseInvalid`` and keeps the raw response.
+///
+/// ## Position
+/// First among the request-changing interceptors: before the cache (an invalid call must not
+/// be answered from the cache) and before signing (never sign what will not be sent).
+/// ```swift
+/// let validation = try ValidationInterceptor.validation([
+///     "listing.rent": APIValidation(parameters: [ParameterRule("city", .required)])
+/// ])
+/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
+///     validation
+///     // cache, signing, ...
+/// }
+/// ```
+public struct ValidationInterceptor: Interceptor {
+    /// The rules per API name.
+    public let apis: [String: APIValidation]
+
+    /// Creates a validation interceptor from rules per API name.
+    /// - Throws: ``RunwayError`` `.configuration` for an empty API name. (The rules themselves
+    ///   were checked when each ``APIValidation`` was created.)
+    public init(_ apis: [String: APIValidation]) throws(RunwayError) {
+        if apis.keys.contains(where: \.isEmpty) {
+            throw RunwayError(.configuration, "validation rules registered for an empty API name")
+        }
+        self.apis = apis
+    }
+
+    public var name: String { "validation" }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        guard let rules = context[APIValidation.Key.self] ?? context.apiName.flatMap({ apis[$0] }) else {
+            return try await next(request, context)
+        }
+        try rules.validate(request)
+        let response = try await next(request, context)
+        try rules.validate(response)
+        return response
+    }
+}
+
+extension APIValidation {
+    /// Carries the rules for one call in a ``RequestContext``, overriding those registered for
+    /// its API name.
+    public enum Key: ContextKey {
+        public typealias Value = APIValidation
+    }
+}
+
+extension Interceptor where Self == ValidationInterceptor {
+    /// Validates parameters and responses with rules per API name; see ``ValidationInterceptor``.
+    /// - Throws: ``RunwayError`` `.configuration` for an empty API name.
+    public static func validation(_ apis: [String: APIValidation]) throws(RunwayError) -> ValidationInterceptor {
+        try ValidationInterceptor(apis)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Runway
+
+/// Answers from a ``ResponseCache`` when it can and fills it from the network when it cannot.
+///
+/// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
+/// through. A fresh entry is returned without calling `next` (its ``Response/origin`` is
+/// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
+/// successful answer is stored. Under ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry
+/// is returned even when stale, and the network refresh runs in the background and is
+/// delivered to the context's ``CacheRefreshObserver``.
+///
+/// ## Position
+/// After validation (never answer an invalid call) and before signing, retry, compression and
+/// the dispatcher: a hit skips all of them, and the key must not see per-request signature
+/// headers. Metrics, tracing and logging placed before it see hits with their origin.
+public struct CacheInterceptor: Interceptor {
+    /// The store.
+    public let cache: ResponseCache
+
+    /// Creates an interceptor over `cache`.
+    public init(cache: ResponseCache) {
+        self.cache = cache
+    }
+
+    public var name: String { "cache" }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let policy = cache.policy(for: context)
+        guard policy.isEnabled, request.download == nil else { return try await next(request, context) }
+        let key = cache.key(for: request, context: context)
+        let api = context.apiName ?? ""
+        if let (entry, origin) = cache.lookup(key, policy: policy) {
+            let now = cache.clock()
+            switch policy.mode {
+            case .cacheFirst where entry.isFresh(at: now):
+                return entry.response(origin: origin)
+            case .cacheThenNetwork(let maxStale) where now < entry.expiresAt + Double(maxStale.components.seconds):
+                let cached = entry.response(origin: origin)
+                refreshInBackground(request, context: context, next: next, key: key, api: api, policy: policy, served: cached)
+                return cached
+            default:
+                break
+            }
+        }
+        let response = try await next(request, context)
+        await cache.store(response, key: key, api: api, policy: policy)
+        return response
+    }
+
+    private func refreshInBackground(
+        _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
+        served: Response
+    ) {
+        let cache = self.cache
+        let observer = context[CacheRefreshObserver.Key.self]
+        Task {
+            let refresh: CacheRefresh
+            do {
+                let fresh = try await next(request, context)
+                await cache.store(fresh, key: key, api: api, policy: policy)
+                refresh = fresh.status == served.status && fresh.body == served.body ? .unchanged(fresh) : .updated(fresh)
+            } catch {
+                refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))
+            }
+            observer?.handler(refresh)
+        }
+    }
+}
+
+extension Interceptor where Self == CacheInterceptor {
+    /// Caches responses in `cache`; see ``CacheInterceptor``.
+    public static func cache(_ cache: ResponseCache) -> CacheInterceptor {
+        CacheInterceptor(cache: cache)
+    }
+
+    /// Creates a ``ResponseCache`` and its interceptor in one step (keep
+    /// ``CacheInterceptor/cache`` to invalidate).
+    /// - Throws: ``RunwayError`` `.configuration`; see ``ResponseCache``.
+    public static func cache(
+        environment: String = "production", policies: [String: CachePolicy], defaultPolicy: CachePolicy = .never,
+        diskFile: URL? = nil, limits: ResponseCache.Limits = ResponseCache.Limits()
+    ) throws(RunwayError) -> CacheInterceptor {
+        CacheInterceptor(
+            cache: try ResponseCache(
+                environment: environment, policies: policies, defaultPolicy: defaultPolicy, diskFile: diskFile, limits: limits))
+    }
+}

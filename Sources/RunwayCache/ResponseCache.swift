@@ -1,0 +1,173 @@
+import Foundation
+import Runway
+
+/// The response store behind ``CacheInterceptor``: per-API policies, a memory LRU and an
+/// optional SQLite file, and invalidation.
+///
+/// Create one at start-up, register its interceptor, and keep it to invalidate entries:
+/// ```swift
+/// let cache = try ResponseCache(
+///     environment: "production",
+///     policies: ["listing.detail": .memoryAndDisk(), "account.balance": .never],
+///     diskFile: cachesDirectory.appending(path: "runway-cache.sqlite"))
+/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
+///     cache.interceptor
+/// }
+/// try await cache.invalidate(api: "listing.detail")
+/// ```
+/// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
+/// are stored, and not when they say `Cache-Control: no-store`. Safe to share between tasks.
+public final class ResponseCache: Sendable {
+    /// Bounds on what the cache holds.
+    public struct Limits: Sendable {
+        /// The most entries held in memory.
+        public var memoryEntries: Int
+        /// The most bytes held in memory (bodies, headers and bookkeeping).
+        public var memoryBytes: Int
+        /// The most bytes held on disk.
+        public var diskBytes: Int
+
+        /// Creates limits; the defaults are 512 entries and 8 MiB in memory, 64 MiB on disk.
+        public init(memoryEntries: Int = 512, memoryBytes: Int = 8 << 20, diskBytes: Int = 64 << 20) {
+            self.memoryEntries = memoryEntries
+            self.memoryBytes = memoryBytes
+            self.diskBytes = diskBytes
+        }
+    }
+
+    /// Part of every key, so staging and production never share entries.
+    public let environment: String
+    /// The policy per API name.
+    public let policies: [String: CachePolicy]
+    /// The policy of APIs not listed in ``policies``.
+    public let defaultPolicy: CachePolicy
+    /// The limits.
+    public let limits: Limits
+
+    let memory: MemoryCache
+    let disk: DiskCache?
+    let clock: @Sendable () -> Double
+
+    /// Creates the cache, opening (or rebuilding) the disk file if one is given.
+    /// - Parameters:
+    ///   - environment: Staging, production...; part of every key.
+    ///   - policies: The policy per API name; APIs not listed get `defaultPolicy`.
+    ///   - defaultPolicy: `.never` unless you want every API cached.
+    ///   - diskFile: The SQLite file; required when a policy uses the disk.
+    ///   - limits: Memory and disk bounds.
+    /// - Throws: ``RunwayError`` `.configuration` for a non-positive TTL or limit, an empty API
+    ///   name, a disk policy without a `diskFile`, or a file that cannot be opened or created.
+    public convenience init(
+        environment: String = "production", policies: [String: CachePolicy], defaultPolicy: CachePolicy = .never,
+        diskFile: URL? = nil, limits: Limits = Limits()
+    ) throws(RunwayError) {
+        try self.init(
+            environment: environment, policies: policies, defaultPolicy: defaultPolicy, diskFile: diskFile, limits: limits,
+            clock: { Date().timeIntervalSince1970 })
+    }
+
+    /// Creates the cache with a clock (seconds since 1970), for tests.
+    init(
+        environment: String, policies: [String: CachePolicy], defaultPolicy: CachePolicy, diskFile: URL?, limits: Limits,
+        clock: @escaping @Sendable () -> Double
+    ) throws(RunwayError) {
+        if policies.keys.contains(where: \.isEmpty) {
+            throw RunwayError(.configuration, "a cache policy is registered for an empty API name")
+        }
+        for (api, policy) in policies { try policy.check(api) }
+        try defaultPolicy.check("default")
+        guard limits.memoryEntries > 0, limits.memoryBytes > 0, limits.diskBytes > 0 else {
+            throw RunwayError(.configuration, "cache limits must be positive")
+        }
+        let usesDisk = ([defaultPolicy] + policies.values).contains { $0.storage.contains(.disk) }
+        if usesDisk && diskFile == nil {
+            throw RunwayError(.configuration, "a cache policy uses the disk but no diskFile was given")
+        }
+        self.environment = environment
+        self.policies = policies
+        self.defaultPolicy = defaultPolicy
+        self.limits = limits
+        self.clock = clock
+        memory = MemoryCache(maxEntries: limits.memoryEntries, maxBytes: limits.memoryBytes)
+        disk = try diskFile.map { url throws(RunwayError) in try DiskCache(file: url, maxBytes: limits.diskBytes) }
+    }
+
+    /// The interceptor that answers from and fills this cache.
+    public var interceptor: CacheInterceptor { CacheInterceptor(cache: self) }
+
+    /// The policy for a call: the context's ``CachePolicy/Key`` if set, else the API's.
+    public func policy(for context: RequestContext) -> CachePolicy {
+        context[CachePolicy.Key.self] ?? context.apiName.flatMap { policies[$0] } ?? defaultPolicy
+    }
+
+    /// The key `request` is cached under.
+    public func key(for request: Request, context: RequestContext) -> CacheKey {
+        CacheKey(request, context: context, environment: environment)
+    }
+
+    /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk
+    /// hit is copied to memory when the policy uses memory).
+    func lookup(_ key: CacheKey, policy: CachePolicy) -> (CacheEntry, ResponseOrigin)? {
+        if policy.storage.contains(.memory), let entry = memory.get(key) {
+            return (entry, .memoryCache)
+        }
+        if policy.storage.contains(.disk), let disk, let entry = disk.get(key) {
+            if policy.storage.contains(.memory) { memory.set(key, entry) }
+            return (entry, .diskCache)
+        }
+        return nil
+    }
+
+    /// Stores a network response under `key` if it may be cached.
+    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy) async {
+        guard response.isSuccess, response.fileURL == nil,
+            !(response.headers["Cache-Control"]?.lowercased().contains("no-store") ?? false)
+        else { return }
+        let now = clock()
+        let entry = CacheEntry(
+            api: api, status: response.status, headers: response.headers, body: response.body, storedAt: now,
+            expiresAt: now + Double(policy.ttl.components.seconds) + Double(policy.ttl.components.attoseconds) / 1e18)
+        if policy.storage.contains(.memory) { memory.set(key, entry) }
+        if policy.storage.contains(.disk), let disk { await disk.set(key, entry, now: now) }
+    }
+
+    /// Removes the entry for one key, from memory and disk.
+    public func invalidate(_ key: CacheKey) async {
+        memory.remove(key)
+        await disk?.remove(key)
+    }
+
+    /// Removes every entry of one API.
+    public func invalidate(api: String) async {
+        memory.removeAll(api: api)
+        await disk?.removeAll(api: api)
+    }
+
+    /// Removes every entry.
+    public func invalidateAll() async {
+        memory.removeAll()
+        await disk?.removeAll()
+    }
+
+    /// What the cache holds now.
+    public var statistics: Statistics {
+        let usage = disk?.usage() ?? (entries: 0, bytes: 0)
+        return Statistics(
+            memoryEntries: memory.count, memoryBytes: memory.bytes, diskEntries: usage.entries, diskBytes: usage.bytes,
+            diskRebuilds: disk?.rebuildCount ?? 0)
+    }
+
+    /// A snapshot of the cache's size.
+    public struct Statistics: Sendable, Equatable {
+        /// Entries in memory.
+        public var memoryEntries: Int
+        /// Bytes in memory.
+        public var memoryBytes: Int
+        /// Entries on disk.
+        public var diskEntries: Int
+        /// Bytes on disk (as counted against the limit).
+        public var diskBytes: Int
+        /// How many times a corrupt database file was moved aside and rebuilt.
+        public var diskRebuilds: Int
+    }
+}

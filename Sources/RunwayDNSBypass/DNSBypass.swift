@@ -1,0 +1,194 @@
+import Foundation
+import Runway
+
+/// Sends requests for some hosts straight to the fastest of a list of known IP addresses,
+/// skipping DNS, with the host name kept for SNI, `Host` and certificate checks.
+///
+/// Mobile DNS is slow and sometimes wrong; the seed's answer is to keep the servers' addresses
+/// locally, measure each at start-up and use the fastest. Build one at start-up, start it, and
+/// register its interceptor:
+/// ```swift
+/// let bypass = try DNSBypass(.init(
+///     hosts: ["api.example.com": ["203.0.113.7", "198.51.100.9"]],
+///     ipListSource: IPListSource(url: ipListURL, dispatcher: curl),
+///     storeFile: cachesDirectory.appendingPathComponent("runway-addresses.json"),
+///     probe: .httpPing(path: "/ping", dispatcher: curl)))
+/// await bypass.start()
+/// let pipeline = Pipeline(dispatcher: curl) { .dnsBypass(bypass) }
+/// ```
+/// - ``start()`` loads the stored list, fetches a new one when the last fetch is older than
+///   the refresh interval (a day), and probes every address concurrently.
+/// - The interceptor routes each request to the best address through
+///   ``RequestOptions/connectOverrides``; a failed connection demotes the address and the
+///   request moves to the next one, all within the request's connect timeout.
+/// - Call ``reachabilityChanged()`` when the network changes, or ``probe()`` whenever.
+///
+/// Thread-safe: state is a value (`RouteTable`) changed under a lock.
+public final class DNSBypass: Sendable {
+    /// The configuration in force.
+    public let configuration: Configuration
+    private let configured: [String: [Endpoint]]
+    private let store: AddressStore?
+    private let state: LockedState
+
+    /// Creates a bypass; nothing is probed or fetched until ``start()``.
+    /// - Throws: `RunwayError` `.configuration` (wrapping a ``DNSBypassError``) for an empty
+    ///   address list, an address that is not an IP, a bad host name, a refresh interval under
+    ///   a minute or a non-positive timeout.
+    public init(_ configuration: Configuration) throws(RunwayError) {
+        self.configured = try configuration.validated()
+        self.configuration = configuration
+        self.store = configuration.storeFile.map(AddressStore.init(url:))
+        var table = RouteTable()
+        for (host, endpoints) in configured { table.setAddresses(endpoints, for: host) }
+        self.state = LockedState(State(table: table))
+    }
+
+    // MARK: State
+
+    struct State: Sendable {
+        var table: RouteTable
+        var lastFetch: Date?
+        var fetching = false
+        var fetched: [String: [Endpoint]] = [:]
+        var problems: [DNSBypassError] = []
+    }
+
+    /// The mutable state; every access holds `lock`.
+    final class LockedState: @unchecked Sendable {
+        // @unchecked: `value` is only read or written inside `withLock`, under `lock`.
+        // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
+        private let lock = NSLock()
+        private var value: State
+
+        init(_ value: State) { self.value = value }
+
+        func withLock<T>(_ body: (inout State) -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+
+    // MARK: Reading
+
+    /// The addresses for `host` (lower-cased), best first; empty when the host is not bypassed.
+    public func endpoints(for host: String) -> [Endpoint] {
+        state.withLock { $0.table.endpoints(for: host.lowercased()) }
+    }
+
+    /// Every bypassed host and its addresses, best first.
+    public var routes: [String: [Endpoint]] {
+        state.withLock { $0.table.ordered }
+    }
+
+    /// Problems seen so far that did not fail a request (corrupt store, failed fetch), oldest first.
+    public var problems: [DNSBypassError] {
+        state.withLock { $0.problems }
+    }
+
+    /// When the IP list was last fetched (by this process or a previous run), if ever.
+    public var lastFetch: Date? {
+        state.withLock { $0.lastFetch }
+    }
+
+    // MARK: Lifecycle
+
+    /// Loads the stored IP list, fetches a fresh one if the stored one is older than the
+    /// refresh interval, and probes every address.
+    public func start() async {
+        if let store {
+            switch store.load() {
+            case .success(let snapshot?):
+                state.withLock { state in
+                    state.lastFetch = snapshot.fetchedAt
+                    state.fetched = snapshot.hosts
+                    merge(into: &state)
+                }
+            case .success(nil):
+                break
+            case .failure(let problem):
+                report(problem)
+            }
+        }
+        await refreshIPListIfDue()
+        await probe()
+    }
+
+    /// Fetches the IP list unless it was fetched less than the refresh interval ago (or a
+    /// fetch is under way).
+    /// - Returns: Whether a fetch was made and succeeded.
+    @discardableResult
+    public func refreshIPListIfDue(now: Date = Date()) async -> Bool {
+        guard let source = configuration.ipListSource else { return false }
+        let interval = configuration.refreshInterval.timeInterval
+        let due = state.withLock { state in
+            guard !state.fetching else { return false }
+            if let last = state.lastFetch, now.timeIntervalSince(last) < interval, now >= last { return false }
+            state.fetching = true
+            return true
+        }
+        guard due else { return false }
+        let result = await source.fetch()
+        state.withLock { $0.fetching = false }
+        switch result {
+        case .success(let hosts):
+            let snapshot = state.withLock { state in
+                state.lastFetch = now
+                state.fetched = hosts
+                merge(into: &state)
+                return AddressStore.Snapshot(fetchedAt: now, hosts: hosts)
+            }
+            if let store, let problem = store.save(snapshot) { report(problem) }
+            return true
+        case .failure(let problem):
+            report(problem)
+            return false
+        }
+    }
+
+    /// Measures every address of every host concurrently and reorders them by latency;
+    /// clears demotions of the addresses that answered.
+    public func probe() async {
+        let hosts = state.withLock { state in state.table.routes.mapValues { $0.map(\.endpoint) } }
+        let results = await configuration.probe.measure(hosts, timeout: configuration.probeTimeout)
+        state.withLock { $0.table.applyProbe(results) }
+    }
+
+    /// Tells the bypass the network changed (Wi-Fi ↔ cellular, back online): forgets
+    /// demotions, fetches the IP list if due, and probes again.
+    public func reachabilityChanged() async {
+        state.withLock { $0.table.clearDemotions() }
+        await refreshIPListIfDue()
+        await probe()
+    }
+
+    /// Moves `endpoint` behind the live addresses of `host` after a failed connection.
+    public func demote(_ endpoint: Endpoint, of host: String) {
+        state.withLock { $0.table.demote(endpoint, of: host.lowercased()) }
+    }
+
+    // MARK: Helpers
+
+    /// Configured addresses first, then fetched ones not already listed.
+    private func merge(into state: inout State) {
+        for host in Set(configured.keys).union(state.fetched.keys) {
+            let list = (configured[host] ?? []) + (state.fetched[host] ?? [])
+            state.table.setAddresses(list, for: host)
+        }
+    }
+
+    private func report(_ problem: DNSBypassError) {
+        state.withLock { state in
+            state.problems.append(problem)
+            if state.problems.count > 32 { state.problems.removeFirst() }
+        }
+        configuration.onProblem?(problem)
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

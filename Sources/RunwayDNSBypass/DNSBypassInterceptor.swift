@@ -1,0 +1,84 @@
+import Foundation
+import Runway
+
+/// Routes requests for bypassed hosts to the best known address, failing over to the next
+/// when a connection cannot be made.
+///
+/// For a request whose host the ``DNSBypass`` knows, each attempt adds a
+/// `ConnectOverride(host:port:connectHost:connectPort:)`: the dispatcher connects to the
+/// address but keeps the host name for SNI, the `Host` header and certificate verification
+/// (libcurl's `CURLOPT_CONNECT_TO`), so a certificate that does not name the host is still
+/// rejected. When the connection fails (`.cannotConnect`, or `.timeout` from the connect
+/// phase) the address is demoted and the next one is tried; each address gets
+/// ``DNSBypass/Configuration/perAddressConnectTimeout`` and all of them together stay within
+/// the request's ``RequestOptions/connectTimeout``. Nothing was sent on a failed connection,
+/// so failing over is safe for every method and needs no new signature. Other errors (TLS,
+/// a lost connection, any response) end the failover. Hosts the bypass does not know pass
+/// through untouched.
+///
+/// ## Where it belongs
+/// After signing and retry, before compression and the dispatcher (see `DefaultOrder`): each
+/// retry re-enters it and picks the best address still alive.
+public struct DNSBypassInterceptor: Interceptor {
+    /// The shared address table.
+    public let bypass: DNSBypass
+
+    /// `"dns-bypass"`: the name in errors, logs and `DefaultOrder`.
+    public var name: String { "dns-bypass" }
+
+    /// Creates the interceptor for a bypass.
+    public init(_ bypass: DNSBypass) {
+        self.bypass = bypass
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        guard let host = request.url.host?.lowercased() else { return try await next(request, context) }
+        let candidates = bypass.endpoints(for: host)
+        guard !candidates.isEmpty else { return try await next(request, context) }
+
+        let clock = ContinuousClock()
+        let budgetEnd = clock.now + request.options.connectTimeout
+        var lastFailure: (any Error)?
+        for (index, endpoint) in candidates.enumerated() {
+            let remaining = budgetEnd - clock.now
+            guard remaining > .zero else { break }
+            let isLast = index == candidates.count - 1
+            var attempt = request
+            attempt.options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
+            attempt.options.connectOverrides = [
+                ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
+            ] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
+            let started = clock.now
+            do {
+                return try await next(attempt, context)
+            } catch {
+                guard Self.isConnectFailure(error, elapsed: clock.now - started, options: attempt.options) else { throw error }
+                bypass.demote(endpoint, of: host)
+                lastFailure = error
+            }
+        }
+        if bypass.configuration.fallsBackToDNS {
+            return try await next(request, context)
+        }
+        throw lastFailure ?? RunwayError(.cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name))
+    }
+
+    /// Whether the error means no connection was made: refused, unreachable, or the connect
+    /// timer (not the transfer timer) expired.
+    static func isConnectFailure(_ error: any Error, elapsed: Duration, options: RequestOptions) -> Bool {
+        guard let error = error as? RunwayError, error.response == nil else { return false }
+        if error.code == .cannotConnect { return true }
+        guard error.code == .timeout else { return false }
+        // The transfer timer is the only other one; if it cannot have fired yet, this was connect.
+        guard let total = options.timeout else { return true }
+        return options.connectTimeout < total && elapsed < total * 0.9
+    }
+}
+
+extension Interceptor where Self == DNSBypassInterceptor {
+    /// Routes the bypass's hosts to their fastest addresses (see ``DNSBypassInterceptor``).
+    /// Belongs after signing and retry, before compression.
+    public static func dnsBypass(_ bypass: DNSBypass) -> DNSBypassInterceptor {
+        DNSBypassInterceptor(bypass)
+    }
+}

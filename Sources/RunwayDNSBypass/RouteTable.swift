@@ -1,0 +1,85 @@
+/// The addresses known for each host and what is known about them: a value-type state machine
+/// that ``DNSBypass`` keeps under its lock.
+///
+/// Order for a host: addresses that answered the last probe, fastest first; then those not yet
+/// probed, in list order; then those that failed the probe; then those demoted after a failed
+/// connection, the longest-demoted first. A new probe result clears a demotion.
+struct RouteTable: Sendable {
+    struct Route: Sendable, Equatable {
+        var endpoint: Endpoint
+        /// The last probe's round trip; `nil` when not probed yet or the probe failed.
+        var latency: Duration?
+        var probed = false
+        /// When set, the order in which the route was demoted (a counter, not a time).
+        var demotion: UInt64?
+    }
+
+    private(set) var routes: [String: [Route]] = [:]
+    private var demotions: UInt64 = 0
+
+    /// Every host and its addresses, in current order.
+    var ordered: [String: [Endpoint]] { routes.mapValues { sort($0).map(\.endpoint) } }
+
+    /// The addresses for `host`, best first; empty when the host is not bypassed.
+    func endpoints(for host: String) -> [Endpoint] {
+        sort(routes[host] ?? []).map(\.endpoint)
+    }
+
+    /// Replaces the address list of `host`, keeping what is known about addresses still listed.
+    mutating func setAddresses(_ endpoints: [Endpoint], for host: String) {
+        let old = routes[host] ?? []
+        var seen = Set<Endpoint>()
+        routes[host] = endpoints.compactMap { endpoint in
+            guard seen.insert(endpoint).inserted else { return nil }
+            return old.first { $0.endpoint == endpoint } ?? Route(endpoint: endpoint)
+        }
+    }
+
+    /// Records probe results: a latency, or `nil` for an address that did not answer.
+    mutating func applyProbe(_ results: [String: [Endpoint: Duration?]]) {
+        for (host, measured) in results {
+            guard var list = routes[host] else { continue }
+            for index in list.indices {
+                guard let result = measured[list[index].endpoint] else { continue }
+                list[index].latency = result
+                list[index].probed = true
+                list[index].demotion = nil
+            }
+            routes[host] = list
+        }
+    }
+
+    /// Moves `endpoint` of `host` behind every live address after a failed connection.
+    mutating func demote(_ endpoint: Endpoint, of host: String) {
+        guard let index = routes[host]?.firstIndex(where: { $0.endpoint == endpoint }) else { return }
+        demotions += 1
+        routes[host]?[index].demotion = demotions
+    }
+
+    /// Forgets every demotion (the network changed: old failures say nothing now).
+    mutating func clearDemotions() {
+        for host in routes.keys {
+            for index in routes[host, default: []].indices { routes[host]?[index].demotion = nil }
+        }
+    }
+
+    private func sort(_ list: [Route]) -> [Route] {
+        func rank(_ route: Route) -> Int {
+            if route.demotion != nil { return 3 }
+            if route.latency != nil { return 0 }
+            return route.probed ? 2 : 1
+        }
+        return list.enumerated().sorted { a, b in
+            let (ra, rb) = (rank(a.element), rank(b.element))
+            if ra != rb { return ra < rb }
+            switch ra {
+            case 0:
+                let (la, lb) = (a.element.latency ?? .zero, b.element.latency ?? .zero)
+                if la != lb { return la < lb }
+            case 3: return (a.element.demotion ?? 0) < (b.element.demotion ?? 0)
+            default: break
+            }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import Runway
+
+/// Logs every call through swift-log, observing only: it never changes a request or a response.
+///
+/// ```swift
+/// let pipeline = Pipeline(
+///     interceptors: [try .logging(logger, redacting: .standard(parameters: ["id_card"]))],
+///     dispatcher: CurlDispatcher())
+/// ```
+/// For each call it logs
+/// - at ``Configuration/dumpLevel`` (debug): the request as a `curl` command line, then the
+///   response's status line, headers and body (bodies cut at ``Configuration/bodyLimit``);
+/// - at ``Configuration/summaryLevel`` (info): one line — method, URL, status, wall time,
+///   where the response came from (`network`, `memory-cache`, ...) and the transfer timings;
+/// - at ``Configuration/failureLevel`` (warning): the error code, stage and message.
+///
+/// Secrets never reach the log (``Redaction``). **Nothing is logged unless a `Logger` is
+/// handed over**, at construction or per call in the context (`context[LoggingInterceptor.Key.self]`,
+/// which wins); without one the interceptor only forwards.
+///
+/// ## Where it belongs
+/// Near the front (see `DefaultOrder`): before the cache, so cache hits are logged, and
+/// outside retry, so a call is one entry with its final outcome (retries report through
+/// `RetryInterceptor`'s `onRetry`). The dump therefore shows the request as the application
+/// built it — before signing and compression — which is also what a person wants to read.
+public struct LoggingInterceptor: Interceptor {
+    /// Levels, body size and redaction.
+    public struct Configuration: Sendable {
+        /// The level of the one-line summary of each call.
+        public var summaryLevel: Logger.Level
+        /// The level of the request and response dumps.
+        public var dumpLevel: Logger.Level
+        /// The level of failures.
+        public var failureLevel: Logger.Level
+        /// The most body bytes shown in a dump; 0 shows only sizes.
+        public var bodyLimit: Int
+        /// What is hidden.
+        public var redaction: Redaction
+
+        /// Creates a configuration.
+        public init(
+            summaryLevel: Logger.Level = .info, dumpLevel: Logger.Level = .debug, failureLevel: Logger.Level = .warning,
+            bodyLimit: Int = 4096, redaction: Redaction = .standard
+        ) {
+            self.summaryLevel = summaryLevel
+            self.dumpLevel = dumpLevel
+            self.failureLevel = failureLevel
+            self.bodyLimit = bodyLimit
+            self.redaction = redaction
+        }
+    }
+
+    /// A per-call logger in the ``RequestContext``; it replaces the interceptor's own.
+    public enum Key: ContextKey {
+        public typealias Value = Logger
+    }
+
+    /// The logger used when the context carries none; `nil` logs nothing.
+    public let logger: Logger?
+    /// The configuration in force.
+    public let configuration: Configuration
+
+    /// `"logging"`: the name in errors, logs and `DefaultOrder`.
+    public var name: String { "logging" }
+
+    /// Creates a logging interceptor.
+    /// - Throws: `RunwayError` `.configuration` for a negative body limit.
+    public init(logger: Logger?, configuration: Configuration = Configuration()) throws(RunwayError) {
+        guard configuration.bodyLimit >= 0 else {
+            throw RunwayError(.configuration, "logging: bodyLimit must not be negative", stage: .interceptor("logging"), field: "bodyLimit")
+        }
+        self.logger = logger
+        self.configuration = configuration
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        guard var logger = context[Key.self] ?? logger else { return try await next(request, context) }
+        logger[metadataKey: "runway.call"] = "\(context.callID)"
+        if let api = context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+        if let service = context.serviceID { logger[metadataKey: "runway.service"] = "\(service)" }
+        let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
+        let url = configuration.redaction.apply(to: request.url)
+        logger.log(level: configuration.dumpLevel, "→ \(dump.curl(request))")
+        let start = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            let elapsed = ContinuousClock.now - start
+            var metadata: Logger.Metadata = [
+                "runway.status": "\(response.status)", "runway.origin": "\(response.origin)",
+                "runway.duration_ms": "\(Self.milliseconds(elapsed))",
+            ]
+            let cached = response.origin != .network && response.origin != .stub
+            var summary = "\(request.method) \(url) → \(response.status) in \(Self.milliseconds(elapsed)) ms"
+            if cached {
+                summary += " [\(response.origin) hit]"
+                metadata["runway.cache_hit"] = "true"
+            } else {
+                summary += " [\(response.origin)] \(response.metrics)"
+            }
+            logger.log(level: configuration.dumpLevel, "← \(dump.response(response))")
+            logger.log(level: configuration.summaryLevel, "\(summary)", metadata: metadata)
+            return response
+        } catch {
+            let elapsed = ContinuousClock.now - start
+            let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
+            var line = "\(request.method) \(url) ✗ \(failure.code)"
+            if let stage = failure.stage { line += " at \(stage)" }
+            if !failure.message.isEmpty { line += ": \(failure.message)" }
+            if let field = failure.field { line += " [field \(field)]" }
+            line += " after \(Self.milliseconds(elapsed)) ms"
+            logger.log(
+                level: configuration.failureLevel, "\(line)",
+                metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(Self.milliseconds(elapsed))"])
+            throw error
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let micros = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let fraction = String(micros % 1000 / 100)
+        return "\(micros / 1000).\(fraction)"
+    }
+}
+
+extension Interceptor where Self == LoggingInterceptor {
+    /// Logs each call to `logger`, secrets redacted (see ``LoggingInterceptor``); `nil` logs
+    /// nothing. Belongs near the front of the chain, before the cache.
+    public static func logging(_ logger: Logger?, redacting redaction: Redaction = .standard, bodyLimit: Int = 4096) throws(RunwayError) -> LoggingInterceptor {
+        try LoggingInterceptor(logger: logger, configuration: .init(bodyLimit: bodyLimit, redaction: redaction))
+    }
+}
+
+extension LoggingInterceptor {
+    /// A `RetryInterceptor` observer that logs each retry: `.retry(policy, onRetry: LoggingInterceptor.retryObserver(logger))`.
+    /// Logging sits outside retry in the default order, so this is how retries reach the log.
+    public static func retryObserver(_ logger: Logger, level: Logger.Level = .notice) -> @Sendable (RetryInterceptor.Event) -> Void {
+        { event in
+            var logger = logger
+            logger[metadataKey: "runway.call"] = "\(event.context.callID)"
+            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+            let cause = event.status.map { "status \($0)" } ?? event.error.map { "\($0.code)" } ?? "failure"
+            logger.log(level: level, "retrying after \(cause) (attempt \(event.failedAttempt)) in \(milliseconds(event.delay)) ms")
+        }
+    }
+}

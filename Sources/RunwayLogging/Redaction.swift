@@ -1,0 +1,108 @@
+import Foundation
+import Runway
+
+/// What ``LoggingInterceptor`` hides before anything is logged.
+///
+/// Header names and parameter names are matched case-insensitively. A header is hidden when
+/// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`
+/// and `X-Access-Token` are hidden without being listed). Parameters are hidden by name in the
+/// query string, in `application/x-www-form-urlencoded` bodies and in JSON bodies (any depth).
+public struct Redaction: Sendable, Equatable {
+    /// Header names always hidden.
+    public let headers: Set<String>
+    /// Header-name fragments that hide a header.
+    public let headerFragments: [String]
+    /// Parameter names hidden in queries and bodies.
+    public let parameters: Set<String>
+
+    /// What replaces a hidden value.
+    public static let placeholder = "<redacted>"
+
+    /// Authorization, cookies and API keys, any header naming a signature, token or secret, and
+    /// the usual secret parameters.
+    public static let standard = Redaction(
+        uncheckedHeaders: ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"],
+        headerFragments: ["signature", "token", "secret", "password", "nonce"],
+        parameters: ["password", "passwd", "secret", "token", "access_token", "refresh_token", "sign", "signature", "api_key", "apikey", "key"])
+
+    /// The standard redaction plus your own header and parameter names.
+    /// - Throws: `RunwayError` `.configuration` for an empty name.
+    public static func standard(plusHeaders headers: Set<String> = [], parameters: Set<String> = []) throws(RunwayError) -> Redaction {
+        try Redaction(headers: standard.headers.union(headers), headerFragments: standard.headerFragments, parameters: standard.parameters.union(parameters))
+    }
+
+    /// Creates a redaction from exact header names, name fragments and parameter names.
+    /// - Throws: `RunwayError` `.configuration` for an empty name.
+    public init(headers: Set<String>, headerFragments: [String] = [], parameters: Set<String>) throws(RunwayError) {
+        if headers.contains(where: \.isEmpty) || headerFragments.contains(where: \.isEmpty) || parameters.contains(where: \.isEmpty) {
+            throw RunwayError(.configuration, "logging: a redacted name is empty", stage: .interceptor("logging"), field: "redaction")
+        }
+        self.init(uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters)
+    }
+
+    private init(uncheckedHeaders: Set<String>, headerFragments: [String], parameters: Set<String>) {
+        self.headers = Set(uncheckedHeaders.map { $0.lowercased() })
+        self.headerFragments = headerFragments.map { $0.lowercased() }
+        self.parameters = Set(parameters.map { $0.lowercased() })
+    }
+
+    /// Whether a header's value is hidden.
+    public func hidesHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return headers.contains(lower) || headerFragments.contains { lower.contains($0) }
+    }
+
+    /// Whether a parameter's value is hidden.
+    public func hidesParameter(_ name: String) -> Bool {
+        parameters.contains(name.lowercased())
+    }
+
+    /// The headers with hidden values replaced.
+    func apply(to headers: HTTPHeaders) -> [(String, String)] {
+        headers.map { ($0.name, hidesHeader($0.name) ? Self.placeholder : $0.value) }
+    }
+
+    /// The URL as text with hidden query values and any password replaced.
+    func apply(to url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        if components.password != nil { components.password = "redacted" }
+        if let items = components.percentEncodedQueryItems {
+            components.percentEncodedQueryItems = items.map { item in
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard hidesParameter(name), item.value != nil else { return item }
+                return URLQueryItem(name: item.name, value: "REDACTED")
+            }
+        }
+        return (components.string ?? url.absoluteString).replacingOccurrences(of: "=REDACTED", with: "=\(Self.placeholder)")
+    }
+
+    /// A form body (`a=1&b=2`) with hidden values replaced.
+    func applyToForm(_ text: String) -> String {
+        text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let rawName = String(pair[..<equals])
+            let name = rawName.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? rawName
+            return hidesParameter(name) ? "\(rawName)=\(Self.placeholder)" : String(pair)
+        }.joined(separator: "&")
+    }
+
+    /// A JSON body with hidden values replaced at any depth; `nil` when it is not JSON.
+    func applyToJSON(_ data: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        let cleaned = redactJSON(object)
+        guard let out = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func redactJSON(_ value: Any) -> Any {
+        if let dictionary = value as? [String: Any] {
+            var result: [String: Any] = [:]
+            for (key, inner) in dictionary {
+                result[key] = hidesParameter(key) ? Self.placeholder : redactJSON(inner)
+            }
+            return result
+        }
+        if let array = value as? [Any] { return array.map(redactJSON) }
+        return value
+    }
+}

@@ -1,0 +1,100 @@
+/// The one error type the mediator throws.
+///
+/// A struct with a ``Code`` over a private enum (new codes never break a `switch` in user code),
+/// the URL, target and action involved, the registration sources of both sides of a conflict,
+/// and the underlying error. Match on codes:
+/// ```swift
+/// catch let error as MediatorError where error.code == .notFound { ... }
+/// ```
+public struct MediatorError: Error, Sendable {
+    /// What kind of failure this is.
+    public var code: Code
+    /// What happened, for people.
+    public var message: String
+    /// The URL being opened or parsed, if any.
+    public var url: String?
+    /// The target involved, if any.
+    public var target: String?
+    /// The action involved, if any.
+    public var action: String?
+    /// The parameter at fault, for parameter errors.
+    public var field: String?
+    /// Where the registrations involved were declared (both sides of a duplicate or conflict).
+    public var sources: [String]
+    /// The error this one wraps (an action's or an interceptor's own error).
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code, _ message: String, url: String? = nil, target: String? = nil, action: String? = nil,
+        field: String? = nil, sources: [String] = [], underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.url = url
+        self.target = target
+        self.action = action
+        self.field = field
+        self.sources = sources
+        self.underlying = underlying
+    }
+}
+
+extension MediatorError {
+    /// The kind of a ``MediatorError``.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case malformedURL, malformedPattern, notFound, remoteCallForbidden
+            case duplicateTarget, duplicateAction, conflictingRoute, invalidRegistration
+            case parameterMissing, parameterInvalid, unexpectedResult
+            case actionFailed, interceptorFailed, cannotBuildURL, lifecycle
+        }
+
+        private let base: Base
+
+        public var description: String { base.rawValue }
+
+        /// The URL string is not a valid mediator URL (bad scheme, bad escape, control bytes, ...).
+        public static let malformedURL = Code(base: .malformedURL)
+        /// A route pattern could not be parsed (reported at registration).
+        public static let malformedPattern = Code(base: .malformedPattern)
+        /// No target, action or route matched, and no fallback handled the call.
+        public static let notFound = Code(base: .notFound)
+        /// A remote call (a URL from outside) tried to reach a local-only action.
+        public static let remoteCallForbidden = Code(base: .remoteCallForbidden)
+        /// Two targets were registered under the same name; ``MediatorError/sources`` names both.
+        public static let duplicateTarget = Code(base: .duplicateTarget)
+        /// A target declared the same action twice; ``MediatorError/sources`` names both.
+        public static let duplicateAction = Code(base: .duplicateAction)
+        /// Two routes match exactly the same URLs; ``MediatorError/sources`` names both.
+        public static let conflictingRoute = Code(base: .conflictingRoute)
+        /// A registration is invalid (bad name, unknown converter, unknown fallback, module cycle).
+        public static let invalidRegistration = Code(base: .invalidRegistration)
+        /// A required parameter is absent; ``MediatorError/field`` names it.
+        public static let parameterMissing = Code(base: .parameterMissing)
+        /// A parameter has the wrong type or cannot be converted; ``MediatorError/field`` names it.
+        public static let parameterInvalid = Code(base: .parameterInvalid)
+        /// An action returned a value of another type than the caller asked for.
+        public static let unexpectedResult = Code(base: .unexpectedResult)
+        /// An action threw an error of its own type; see ``MediatorError/underlying``.
+        public static let actionFailed = Code(base: .actionFailed)
+        /// A route interceptor threw an error of its own type; see ``MediatorError/underlying``.
+        public static let interceptorFailed = Code(base: .interceptorFailed)
+        /// Reverse routing could not build a URL (missing or mistyped parameter, no route).
+        public static let cannotBuildURL = Code(base: .cannotBuildURL)
+        /// A module lifecycle step failed or ran out of order (started twice, stopped before start).
+        public static let lifecycle = Code(base: .lifecycle)
+    }
+}
+
+extension MediatorError: CustomStringConvertible {
+    public var description: String {
+        var text = "MediatorError.\(code): \(message)"
+        if let url { text += " [url \(url)]" }
+        if let target { text += " [target \(target)" + (action.map { " action \($0)" } ?? "") + "]" }
+        if let field { text += " [field \(field)]" }
+        if !sources.isEmpty { text += " [declared at \(sources.joined(separator: " and "))]" }
+        if let underlying, !(underlying is MediatorError) { text += " (\(underlying))" }
+        return text
+    }
+}

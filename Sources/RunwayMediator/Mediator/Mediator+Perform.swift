@@ -1,0 +1,104 @@
+extension Mediator {
+    /// Calls an action by name, from code inside the app (may reach every action).
+    ///
+    /// An unknown target or action goes to the fallback action when one is set, else throws
+    /// `.notFound`. Errors of the action's own type arrive as `.actionFailed` with the original
+    /// in ``MediatorError/underlying``.
+    @discardableResult
+    public func perform(
+        target: String, action: String, parameters: MediatorParameters = [:], origin: CallOrigin = .local
+    ) async throws -> any Sendable {
+        let key = target.lowercased()
+        guard let entry = storage.targets[key]?.actions[action] else {
+            let unmatched = UnmatchedRequest(url: nil, target: key, action: action, parameters: parameters, origin: origin)
+            return try await performFallback(unmatched)
+        }
+        let call = MediatorCall(target: key, action: action, parameters: parameters, origin: origin, tags: entry.tags, mediator: self)
+        return try await storage.chain(call)
+    }
+
+    /// Calls an action by name and returns its result as `T` (`.unexpectedResult` otherwise).
+    public func perform<T>(
+        target: String, action: String, parameters: MediatorParameters = [:], origin: CallOrigin = .local,
+        as type: T.Type
+    ) async throws -> T {
+        let result = try await perform(target: target, action: action, parameters: parameters, origin: origin)
+        return try Self.cast(result, to: type, target: target, action: action)
+    }
+
+    /// Calls the action a URL resolves to; remote unless `origin` says otherwise.
+    ///
+    /// No match: the unmatched-URL handler runs first (a non-`nil` result ends the call), then
+    /// the fallback action, else `.notFound`. Throws `.malformedURL` for bad input and
+    /// `.remoteCallForbidden` when a remote URL only matches local-only actions.
+    @discardableResult
+    public func perform(url: String, origin: CallOrigin = .remote) async throws -> any Sendable {
+        guard let match = try resolve(url, origin: origin) else {
+            let parsed = try MediatorURL(url, options: storage.urlOptions)
+            let unmatched = UnmatchedRequest(url: url, target: parsed.host, action: nil, parameters: parsed.query, origin: origin)
+            if let handler = storage.unmatchedHandler, let handled = try await handler(unmatched) {
+                return handled
+            }
+            return try await performFallback(unmatched)
+        }
+        let call = MediatorCall(
+            target: match.target, action: match.action, parameters: match.parameters, origin: origin, url: url,
+            pattern: match.pattern, tags: match.entry.tags, mediator: self)
+        return try await storage.chain(call)
+    }
+
+    /// Calls the action a URL resolves to and returns its result as `T`.
+    public func perform<T>(url: String, origin: CallOrigin = .remote, as type: T.Type) async throws -> T {
+        let result = try await perform(url: url, origin: origin)
+        return try Self.cast(result, to: type, target: nil, action: nil)
+    }
+
+    /// Opens a URL (a deep link): like ``perform(url:origin:)``, for callers that want no result.
+    public func open(url: String, origin: CallOrigin = .remote) async throws {
+        _ = try await perform(url: url, origin: origin)
+    }
+
+    private func performFallback(_ unmatched: UnmatchedRequest) async throws -> any Sendable {
+        guard let fallback = storage.fallback, let entry = storage.targets[fallback.target]?.actions[fallback.action] else {
+            throw MediatorError(
+                .notFound, "nothing handles \(unmatched)", url: unmatched.url, target: unmatched.target, action: unmatched.action)
+        }
+        let call = MediatorCall(
+            target: fallback.target, action: fallback.action, parameters: unmatched.parameters, origin: unmatched.origin,
+            url: unmatched.url, tags: entry.tags, unmatched: unmatched, mediator: self)
+        return try await storage.chain(call)
+    }
+
+    private static func cast<T>(_ value: any Sendable, to type: T.Type, target: String?, action: String?) throws -> T {
+        guard let typed = value as? T else {
+            throw MediatorError(
+                .unexpectedResult, "the action returned \(Swift.type(of: value)), not \(T.self)", target: target, action: action)
+        }
+        return typed
+    }
+
+    /// The last stage of the chain: find the action, check the origin again, run it.
+    static func invoke(_ call: MediatorCall, targets: [String: TargetRecord], cache: TargetCache) async throws -> any Sendable {
+        let key = call.target.lowercased()
+        guard let record = targets[key], let entry = record.actions[call.action] else {
+            throw MediatorError(.notFound, "no action \(call.target)/\(call.action)", url: call.url, target: call.target, action: call.action)
+        }
+        guard entry.access.allows(call.origin) else {
+            throw MediatorError(
+                .remoteCallForbidden, "a remote call may not reach local-only action \(key)/\(call.action)", url: call.url,
+                target: key, action: call.action)
+        }
+        let instance = record.keeps ? cache.instance(named: key, make: record.make) : record.make()
+        do {
+            return try await entry.handler(instance, call)
+        } catch let error as MediatorError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw MediatorError(
+                .actionFailed, "action \(key)/\(call.action) failed: \(error)", url: call.url, target: key, action: call.action,
+                underlying: error)
+        }
+    }
+}

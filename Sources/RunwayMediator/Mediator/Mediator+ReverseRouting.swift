@@ -1,0 +1,131 @@
+import Foundation
+
+extension Mediator {
+    /// Builds the URL that reaches `target`/`action` with `parameters` (reverse routing).
+    ///
+    /// Uses the action's first declared pattern, or its implicit route. Placeholders are filled
+    /// from `parameters` (typed ones must convert: `<int:id>` needs an integer) and percent-encoded
+    /// (`/` inside a value becomes `%2F`; a catch-all keeps its `/`). The remaining parameters
+    /// become the query, sorted by name; a `[String]` becomes a repeated key.
+    /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
+    ///   unencodable parameter.
+    public func url(target: String, action: String, parameters: MediatorParameters = [:]) throws -> String {
+        let key = target.lowercased()
+        guard let entry = storage.targets[key]?.actions[action] else {
+            throw MediatorError(.notFound, "no action \(key)/\(action)", target: key, action: action)
+        }
+        let pattern: RoutePattern
+        if let first = entry.patterns.first {
+            pattern = first
+        } else if storage.implicitRoutes {
+            pattern = try RoutePattern("\(storage.defaultScheme)://\(key)/\(action)")
+        } else {
+            throw MediatorError(.cannotBuildURL, "action \(key)/\(action) has no route", target: key, action: action)
+        }
+        return try pattern.url(with: parameters, converters: storage.trie.converters(in: pattern), target: key, action: action)
+    }
+}
+
+extension RouteTrie {
+    /// The converters a pattern's typed placeholders use (as inserted).
+    func converters(in pattern: RoutePattern) -> [String: RouteConverter] {
+        var found: [String: RouteConverter] = RouteConverter.builtIns
+        for node in nodes { for edge in node.typed { found[edge.converter.name] = edge.converter } }
+        return found.filter { pattern.converterNames.contains($0.key) }
+    }
+}
+
+extension RoutePattern {
+    /// Fills the pattern with `parameters`; see ``Mediator/url(target:action:parameters:)``.
+    func url(with parameters: MediatorParameters, converters: [String: RouteConverter], target: String?, action: String?) throws -> String {
+        func fail(_ why: String, _ field: String? = nil) -> MediatorError {
+            MediatorError(.cannotBuildURL, "cannot build a URL from '\(self)': \(why)", target: target, action: action, field: field)
+        }
+        func text(_ name: String) throws -> String {
+            guard let value = parameters[name] else { throw fail("parameter '\(name)' is missing", name) }
+            guard let text = Self.urlText(value) else { throw fail("parameter '\(name)' is \(type(of: value)), not text", name) }
+            return text
+        }
+        var used: Set<String> = []
+        var pieces: [String] = []
+        for segment in segments {
+            switch segment {
+            case .literal(let literal):
+                pieces.append(Self.encode(literal))
+            case .typed(let converterName, let name):
+                let value = try text(name)
+                guard let converter = converters[converterName], converter.convert(value) != nil else {
+                    throw fail("parameter '\(name)' = '\(value)' is not a valid \(converterName)", name)
+                }
+                guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
+                pieces.append(Self.encode(value))
+                used.insert(name)
+            case .untyped(let name):
+                guard let name else { throw fail("a wildcard '*' has no parameter to fill it") }
+                let value = try text(name)
+                guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
+                pieces.append(Self.encode(value))
+                used.insert(name)
+            case .catchAll(let name):
+                guard let name else { throw fail("a catch-all '**' has no parameter to fill it") }
+                let value = try text(name)
+                guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
+                pieces.append(Self.encodeCatchAll(value))
+                used.insert(name)
+            }
+        }
+        var url = scheme + "://" + pieces.joined(separator: "/")
+        var query: [String] = []
+        for (key, value) in parameters.pairs.sorted(by: { $0.key < $1.key }) where !used.contains(key) {
+            if let list = value as? [String] {
+                for item in list { query.append(Self.encode(key) + "=" + Self.encode(item)) }
+            } else if let text = Self.urlText(value) {
+                query.append(Self.encode(key) + "=" + Self.encode(text))
+            } else {
+                throw fail("parameter '\(key)' is \(type(of: value)), which has no URL form", key)
+            }
+        }
+        if !query.isEmpty { url += "?" + query.joined(separator: "&") }
+        return url
+    }
+
+    static func urlText(_ value: any Sendable) -> String? {
+        switch value {
+        case let text as String: text
+        case let text as Substring: String(text)
+        case let number as Int: String(number)
+        case let number as Double: number.isFinite ? String(number) : nil
+        case let flag as Bool: flag ? "true" : "false"
+        case let uuid as UUID: uuid.uuidString
+        default: nil
+        }
+    }
+
+    /// Encodes a catch-all value: a `/` between two non-empty parts stays a separator; any other
+    /// `/` (leading, trailing, doubled) is encoded so that the value round-trips exactly.
+    static func encodeCatchAll(_ value: String) -> String {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        var out = encode(parts[0])
+        for index in parts.indices.dropFirst() {
+            out += parts[index - 1].isEmpty || parts[index].isEmpty ? "%2F" : "/"
+            out += encode(parts[index])
+        }
+        return out
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    static func encode(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if URLScanner.isLetter(byte) || URLScanner.isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+            {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Remembers the nonces seen within the replay window, so each is accepted once.
+///
+/// Entries older than the window are dropped (a request that old is refused for its stale
+/// timestamp anyway), and the cache holds at most `capacity` live nonces: past that it refuses
+/// new ones rather than forget one that could be replayed. Safe to share between threads.
+public final class NonceCache: Sendable {
+    /// The most live nonces kept.
+    public let capacity: Int
+    private let lock = NSLock()
+    // Guarded by `lock`: nonce → Unix seconds after which it may be forgotten.
+    nonisolated(unsafe) private var expiries: [String: Int64] = [:]
+    nonisolated(unsafe) private var nextPrune: Int64 = 0
+
+    /// Creates an empty cache.
+    public init(capacity: Int = 1_000_000) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Records `nonce` until `expiry`; `false` when it is already recorded and live.
+    func insert(_ nonce: String, expiry: Int64, now: Int64) throws(SignatureVerificationError) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if now >= nextPrune || expiries.count >= capacity {
+            expiries = expiries.filter { $0.value > now }
+            nextPrune = now + 10
+        }
+        if let existing = expiries[nonce], existing > now { return false }
+        guard expiries.count < capacity else {
+            throw SignatureVerificationError(.tooManyNonces, "\(capacity) nonces are live; refusing new ones")
+        }
+        expiries[nonce] = expiry
+        return true
+    }
+
+    /// The number of nonces held.
+    public var count: Int { lock.withLock { expiries.count } }
+}

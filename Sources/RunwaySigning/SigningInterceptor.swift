@@ -1,0 +1,107 @@
+import Crypto
+import Foundation
+import Runway
+
+/// Signs every request so the server can tell it comes from an authorised app, unchanged.
+///
+/// Each pass through the interceptor signs afresh: a new timestamp and a new nonce, replacing
+/// any signature headers already present.
+///
+/// ## Position
+/// After validation and the cache (a cache hit needs no signature, and the per-request nonce
+/// must not reach the cache key), **after retry** (each attempt is re-signed with a fresh nonce,
+/// so the server's replay check does not reject the retry) and after compression (the body
+/// hash covers the bytes sent). Before logging, which redacts ``SigningHeaders/all``.
+/// ```swift
+/// let signing = try SigningInterceptor.signing(secret: secret, keyID: "2026-11")
+/// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
+///     signing
+/// }
+/// ```
+public struct SigningInterceptor: Interceptor {
+    /// How requests are signed.
+    public let scheme: SigningScheme
+    /// Where the signature travels.
+    public let headers: SigningHeaders
+
+    /// Creates a signing interceptor.
+    public init(_ scheme: SigningScheme, headers: SigningHeaders = SigningHeaders()) {
+        self.scheme = scheme
+        self.headers = headers
+    }
+
+    public var name: String { "signing" }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        try await next(try sign(request, apiName: context.apiName), context)
+    }
+
+    /// Returns `request` with signature headers, as the interceptor sends it.
+    /// - Parameters:
+    ///   - apiName: The API name (required by the seed scheme).
+    ///   - now: The signing time.
+    /// - Throws: ``RunwayError`` `.invalidRequest` when the seed scheme has no API name.
+    public func sign(_ request: Request, apiName: String?, now: Date = Date()) throws(RunwayError) -> Request {
+        var signed = request
+        for name in headers.all { signed.headers[name] = nil }
+        switch scheme.kind {
+        case .hmac(let key, let keyID):
+            let (timestamp, nonce) = (Self.timestamp(now), Self.makeNonce())
+            let canonical = CanonicalRequest(signed, timestamp: timestamp, nonce: nonce, keyID: keyID)
+            signed.headers[headers.timestamp] = timestamp
+            signed.headers[headers.nonce] = nonce
+            if !keyID.isEmpty { signed.headers[headers.keyID] = keyID }
+            signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: key))
+        case .seed(let secret, let salt, let hash):
+            guard let apiName, !apiName.isEmpty else {
+                throw RunwayError(.invalidRequest, "the seed signing scheme needs the call's API name")
+            }
+            let parameters = RequestParameters(signed).canonicalForm
+            signed.headers[headers.signature] = hash.seedSignature(
+                parameters: parameters, apiName: apiName, secret: secret, salt: salt)
+        case .thirdParty(let callerKey, let transportKey):
+            let (timestamp, nonce) = (Self.timestamp(now), Self.makeNonce())
+            let canonical = CanonicalRequest(signed, timestamp: timestamp, nonce: nonce)
+            let envelope: String
+            do {
+                envelope = try CallerKeyEnvelope.seal(
+                    callerKey, transportKey: SymmetricKey(data: transportKey), timestamp: timestamp, nonce: nonce)
+            } catch {
+                throw RunwayError(.interceptorFailed, "sealing the caller key failed", underlying: error)
+            }
+            signed.headers[headers.timestamp] = timestamp
+            signed.headers[headers.nonce] = nonce
+            signed.headers[headers.callerKey] = envelope
+            signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: callerKey))
+        }
+        return signed
+    }
+
+    static func mac(_ text: String, key: SymmetricKey) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).hexString
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        String(Int64(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// 128 random bits, lower-case hex.
+    static func makeNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
+        return bytes.hexString
+    }
+}
+
+extension Interceptor where Self == SigningInterceptor {
+    /// Signs requests with `scheme`; see ``SigningInterceptor``.
+    public static func signing(_ scheme: SigningScheme, headers: SigningHeaders = SigningHeaders()) -> SigningInterceptor {
+        SigningInterceptor(scheme, headers: headers)
+    }
+
+    /// Signs requests with HMAC-SHA256 and `secret`.
+    /// - Throws: ``RunwayError`` `.configuration` for an empty secret.
+    public static func signing(secret: String, keyID: String? = nil) throws(RunwayError) -> SigningInterceptor {
+        SigningInterceptor(try .hmacSHA256(secret: secret, keyID: keyID))
+    }
+}

@@ -1,0 +1,82 @@
+import Runway
+import Tracing
+
+/// Wraps every call in a swift-distributed-tracing span, and propagates the trace to the
+/// server in the request headers (`traceparent` with a W3C tracer).
+///
+/// The span is named `"<METHOD> <api name>"` (or the path when there is no API name), of kind
+/// `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (without the
+/// query, which may carry secrets), `server.address`, `server.port`,
+/// `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
+/// `runway.service`, `runway.call_id` and `runway.origin` (`memory-cache` for a cache hit). A
+/// thrown error is recorded and sets the span's status to error; so does a 5xx status.
+///
+/// ## Position
+/// First in the chain (before metrics is fine too), so the span covers cache hits, validation
+/// failures and every retry; spans of later interceptors nest inside it.
+public struct TracingInterceptor: Interceptor {
+    private let tracer: (any Tracer)?
+    /// Whether the span context is injected into the request headers.
+    public let propagatesContext: Bool
+
+    /// Creates the interceptor.
+    /// - Parameters:
+    ///   - tracer: The tracer; `nil` uses the process-wide `InstrumentationSystem.tracer`.
+    ///   - propagatesContext: Inject the span context into the outgoing headers.
+    public init(tracer: (any Tracer)? = nil, propagatesContext: Bool = true) {
+        self.tracer = tracer
+        self.propagatesContext = propagatesContext
+    }
+
+    public var name: String { "tracing" }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let tracer = self.tracer ?? InstrumentationSystem.tracer
+        let url = request.url
+        let spanName = "\(request.method.rawValue) \(context.apiName ?? url.path)"
+        let span = tracer.startSpan(spanName, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
+        defer { span.end() }
+        span.attributes["http.request.method"] = request.method.rawValue
+        span.attributes["url.full"] = "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
+        span.attributes["server.address"] = url.host ?? ""
+        if let port = url.port { span.attributes["server.port"] = port }
+        if let api = context.apiName { span.attributes["runway.api"] = api }
+        if let service = context.serviceID { span.attributes["runway.service"] = service }
+        span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
+
+        var request = request
+        if propagatesContext {
+            tracer.inject(span.context, into: &request.headers, using: HeadersInjector())
+        }
+        do {
+            let response = try await InstrumentationContext.$current.withValue(span.context) {
+                try await next(request, context)
+            }
+            span.attributes["http.response.status_code"] = response.status
+            span.attributes["runway.origin"] = response.origin.name
+            if !response.metrics.httpVersion.isEmpty {
+                span.attributes["network.protocol.version"] = response.metrics.httpVersion
+            }
+            if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            return response
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error, message: (error as? RunwayError)?.code.description))
+            throw error
+        }
+    }
+}
+
+/// Writes trace context into request headers.
+struct HeadersInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) {
+        carrier[key] = value
+    }
+}
+
+extension Interceptor where Self == TracingInterceptor {
+    /// Wraps every call in a span; see ``TracingInterceptor``.
+    public static func tracing(_ tracer: (any Tracer)? = nil, propagatesContext: Bool = true) -> TracingInterceptor {
+        TracingInterceptor(tracer: tracer, propagatesContext: propagatesContext)
+    }
+}

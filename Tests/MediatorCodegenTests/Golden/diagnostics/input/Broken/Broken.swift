@@ -1,0 +1,20 @@
+import RunwayMediator
+
+struct InternalTarget: MediatorTarget {
+    static let name = "internal"
+    static func declareActions(_ actions: inout MediatorActions<InternalTarget>) {}
+}
+
+public enum Namespace {
+    public struct NestedTarget: MediatorTarget {
+        public static let name = "nested"
+        public init() {}
+        public static func declareActions(_ actions: inout MediatorActions<NestedTarget>) {}
+    }
+}
+
+public struct FineTarget: MediatorTarget {
+    public static let name = "fine"
+    public init() {}
+    public static func declareActions(_ actions: inout MediatorActions<FineTarget>) {}
+}

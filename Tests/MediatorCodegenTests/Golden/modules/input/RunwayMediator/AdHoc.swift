@@ -1,0 +1,3 @@
+public struct AdHocTarget: MediatorTarget {
+    public static var name: String { "ad-hoc" }
+}

@@ -1,0 +1,273 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@testable import RunwayCache
+
+@Suite struct CacheInterceptorTests {
+    let clock = TestClock()
+
+    func makeCache(
+        _ policies: [String: CachePolicy], file: URL? = nil, limits: ResponseCache.Limits = ResponseCache.Limits()
+    ) throws -> ResponseCache {
+        let clock = self.clock
+        return try ResponseCache(
+            environment: "test", policies: policies, defaultPolicy: .never, diskFile: file, limits: limits,
+            clock: { clock.now })
+    }
+
+    func call(_ pipeline: Pipeline, _ url: String, api: String, context: RequestContext? = nil) async throws -> Response {
+        try await pipeline.send(try Request(url), context: context ?? RequestContext(apiName: api, serviceID: "listings"))
+    }
+
+    @Test func memoryHitSkipsTheNetwork() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["detail": .memory()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        let first = try await call(pipeline, "https://api.test/detail?id=1&lang=zh", api: "detail")
+        let second = try await call(pipeline, "https://api.test/detail?lang=zh&id=1", api: "detail")
+        #expect(stub.count == 1)
+        #expect(first.origin == .stub)
+        #expect(second.origin == .memoryCache)
+        #expect(second.body == first.body)
+        #expect(second.headers["Content-Type"] == "application/json")
+        let other = try await call(pipeline, "https://api.test/detail?id=2&lang=zh", api: "detail")
+        #expect(stub.count == 2)
+        #expect(other.origin == .stub)
+    }
+
+    @Test func keyCoversServiceEnvironmentAPIAndMethod() throws {
+        let request = try Request("https://api.test/x?a=1")
+        let base = CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod")
+        #expect(base == CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod"))
+        #expect(base != CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "staging"))
+        #expect(base != CacheKey(request, context: RequestContext(apiName: "b", serviceID: "s"), environment: "prod"))
+        #expect(base != CacheKey(request, context: RequestContext(apiName: "a", serviceID: "t"), environment: "prod"))
+        var post = request
+        post.method = .post
+        #expect(base != CacheKey(post, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod"))
+        var signed = request
+        signed.headers["X-Runway-Nonce"] = "abc"
+        #expect(base == CacheKey(signed, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod"))
+        var jsonA = post, jsonB = post
+        jsonA.body = Data("{\"q\":1}".utf8)
+        jsonB.body = Data("{\"q\":2}".utf8)
+        #expect(CacheKey(jsonA, context: RequestContext(), environment: "") != CacheKey(jsonB, context: RequestContext(), environment: ""))
+        #expect(base.description.count == 64)
+    }
+
+    @Test func neverCachedAPIsAlwaysGoToTheNetwork() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["detail": .memory(), "account.balance": .never])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        for _ in 0..<3 { _ = try await call(pipeline, "https://api.test/balance", api: "account.balance") }
+        for _ in 0..<3 { _ = try await call(pipeline, "https://api.test/unlisted", api: "unlisted") }
+        #expect(stub.count == 6)
+    }
+
+    @Test func entriesExpireAfterTheTTL() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["detail": .memory(ttl: .seconds(180))])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        _ = try await call(pipeline, "https://api.test/d", api: "detail")
+        clock.advance(179)
+        #expect(try await call(pipeline, "https://api.test/d", api: "detail").origin == .memoryCache)
+        clock.advance(2)
+        let refreshed = try await call(pipeline, "https://api.test/d", api: "detail")
+        #expect(refreshed.origin == .stub)
+        #expect(String(decoding: refreshed.body, as: UTF8.self) == "/d#2")
+        #expect(stub.count == 2)
+    }
+
+    @Test func onlySuccessfulStorableResponsesAreCached() async throws {
+        let failing = CountingStub(status: 503)
+        let cache = try makeCache(["detail": .memory()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: failing.dispatcher)
+        _ = try await call(pipeline, "https://api.test/d", api: "detail")
+        _ = try await call(pipeline, "https://api.test/d", api: "detail")
+        #expect(failing.count == 2)
+
+        let noStore = CountingStub(headers: ["Cache-Control": "private, no-store"])
+        let pipeline2 = Pipeline(interceptors: [cache.interceptor], dispatcher: noStore.dispatcher)
+        _ = try await call(pipeline2, "https://api.test/d", api: "detail")
+        _ = try await call(pipeline2, "https://api.test/d", api: "detail")
+        #expect(noStore.count == 2)
+    }
+
+    @Test func contextPolicyOverridesTheRegisteredOne() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["detail": .memory()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        var context = RequestContext(apiName: "detail")
+        context[CachePolicy.Key.self] = .never
+        _ = try await call(pipeline, "https://api.test/d", api: "detail", context: context)
+        _ = try await call(pipeline, "https://api.test/d", api: "detail", context: context)
+        #expect(stub.count == 2)
+    }
+
+    @Test func diskEntriesSurviveANewCacheAndArePromotedToMemory() async throws {
+        let directory = temporaryDirectory()
+        let file = directory.appending(path: "cache.sqlite")
+        let stub = CountingStub()
+        do {
+            let cache = try makeCache(["detail": .memoryAndDisk()], file: file)
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+            _ = try await call(pipeline, "https://api.test/d", api: "detail")
+        }
+        let cache = try makeCache(["detail": .memoryAndDisk()], file: file)
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        let fromDisk = try await call(pipeline, "https://api.test/d", api: "detail")
+        #expect(fromDisk.origin == .diskCache)
+        #expect(String(decoding: fromDisk.body, as: UTF8.self) == "/d#1")
+        #expect(fromDisk.headers["Content-Type"] == "application/json")
+        #expect(try await call(pipeline, "https://api.test/d", api: "detail").origin == .memoryCache)
+        #expect(stub.count == 1)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func diskOnlyPolicyDoesNotUseMemory() async throws {
+        let directory = temporaryDirectory()
+        let stub = CountingStub()
+        let cache = try makeCache(["detail": .disk()], file: directory.appending(path: "c.sqlite"))
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        _ = try await call(pipeline, "https://api.test/d", api: "detail")
+        #expect(try await call(pipeline, "https://api.test/d", api: "detail").origin == .diskCache)
+        #expect(cache.statistics.memoryEntries == 0)
+        #expect(cache.statistics.diskEntries == 1)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func invalidationByKeyAPIAndAll() async throws {
+        let directory = temporaryDirectory()
+        let stub = CountingStub()
+        let cache = try makeCache(["a": .memoryAndDisk(), "b": .memoryAndDisk()], file: directory.appending(path: "c.sqlite"))
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        for url in ["https://api.test/a1", "https://api.test/a2"] { _ = try await call(pipeline, url, api: "a") }
+        _ = try await call(pipeline, "https://api.test/b1", api: "b")
+        #expect(stub.count == 3)
+
+        let key = cache.key(for: try Request("https://api.test/a1"), context: RequestContext(apiName: "a", serviceID: "listings"))
+        await cache.invalidate(key)
+        _ = try await call(pipeline, "https://api.test/a1", api: "a")
+        _ = try await call(pipeline, "https://api.test/a2", api: "a")
+        #expect(stub.count == 4)
+
+        await cache.invalidate(api: "a")
+        _ = try await call(pipeline, "https://api.test/a1", api: "a")
+        _ = try await call(pipeline, "https://api.test/a2", api: "a")
+        _ = try await call(pipeline, "https://api.test/b1", api: "b")
+        #expect(stub.count == 6)
+
+        await cache.invalidateAll()
+        #expect(cache.statistics.memoryEntries == 0)
+        #expect(cache.statistics.diskEntries == 0)
+        _ = try await call(pipeline, "https://api.test/b1", api: "b")
+        #expect(stub.count == 7)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func cacheThenNetworkDeliversTheCachedThenTheFreshResponse() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["feed": .memory(ttl: .seconds(60)).cacheThenNetwork()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        // Nothing cached: one network answer, no second delivery.
+        let first = try await call(pipeline, "https://api.test/feed", api: "feed")
+        #expect(first.origin == .stub)
+        clock.advance(120)  // stale, within maxStale
+
+        let (stream, continuation) = AsyncStream<CacheRefresh>.makeStream()
+        var context = RequestContext(apiName: "feed", serviceID: "listings")
+        context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+        let cached = try await call(pipeline, "https://api.test/feed", api: "feed", context: context)
+        #expect(cached.origin == .memoryCache)
+        #expect(String(decoding: cached.body, as: UTF8.self) == "/feed#1")
+        var iterator = stream.makeAsyncIterator()
+        guard case .updated(let fresh)? = await iterator.next() else {
+            Issue.record("expected an updated refresh")
+            return
+        }
+        #expect(String(decoding: fresh.body, as: UTF8.self) == "/feed#2")
+        #expect(stub.count == 2)
+        // The refresh was stored: the next call serves it from the cache.
+        let again = try await call(pipeline, "https://api.test/feed", api: "feed")
+        #expect(String(decoding: again.body, as: UTF8.self) == "/feed#2")
+    }
+
+    @Test func cacheThenNetworkReportsUnchangedAndFailedRefreshes() async throws {
+        let constant = StubDispatcher(status: 200, body: Data("same".utf8))
+        let cache = try makeCache(["feed": .memory().cacheThenNetwork()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: constant)
+        _ = try await call(pipeline, "https://api.test/feed", api: "feed")
+        let (stream, continuation) = AsyncStream<CacheRefresh>.makeStream()
+        var context = RequestContext(apiName: "feed", serviceID: "listings")
+        context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+        _ = try await call(pipeline, "https://api.test/feed", api: "feed", context: context)
+        var iterator = stream.makeAsyncIterator()
+        guard case .unchanged? = await iterator.next() else {
+            Issue.record("expected an unchanged refresh")
+            return
+        }
+
+        let failing = Pipeline(
+            interceptors: [cache.interceptor],
+            dispatcher: StubDispatcher { _ in throw RunwayError(.cannotConnect, "refused") })
+        let cached = try await call(failing, "https://api.test/feed", api: "feed", context: context)
+        #expect(cached.body == Data("same".utf8))
+        guard case .failed(let error)? = await iterator.next() else {
+            Issue.record("expected a failed refresh")
+            return
+        }
+        #expect(error.code == .cannotConnect)
+    }
+
+    @Test func cacheThenNetworkBeyondMaxStaleGoesToTheNetwork() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["feed": .memory(ttl: .seconds(60)).cacheThenNetwork(maxStale: .seconds(60))])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        _ = try await call(pipeline, "https://api.test/feed", api: "feed")
+        clock.advance(121)
+        let response = try await call(pipeline, "https://api.test/feed", api: "feed")
+        #expect(response.origin == .stub)
+        #expect(stub.count == 2)
+    }
+
+    @Test func concurrentReadersAndWritersGetTheirOwnData() async throws {
+        let directory = temporaryDirectory()
+        let cache = try makeCache(
+            ["d": .memoryAndDisk()], file: directory.appending(path: "c.sqlite"),
+            limits: ResponseCache.Limits(memoryEntries: 8, memoryBytes: 1 << 20, diskBytes: 1 << 20))
+        let echo = StubDispatcher { request in Response(status: 200, body: Data(request.url.absoluteString.utf8)) }
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: echo)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    for round in 0..<20 {
+                        let url = "https://api.test/d?k=\((task * 7 + round) % 24)"
+                        let response = try await pipeline.send(try Request(url), context: RequestContext(apiName: "d"))
+                        #expect(String(decoding: response.body, as: UTF8.self) == url)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(cache.statistics.memoryEntries <= 8)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func badConfigurationIsRejectedAtRegistration() {
+        func code(_ body: () throws -> Void) -> RunwayError.Code? {
+            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+        }
+        #expect(code { _ = try ResponseCache(policies: ["a": .memory(ttl: .zero)]) } == .configuration)
+        #expect(code { _ = try ResponseCache(policies: ["a": .memory(ttl: .seconds(-5))]) } == .configuration)
+        #expect(code { _ = try ResponseCache(policies: ["a": .disk()]) } == .configuration)
+        #expect(code { _ = try ResponseCache(policies: ["": .memory()]) } == .configuration)
+        #expect(code { _ = try ResponseCache(policies: [:], limits: .init(memoryEntries: 0)) } == .configuration)
+        #expect(code { _ = try ResponseCache(policies: ["a": .memory().cacheThenNetwork(maxStale: .seconds(-1))]) } == .configuration)
+        #expect(code {
+            _ = try ResponseCache(policies: ["a": .disk()], diskFile: URL(fileURLWithPath: "/proc/runway/cache.sqlite"))
+        } == .configuration)
+        #expect(code { _ = try CacheInterceptor.cache(policies: ["a": .memory()]) } == nil)
+    }
+}

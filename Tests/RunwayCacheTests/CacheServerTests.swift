@@ -1,0 +1,95 @@
+import Foundation
+import Runway
+import RunwayCache
+import RunwayCurl
+import RunwaySigning
+import RunwayTestServer
+import Testing
+
+/// The cache in front of libcurl and the real in-process server: a hit never reaches the server.
+@Suite struct CacheServerTests {
+    func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
+        let server = try await TestServer.start()
+        do {
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test func memoryAndDiskHitsDoNotReachTheServer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        try await withServer { server in
+            let context = RequestContext(apiName: "doc", serviceID: "test")
+            let cache = try ResponseCache(policies: ["doc": .memoryAndDisk()], diskFile: file)
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let first = try await pipeline.send(Request(url: server.url("/json?v=1")), context: context)
+            #expect(first.origin == .network)
+            #expect(first.body == TestServer.fixedJSON)
+            #expect(server.stats.requests(path: "/json") == 1)
+
+            let hit = try await pipeline.send(Request(url: server.url("/json?v=1")), context: context)
+            #expect(hit.origin == .memoryCache)
+            #expect(hit.body == TestServer.fixedJSON)
+            #expect(server.stats.requests(path: "/json") == 1)
+
+            // A new process (a new cache over the same file) answers from disk.
+            let reopened = try ResponseCache(policies: ["doc": .memoryAndDisk()], diskFile: file)
+            let fromDisk = try await Pipeline(interceptors: [reopened.interceptor], dispatcher: CurlDispatcher())
+                .send(Request(url: server.url("/json?v=1")), context: context)
+            #expect(fromDisk.origin == .diskCache)
+            #expect(fromDisk.body == TestServer.fixedJSON)
+            #expect(server.stats.requests(path: "/json") == 1)
+
+            // Other parameters, or an invalidated API, go to the server again.
+            _ = try await pipeline.send(Request(url: server.url("/json?v=2")), context: context)
+            #expect(server.stats.requests(path: "/json") == 2)
+            await cache.invalidate(api: "doc")
+            let afterInvalidation = try await pipeline.send(Request(url: server.url("/json?v=1")), context: context)
+            #expect(afterInvalidation.origin == .network)
+            #expect(server.stats.requests(path: "/json") == 3)
+        }
+    }
+
+    @Test func cacheHitsAreNotSignedMissesAreSignedFresh() async throws {
+        try await withServer { server in
+            let cache = try ResponseCache(policies: ["echo": .memory()])
+            let pipeline = Pipeline(
+                interceptors: [cache.interceptor, try SigningInterceptor.signing(secret: "s")], dispatcher: CurlDispatcher())
+            let context = RequestContext(apiName: "echo")
+            let first = try await pipeline.send(Request(url: server.url("/echo?a=1")), context: context)
+            // The cache key ignores signature headers, so the signed, nonce-carrying request still hits.
+            let second = try await pipeline.send(Request(url: server.url("/echo?a=1")), context: context)
+            #expect(first.origin == .network)
+            #expect(second.origin == .memoryCache)
+            #expect(second.body == first.body)
+            #expect(String(decoding: first.body, as: UTF8.self).contains("x-runway-signature"))
+            #expect(server.stats.requests(path: "/echo") == 1)
+        }
+    }
+
+    @Test func cacheThenNetworkRefreshesFromTheServerInTheBackground() async throws {
+        try await withServer { server in
+            let cache = try ResponseCache(policies: ["doc": .memory().cacheThenNetwork()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            _ = try await pipeline.send(Request(url: server.url("/json")), context: RequestContext(apiName: "doc"))
+            let (stream, continuation) = AsyncStream<CacheRefresh>.makeStream()
+            var context = RequestContext(apiName: "doc")
+            context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+            let cached = try await pipeline.send(Request(url: server.url("/json")), context: context)
+            #expect(cached.origin == .memoryCache)
+            var iterator = stream.makeAsyncIterator()
+            guard case .unchanged(let fresh)? = await iterator.next() else {
+                Issue.record("expected an unchanged refresh from the server")
+                return
+            }
+            #expect(fresh.origin == .network)
+            #expect(server.stats.requests(path: "/json") == 2)
+        }
+    }
+}

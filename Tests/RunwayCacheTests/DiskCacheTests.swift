@@ -1,0 +1,92 @@
+import Foundation
+import Runway
+import Testing
+
+@testable import RunwayCache
+
+@Suite struct DiskCacheTests {
+    func entry(_ body: String, api: String = "a", at now: Double = 1000) -> CacheEntry {
+        CacheEntry(api: api, status: 200, headers: ["Content-Type": "text/plain", "X-Two": "2"], body: Data(body.utf8), storedAt: now, expiresAt: now + 180)
+    }
+
+    func key(_ n: Int) -> CacheKey { CacheKey(bytes: Data("key-\(n)".utf8)) }
+
+    @Test func garbageFileIsMovedAsideAndRebuilt() async throws {
+        let directory = temporaryDirectory()
+        let file = directory.appending(path: "c.sqlite")
+        try Data(repeating: 0xAB, count: 10_000).write(to: file)
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        #expect(disk.rebuildCount == 1)
+        #expect(disk.get(key(1)) == nil)
+        await disk.set(key(1), entry("one"), now: 1000)
+        #expect(disk.get(key(1))?.body == Data("one".utf8))
+        #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt"))
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func truncatedFileIsAMissNeverWrongData() async throws {
+        let directory = temporaryDirectory()
+        let file = directory.appending(path: "c.sqlite")
+        do {
+            let disk = try DiskCache(file: file, maxBytes: 16 << 20)
+            for n in 0..<200 { await disk.set(key(n), entry(String(repeating: "\(n)-", count: 200)), now: 1000) }
+        }
+        // Closing the last connection folded the WAL into the file; now cut the file in half.
+        let data = try Data(contentsOf: file)
+        #expect(data.count > 40_000)
+        try data.prefix(data.count / 2).write(to: file)
+        let disk = try DiskCache(file: file, maxBytes: 16 << 20)
+        #expect(disk.rebuildCount == 1)
+        for n in 0..<200 {
+            if let found = disk.get(key(n)) {
+                #expect(found.body == Data(String(repeating: "\(n)-", count: 200).utf8))
+            }
+        }
+        await disk.set(key(5), entry("five"), now: 1000)
+        #expect(disk.get(key(5))?.body == Data("five".utf8))
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func corruptionWhileOpenIsAMissAndRebuilds() async throws {
+        let directory = temporaryDirectory()
+        let file = directory.appending(path: "c.sqlite")
+        let disk = try DiskCache(file: file, maxBytes: 16 << 20)
+        for n in 0..<50 { await disk.set(key(n), entry("v\(n)"), now: 1000) }
+        // Something else scribbles over the file and its WAL while the cache has it open.
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: 64 << 10))
+        try handle.close()
+        if FileManager.default.fileExists(atPath: file.path + "-wal") {
+            let wal = try FileHandle(forWritingTo: URL(fileURLWithPath: file.path + "-wal"))
+            try wal.write(contentsOf: Data(repeating: 0x5A, count: 64 << 10))
+            try wal.close()
+        }
+        for n in 0..<50 {
+            if let found = disk.get(key(n)) { #expect(found.body == Data("v\(n)".utf8)) }
+        }
+        #expect(disk.rebuildCount == 1)
+        await disk.set(key(7), entry("seven"), now: 1000)
+        #expect(disk.get(key(7))?.body == Data("seven".utf8))
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func sizeIsBoundedOldestFirst() async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskCache(file: directory.appending(path: "c.sqlite"), maxBytes: 20_000)
+        let body = String(repeating: "x", count: 1_000)
+        for n in 0..<60 { await disk.set(key(n), entry(body, at: 1000 + Double(n)), now: 1000 + Double(n)) }
+        let usage = disk.usage()
+        #expect(usage.bytes <= 20_000)
+        #expect(usage.entries < 60)
+        #expect(disk.get(key(59)) != nil)
+        #expect(disk.get(key(0)) == nil)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func headersRoundTripAndGarbageHeadersAreAMiss() {
+        let headers: HTTPHeaders = ["A": "1", "Set-Cookie": "x", "set-cookie": "y", "Empty": ""]
+        #expect(CacheEntry.decodeHeaders(CacheEntry.encode(headers)) == headers)
+        #expect(CacheEntry.decodeHeaders(Data([1, 0, 0])) == nil)
+        #expect(CacheEntry.decodeHeaders(Data([0xFF, 0xFF, 0xFF, 0x7F, 0x41])) == nil)
+    }
+}

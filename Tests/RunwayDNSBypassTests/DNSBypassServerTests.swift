@@ -1,0 +1,133 @@
+import Foundation
+import Hummingbird
+import Runway
+import RunwayCurl
+import RunwayDNSBypass
+import RunwayTestServer
+import Testing
+
+/// The DNS bypass against real servers on 127.0.0.2–.6 through libcurl, with TLS for
+/// `api.runway.test` from the test CA. The host name has no DNS entry anywhere: only the
+/// bypass can route it.
+@Suite(.serialized) struct DNSBypassServerTests {
+    static let host = "api.runway.test"
+
+    func tlsOptions(_ pki: TestPKI) -> RequestOptions {
+        RequestOptions(connectTimeout: .seconds(5), timeout: .seconds(20), tls: TLSOptions(certificateAuthorities: .file(pki.caCertificatePath)))
+    }
+
+    /// A TLS server on `address` answering every request after `delay`; `/whoami` names the address.
+    func server(_ address: String, delay: Duration, identity: TestPKI.Identity) async throws -> TestServer {
+        try await TestServer.start(host: address, tls: identity, http2: false, responseDelay: delay) { router in
+            router.get("/whoami") { _, _ in address }
+        }
+    }
+
+    func request(_ path: String, _ pki: TestPKI) throws -> Runway.Request {
+        try Runway.Request("https://\(Self.host)\(path)", options: tlsOptions(pki))
+    }
+
+    @Test func theFirstRequestLandsOnTheFastestAndFailsOverWhenItDies() async throws {
+        let pki = try await TestPKI.shared()
+        let curl = CurlDispatcher()
+        let fast = try await server("127.0.0.2", delay: .milliseconds(1), identity: pki.server)
+        let middle = try await server("127.0.0.3", delay: .milliseconds(20), identity: pki.server)
+        let slow = try await server("127.0.0.4", delay: .milliseconds(80), identity: pki.server)
+        defer { Task { for server in [fast, middle, slow] { await server.shutdown() } } }
+
+        let bypass = try DNSBypass(.init(
+            hosts: [Self.host: ["127.0.0.4:\(slow.port)", "127.0.0.3:\(middle.port)", "127.0.0.2:\(fast.port)"]],
+            probe: .httpPing(path: "/whoami", dispatcher: curl, options: tlsOptions(pki)),
+            fallsBackToDNS: false))
+        await bypass.start()
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"])
+
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: curl)
+        let first = try await pipeline.send(try request("/whoami", pki))
+        #expect(String(decoding: first.body, as: UTF8.self) == "127.0.0.2")
+        #expect(first.metrics.remoteAddress.hasPrefix("127.0.0.2"))
+
+        // The host name stays the host name: Host/authority and certificate are api.runway.test's.
+        let echo = try JSONDecoder().decode(EchoResponse.self, from: try await pipeline.send(try request("/echo", pki)).body)
+        #expect(echo.authority == Self.host)
+
+        await fast.shutdown()
+        let second = try await pipeline.send(try request("/whoami", pki))
+        #expect(String(decoding: second.body, as: UTF8.self) == "127.0.0.3")
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.3", "127.0.0.4", "127.0.0.2"])
+        #expect(try await pipeline.send(try request("/whoami", pki)).body == Data("127.0.0.3".utf8))
+    }
+
+    @Test func withoutTheBypassTheHostDoesNotResolve() async throws {
+        let pki = try await TestPKI.shared()
+        await #expect {
+            try await Pipeline(interceptors: [], dispatcher: CurlDispatcher()).send(try request("/whoami", pki))
+        } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
+    }
+
+    @Test func aCertificateForAnotherNameIsRejected() async throws {
+        try await expectTLSRejection(identity: try await TestPKI.shared().otherName, address: "127.0.0.5")
+    }
+
+    @Test func aCertificateNamingOnlyTheIPIsRejected() async throws {
+        // AsyncHTTPClient's dnsOverride accepts this one; the host name is what must match.
+        try await expectTLSRejection(identity: try await TestPKI.shared().ipOnly, address: "127.0.0.1")
+    }
+
+    func expectTLSRejection(identity: TestPKI.Identity, address: String) async throws {
+        let pki = try await TestPKI.shared()
+        let impostor = try await server(address, delay: .zero, identity: identity)
+        defer { Task { await impostor.shutdown() } }
+        let bypass = try DNSBypass(.init(hosts: [Self.host: ["\(address):\(impostor.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        await #expect {
+            try await pipeline.send(try request("/whoami", pki))
+        } throws: { ($0 as? RunwayError)?.code == .tls }
+        // A TLS failure is not a connection failure: the address is not demoted, nothing fails over.
+        #expect(bypass.endpoints(for: Self.host).count == 1)
+    }
+
+    @Test func aConnectTimeoutFailsOverWithinTheConnectBudget() async throws {
+        let blackhole = try BlackholeListener.start()
+        let live = try await TestServer.start(host: "127.0.0.8") { router in
+            router.get("/whoami") { _, _ in "127.0.0.8" }
+        }
+        defer { Task { await live.shutdown() } }
+        let bypass = try DNSBypass(.init(
+            hosts: [Self.host: ["127.0.0.1:\(blackhole.port)", "127.0.0.8:\(live.port)"]],
+            perAddressConnectTimeout: .milliseconds(300), fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var request = try Runway.Request("http://\(Self.host)/whoami")
+        request.options.connectTimeout = .seconds(3)
+        let start = ContinuousClock.now
+        let response = try await pipeline.send(request)
+        #expect(response.body == Data("127.0.0.8".utf8))
+        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.8", "127.0.0.1"])
+    }
+
+    @Test func aTransferTimeoutIsNotAConnectFailure() async throws {
+        let slow = try await TestServer.start(host: "127.0.0.9")
+        defer { Task { await slow.shutdown() } }
+        let spare = try await TestServer.start(host: "127.0.0.10")
+        defer { Task { await spare.shutdown() } }
+        let bypass = try DNSBypass(.init(hosts: [Self.host: ["127.0.0.9:\(slow.port)", "127.0.0.10:\(spare.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var request = try Runway.Request("http://\(Self.host)/delay?ms=3000")
+        request.options.timeout = .milliseconds(500)
+        await #expect { try await pipeline.send(request) } throws: { ($0 as? RunwayError)?.code == .timeout }
+        // The request reached the server and may have been processed: it must not go to the next address.
+        #expect(spare.stats.totalRequests == 0)
+        #expect(bypass.endpoints(for: Self.host).first?.address == "127.0.0.9")
+    }
+
+    @Test func aProbeRanksADeadAddressLastAndTCPProbingWorksAgainstTheServer() async throws {
+        let pki = try await TestPKI.shared()
+        let live = try await server("127.0.0.6", delay: .zero, identity: pki.server)
+        defer { Task { await live.shutdown() } }
+        let bypass = try DNSBypass(.init(
+            hosts: [Self.host: ["127.0.0.7:\(live.port)", "127.0.0.6:\(live.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
+        await bypass.probe()
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.6", "127.0.0.7"])
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@testable import RunwayDNSBypass
+
+/// A dispatcher standing in for the network: each address answers after its own delay, or
+/// refuses connections once killed.
+final class FakeNetwork: Dispatcher, @unchecked Sendable {
+    // @unchecked: every stored var is read and written under `lock`.
+    private let lock = NSLock()
+    private var delays: [String: Duration]
+    private var dead: Set<String> = []
+    private var seen: [Request] = []
+    var ipList: Data?
+
+    init(delays: [String: Duration]) { self.delays = delays }
+
+    var requests: [Request] { lock.withLock { seen } }
+    func kill(_ address: String) { lock.withLock { _ = dead.insert(address) } }
+    func revive(_ address: String) { lock.withLock { _ = dead.remove(address) } }
+    func setDelay(_ address: String, _ delay: Duration) { lock.withLock { delays[address] = delay } }
+
+    func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+        try request.validate()
+        lock.withLock { seen.append(request) }
+        if request.url.path == "/iplist" {
+            try await Task.sleep(for: .milliseconds(50))
+            guard let body = lock.withLock({ ipList }) else { return Response(status: 503) }
+            return Response(status: 200, body: body)
+        }
+        guard let target = request.options.connectOverrides.first(where: { $0.host == request.url.host }) else {
+            throw RunwayError(.dnsFailure, "no DNS for \(request.url.host ?? "")")
+        }
+        let (delay, isDead) = lock.withLock { (delays[target.connectHost], dead.contains(target.connectHost)) }
+        guard let delay, !isDead else { throw RunwayError(.cannotConnect, "connection refused by \(target.connectHost)") }
+        try await Task.sleep(for: delay)
+        return Response(status: 200, body: Data(target.connectHost.utf8))
+    }
+}
+
+extension Response {
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+@Suite struct DNSBypassTests {
+    let host = "api.runway.test"
+
+    func makeBypass(_ network: FakeNetwork, storeFile: URL? = nil, source: Bool = false, onProblem: (@Sendable (DNSBypassError) -> Void)? = nil) throws -> DNSBypass {
+        try DNSBypass(.init(
+            hosts: [host: ["127.0.0.4", "127.0.0.3", "127.0.0.2"]],
+            ipListSource: source ? IPListSource(url: URL(string: "https://config.runway.test/iplist")!, dispatcher: network) : nil,
+            storeFile: storeFile,
+            probe: .httpPing(path: "/ping", dispatcher: network),
+            probeTimeout: .seconds(1),
+            fallsBackToDNS: false,
+            onProblem: onProblem))
+    }
+
+    func network() -> FakeNetwork {
+        FakeNetwork(delays: ["127.0.0.2": .milliseconds(1), "127.0.0.3": .milliseconds(20), "127.0.0.4": .milliseconds(80)])
+    }
+
+    @Test func probeOrdersByLatencyAndRequestsGoToTheFastest() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"])
+        await bypass.start()
+        #expect(bypass.endpoints(for: "API.runway.test").map(\.address) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"])
+        let pings = network.requests.filter { $0.url.path == "/ping" }
+        #expect(pings.count == 6)  // two samples per address
+        #expect(pings.allSatisfy { $0.url.host == host && $0.options.connectTimeout == .seconds(1) })
+
+        let pipeline = Pipeline(interceptors: [DNSBypassInterceptor.dnsBypass(bypass)], dispatcher: network)
+        let response = try await pipeline.send(try Request("https://api.runway.test/whoami"))
+        #expect(response.text == "127.0.0.2")
+        let sent = try #require(network.requests.last)
+        #expect(sent.url.host == host)
+        #expect(sent.options.connectOverrides == [ConnectOverride(host: host, connectHost: "127.0.0.2")])
+    }
+
+    @Test func aDeadAddressFailsOverAndIsDemoted() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        await bypass.start()
+        let pipeline = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network)
+        network.kill("127.0.0.2")
+        #expect(try await pipeline.send(try Request(method: .post, "https://api.runway.test/orders", body: Data("{}".utf8))).text == "127.0.0.3")
+        #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.3", "127.0.0.4", "127.0.0.2"])
+        // The next request goes straight to the new best address.
+        let before = network.requests.count
+        #expect(try await pipeline.send(try Request("https://api.runway.test/a")).text == "127.0.0.3")
+        #expect(network.requests.count == before + 1)
+    }
+
+    @Test func everyAddressDeadIsTheLastConnectError() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        await bypass.start()
+        for address in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] { network.kill(address) }
+        await #expect {
+            try await Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network).send(try Request("https://api.runway.test/a"))
+        } throws: { ($0 as? RunwayError)?.code == .cannotConnect }
+    }
+
+    @Test func otherHostsAndOtherErrorsPassThrough() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        let pipeline = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network)
+        await #expect { try await pipeline.send(try Request("https://elsewhere.test/")) } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
+        let tlsFailing = StubDispatcher { _ in throw RunwayError(.tls, "certificate does not match") }
+        let strict = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: tlsFailing)
+        await #expect { try await strict.send(try Request("https://api.runway.test/")) } throws: { ($0 as? RunwayError)?.code == .tls }
+        #expect(tlsFailing.requests.count == 1)
+    }
+
+    @Test func reachabilityChangeForgetsDemotionsAndReprobes() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        await bypass.start()
+        bypass.demote(try Endpoint("127.0.0.2"), of: host)
+        #expect(bypass.endpoints(for: host).first?.address == "127.0.0.3")
+        network.setDelay("127.0.0.4", .zero)
+        network.setDelay("127.0.0.3", .milliseconds(150))
+        network.setDelay("127.0.0.2", .milliseconds(300))
+        await bypass.reachabilityChanged()
+        #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"])
+    }
+
+    @Test func ipListIsFetchedPersistedAndNotRefetchedWithinADay() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dnsbypass-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("addresses.json")
+        let network = network()
+        network.setDelay("127.0.0.9", .milliseconds(300))
+        network.ipList = Data(#"{"hosts": {"api.runway.test": ["127.0.0.9"], "img.runway.test": ["127.0.0.2"]}}"#.utf8)
+
+        let first = try makeBypass(network, storeFile: file, source: true)
+        await first.start()
+        #expect(first.problems.isEmpty)
+        #expect(first.endpoints(for: host).map(\.address) == ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.9"])
+        #expect(first.endpoints(for: "img.runway.test").map(\.address) == ["127.0.0.2"])
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        #expect(await first.refreshIPListIfDue() == false)
+
+        // A new run reads the file and does not fetch again.
+        let fetches = network.requests.filter { $0.url.path == "/iplist" }.count
+        let second = try makeBypass(network, storeFile: file, source: true)
+        await second.start()
+        #expect(network.requests.filter { $0.url.path == "/iplist" }.count == fetches)
+        #expect(second.endpoints(for: "img.runway.test").map(\.address) == ["127.0.0.2"])
+        // A day later it does.
+        #expect(await second.refreshIPListIfDue(now: Date().addingTimeInterval(86_401)))
+        #expect(network.requests.filter { $0.url.path == "/iplist" }.count == fetches + 1)
+    }
+
+    @Test func concurrentRefreshesFetchOnce() async throws {
+        let network = network()
+        network.ipList = Data(#"{"hosts": {"api.runway.test": ["127.0.0.9"]}}"#.utf8)
+        let bypass = try makeBypass(network, source: true)
+        async let first = bypass.refreshIPListIfDue()
+        async let second = bypass.refreshIPListIfDue()
+        let results = await [first, second]
+        #expect(results.filter { $0 }.count == 1)
+        #expect(network.requests.filter { $0.url.path == "/iplist" }.count == 1)
+        #expect(bypass.lastFetch != nil)
+    }
+
+    @Test(arguments: [
+        Data("{not json".utf8), Data(), Data(#"{"version": 2, "fetchedAt": 0, "hosts": {}}"#.utf8),
+        Data(#"{"version": 1, "fetchedAt": 0, "hosts": {"api.runway.test": ["not-an-ip"]}}"#.utf8),
+        Data(#"{"version": 1, "fetchedAt": 0, "hosts": {"api.runway.test": []}}"#.utf8),
+    ])
+    func aCorruptStoreIsIgnoredWithAReason(contents: Data) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dnsbypass-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("addresses.json")
+        try contents.write(to: file)
+        let reported = ProblemLog()
+        let network = network()
+        let bypass = try makeBypass(network, storeFile: file, onProblem: { reported.add($0) })
+        await bypass.start()
+        #expect(bypass.problems.count == 1)
+        #expect(bypass.problems.first?.isCorruptStore == true)
+        #expect(reported.all.first?.isCorruptStore == true)
+        #expect(bypass.endpoints(for: host).first?.address == "127.0.0.2")
+    }
+
+    @Test func aFailedOrGarbageFetchIsReportedAndKeepsTheOldList() async throws {
+        let network = network()
+        let bypass = try makeBypass(network, source: true)
+        await bypass.start()
+        #expect(bypass.problems.first?.isIPListProblem == true)
+        network.ipList = Data(#"{"hosts": {"api.runway.test": ["evil.example.com"]}}"#.utf8)
+        #expect(await bypass.refreshIPListIfDue() == false)
+        #expect(bypass.problems.last == .ipListInvalid(""))
+        #expect(bypass.endpoints(for: host).count == 3)
+    }
+
+    @Test func badConfigurationIsRejectedAtRegistration() {
+        func field(_ configuration: DNSBypass.Configuration) -> String? {
+            do { _ = try DNSBypass(configuration); return nil } catch { return error.code == .configuration ? error.field : "wrong code" }
+        }
+        let ping = ProbeMethod.tcpConnect()
+        #expect(field(.init(hosts: [host: []])) == "hosts")
+        #expect(field(.init(hosts: [:])) == "hosts")
+        #expect(field(.init(hosts: [host: ["api.example.com"]])) == "hosts")
+        #expect(field(.init(hosts: ["https://api.runway.test": ["127.0.0.1"]])) == "hosts")
+        #expect(field(.init(hosts: [host: ["127.0.0.1"]], refreshInterval: .seconds(5))) == "refreshInterval")
+        #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: ping, probeTimeout: .zero)) == "probeTimeout")
+        #expect(field(.init(hosts: [host: ["127.0.0.1"]], perAddressConnectTimeout: .seconds(-1))) == "perAddressConnectTimeout")
+        #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: .httpPing(scheme: "ftp", dispatcher: StubDispatcher(status: 200)))) == "probe")
+        #expect(field(.init(hosts: [host: ["127.0.0.1", "[::1]:8443"]])) == nil)
+        do {
+            _ = try DNSBypass(.init(hosts: [host: []]))
+        } catch {
+            #expect(error.underlying as? DNSBypassError == .emptyAddressList(host))
+        }
+    }
+}
+
+final class ProblemLog: Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var problems: [DNSBypassError] = []
+    var all: [DNSBypassError] { lock.withLock { problems } }
+    func add(_ problem: DNSBypassError) { lock.withLock { problems.append(problem) } }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Runway
+import Testing
+
+@Suite struct RequestParametersTests {
+    @Test func decodesQueryAndFormInOrder() throws {
+        let request = try Request(
+            method: .post, "https://api.test/p?b=2&a=x%20y&c", headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
+            body: Data("z=1+2&a=%E4%B8%8A%E6%B5%B7".utf8))
+        let parameters = RequestParameters(request)
+        #expect(parameters.items.map(\.name) == ["b", "a", "c", "z", "a"])
+        #expect(parameters.values(for: "a") == ["x y", "上海"])
+        #expect(parameters.values(for: "z") == ["1 2"])
+        #expect(parameters.values(for: "c") == [""])
+    }
+
+    @Test func jsonBodiesAreNotFormParameters() throws {
+        let request = try Request(method: .post, "https://api.test/p", headers: ["Content-Type": "application/json"], body: Data("a=1".utf8))
+        #expect(RequestParameters(request).isEmpty)
+    }
+
+    @Test func canonicalFormIsOrderIndependentAndInjective() {
+        let one = RequestParameters(percentEncodedQuery: "b=2&a=1&a=0", contentType: nil, body: nil)
+        let two = RequestParameters(percentEncodedQuery: "a=0&b=2&a=1", contentType: nil, body: nil)
+        #expect(one.canonicalForm == "a=0&a=1&b=2")
+        #expect(one.canonicalForm == two.canonicalForm)
+        let smuggled = RequestParameters(percentEncodedQuery: "a=1%26b%3D2", contentType: nil, body: nil)
+        let plain = RequestParameters(percentEncodedQuery: "a=1&b=2", contentType: nil, body: nil)
+        #expect(smuggled.canonicalForm != plain.canonicalForm)
+        #expect(smuggled.canonicalForm == "a=1%26b%3D2")
+        let spelled = RequestParameters(percentEncodedQuery: "n=%7e%41", contentType: nil, body: nil)
+        #expect(spelled.canonicalForm == "n=~A")
+    }
+
+    @Test func malformedEscapesSurvive() {
+        let parameters = RequestParameters(percentEncodedQuery: "a=%zz&b=%4&c=100%", contentType: nil, body: nil)
+        #expect(parameters.values(for: "a") == ["%zz"])
+        #expect(parameters.values(for: "b") == ["%4"])
+        #expect(parameters.values(for: "c") == ["100%"])
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+@Suite struct ValidationInterceptorTests {
+    static let rent = "listing.rent"
+
+    static func rules() throws -> ValidationInterceptor {
+        try .validation([
+            rent: APIValidation(
+                parameters: [
+                    ParameterRule("city", .required, .type(.string), .length(1...20)),
+                    ParameterRule("page", .type(.integer), .range(1...50)),
+                    ParameterRule("sort", .oneOf(["price", "date"])),
+                    ParameterRule("phone", .pattern(#"^1\d{10}$"#)),
+                ],
+                response: ResponseRule(
+                    contentType: "application/json",
+                    json: .object(["items": .array(of: .object(["id": .integer])), "total": .integer]))),
+        ])
+    }
+
+    static let goodBody = Data(#"{"items":[{"id":1},{"id":2}],"total":2}"#.utf8)
+
+    func send(_ url: String, body: Data? = nil, contentType: String? = nil, responseBody: Data = goodBody,
+              responseType: String = "application/json", status: Int = 200) async throws -> (Result<Response, RunwayError>, StubDispatcher) {
+        let stub = StubDispatcher { _ in
+            Response(status: status, headers: ["Content-Type": responseType], body: responseBody)
+        }
+        let pipeline = Pipeline(interceptors: [try Self.rules()], dispatcher: stub)
+        var headers: HTTPHeaders = [:]
+        if let contentType { headers["Content-Type"] = contentType }
+        let request = try Request(method: body == nil ? .get : .post, url, headers: headers, body: body)
+        do {
+            return (.success(try await pipeline.send(request, context: RequestContext(apiName: Self.rent))), stub)
+        } catch {
+            return (.failure(error), stub)
+        }
+    }
+
+    func failure(_ result: Result<Response, RunwayError>) -> RunwayError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+
+    @Test func validRequestPasses() async throws {
+        let (result, stub) = try await send("https://api.test/rent?city=Shanghai&page=3&sort=price&phone=13800138000")
+        #expect(try result.get().status == 200)
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test(arguments: [
+        ("https://api.test/rent?page=3", "city"),
+        ("https://api.test/rent?city=", "city"),
+        ("https://api.test/rent?city=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "city"),
+        ("https://api.test/rent?city=x&page=three", "page"),
+        ("https://api.test/rent?city=x&page=51", "page"),
+        ("https://api.test/rent?city=x&page=0", "page"),
+        ("https://api.test/rent?city=x&sort=rating", "sort"),
+        ("https://api.test/rent?city=x&phone=12345", "phone"),
+        ("https://api.test/rent?city=x&page=2&page=99", "page"),
+    ])
+    func invalidParameterIsRejectedBeforeTheNetwork(url: String, field: String) async throws {
+        let (result, stub) = try await send(url)
+        let error = try #require(failure(result))
+        #expect(error.code == .paramsInvalid)
+        #expect(error.field == field)
+        #expect(error.stage == .interceptor("validation"))
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func formBodyParametersAreChecked() async throws {
+        let (result, stub) = try await send(
+            "https://api.test/rent", body: Data("city=Beijing&page=900".utf8),
+            contentType: "application/x-www-form-urlencoded")
+        #expect(failure(result)?.field == "page")
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func jsonBodyTypesAreJSONTypes() async throws {
+        let ok = try await send(
+            "https://api.test/rent", body: Data(#"{"city":"Beijing","page":4}"#.utf8), contentType: "application/json")
+        #expect((try? ok.0.get()) != nil)
+        let wrongType = try await send(
+            "https://api.test/rent", body: Data(#"{"city":"Beijing","page":"4"}"#.utf8), contentType: "application/json")
+        #expect(failure(wrongType.0)?.field == "page")
+        let notObject = try await send("https://api.test/rent", body: Data("[1]".utf8), contentType: "application/json")
+        #expect(failure(notObject.0)?.code == .paramsInvalid)
+        #expect(notObject.1.requests.isEmpty)
+    }
+
+    @Test func responseRulesKeepTheRawResponse() async throws {
+        let badShape = Data(#"{"items":[{"id":1},{"id":"two"}],"total":2}"#.utf8)
+        let (result, stub) = try await send("https://api.test/rent?city=x", responseBody: badShape)
+        let error = try #require(failure(result))
+        #expect(error.code == .responseInvalid)
+        #expect(error.field == "items[1].id")
+        #expect(error.response?.body == badShape)
+        #expect(stub.requests.count == 1)
+
+        let wrongType = try await send("https://api.test/rent?city=x", responseType: "text/html")
+        #expect(failure(wrongType.0)?.field == "Content-Type")
+        let charset = try await send("https://api.test/rent?city=x", responseType: "application/json; charset=utf-8")
+        #expect((try? charset.0.get()) != nil)
+        let status = try await send("https://api.test/rent?city=x", status: 500)
+        #expect(failure(status.0)?.field == "status")
+        let missing = try await send("https://api.test/rent?city=x", responseBody: Data(#"{"items":[]}"#.utf8))
+        #expect(failure(missing.0)?.field == "total")
+        let notJSON = try await send("https://api.test/rent?city=x", responseBody: Data("<html>".utf8))
+        #expect(failure(notJSON.0)?.field == "$")
+    }
+
+    @Test func contextRulesOverrideAndUnknownAPIsPass() async throws {
+        let stub = StubDispatcher(status: 200)
+        let pipeline = Pipeline(interceptors: [try Self.rules()], dispatcher: stub)
+        _ = try await pipeline.send(try Request("https://api.test/other"), context: RequestContext(apiName: "other"))
+        var context = RequestContext(apiName: "other")
+        context[APIValidation.Key.self] = try APIValidation(parameters: [ParameterRule("token", .required)])
+        await #expect(throws: RunwayError.self) {
+            try await pipeline.send(try Request("https://api.test/other"), context: context)
+        }
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test func badConfigurationIsRejectedAtRegistration() {
+        func code(_ body: () throws -> Void) -> RunwayError.Code? {
+            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+        }
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("p", .pattern("(unclosed"))]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("", .required)]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("a"), ParameterRule("a")]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("a", .length(-1...3))]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("a", .range(0...Double.infinity))]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("a", .oneOf([]))]) } == .configuration)
+        #expect(code { _ = try APIValidation(parameters: [ParameterRule("a", .type(.string), .type(.integer))]) } == .configuration)
+        #expect(code { _ = try APIValidation(response: ResponseRule(status: 0...99)) } == .configuration)
+        #expect(code { _ = try APIValidation(response: ResponseRule(contentType: "json")) } == .configuration)
+        #expect(code { _ = try ValidationInterceptor(["": APIValidation()]) } == .configuration)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Runway
+import RunwayLogging
+import RunwayTesting
+import Testing
+
+@Suite struct LoggingInterceptorTests {
+    let handler: InMemoryLogHandler
+    let logger: Logger
+
+    init() {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        self.handler = handler
+        logger = Logger(label: "runway.test") { _ in handler }
+    }
+
+    var text: String { handler.entries.map { "\($0.level): \($0.message)" }.joined(separator: "\n") }
+
+    @Test func logsNothingWithoutALoggerAndChangesNothing() async throws {
+        let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
+        var request = try Request(method: .post, "http://api.test/a?token=abc", headers: ["Authorization": "Bearer s3cret"], body: Data("x=1".utf8))
+        request.options.acceptCompressedResponses = false
+        let response = try await Pipeline(interceptors: [try .logging(nil)], dispatcher: stub).send(request)
+        #expect(response.body == Data("ok".utf8))
+        #expect(handler.entries.isEmpty)
+        let sent = try #require(stub.requests.first)
+        #expect(sent.url == request.url && sent.headers == request.headers && sent.body == request.body)
+        #expect(sent.options.acceptCompressedResponses == false)
+    }
+
+    @Test func dumpsTheRequestAsCurlAndTheResponseWithSecretsRedacted() async throws {
+        let stub = StubDispatcher { _ in
+            Response(status: 201, headers: ["Content-Type": "application/json", "Set-Cookie": "session=abcdef"], body: Data(#"{"id":7,"token":"t0k"}"#.utf8))
+        }
+        let request = try Request(
+            method: .post, "https://api.test/orders?city=sh&access_token=qwerty",
+            headers: ["Authorization": "Bearer s3cret", "X-Runway-Signature": "deadbeef", "Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("user=li&password=hunter2&note=a+b".utf8))
+        let interceptor = try LoggingInterceptor(logger: logger)
+        let response = try await Pipeline(interceptors: [interceptor], dispatcher: stub).send(request, context: RequestContext(apiName: "order.create", serviceID: "shop"))
+        #expect(response.status == 201)
+
+        let log = text
+        #expect(log.contains("curl -X POST 'https://api.test/orders?city=sh&access_token=<redacted>'"))
+        #expect(log.contains("-H 'Authorization: <redacted>'"))
+        #expect(log.contains("-H 'X-Runway-Signature: <redacted>'"))
+        #expect(log.contains("--data-binary 'user=li&password=<redacted>&note=a+b'"))
+        #expect(log.contains("HTTP 201"))
+        #expect(log.contains("Set-Cookie: <redacted>"))
+        #expect(log.contains(#""token":"<redacted>""#))
+        #expect(log.contains(#""id":7"#))
+        for secret in ["s3cret", "deadbeef", "qwerty", "hunter2", "abcdef", "t0k"] {
+            #expect(!log.contains(secret), "leaked \(secret)")
+        }
+        let summary = try #require(handler.entries.first { $0.level == .info })
+        #expect("\(summary.message)".hasPrefix("POST https://api.test/orders?city=sh&access_token=<redacted> → 201 in "))
+        #expect(summary.metadata["runway.api"] == "order.create")
+        #expect(summary.metadata["runway.service"] == "shop")
+        #expect(summary.metadata["runway.status"] == "201")
+        #expect(handler.entries.filter { $0.level == .debug }.count == 2)
+    }
+
+    @Test func redactsConfiguredParametersInJSONAtAnyDepth() async throws {
+        let redaction = try Redaction.standard(plusHeaders: ["X-Device"], parameters: ["id_card"])
+        let body = Data(#"{"owner":{"name":"Li","id_card":"310101199001011234"},"list":[{"id_card":"x9"}]}"#.utf8)
+        let request = try Request(method: .put, "http://api.test/owner?id_card=310101", headers: ["Content-Type": "application/json", "X-Device": "imei-1"], body: body)
+        _ = try await Pipeline(interceptors: [try .logging(logger, redacting: redaction)], dispatcher: StubDispatcher(status: 204)).send(request)
+        let log = text
+        #expect(!log.contains("310101"))
+        #expect(!log.contains("x9"))
+        #expect(!log.contains("imei-1"))
+        #expect(log.contains(#""name":"Li""#))
+        #expect(log.contains("id_card=<redacted>"))
+    }
+
+    @Test func cacheHitsAreLoggedAsSuch() async throws {
+        let stub = StubDispatcher { _ in Response(status: 200, body: Data("{}".utf8), origin: .memoryCache) }
+        _ = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: stub).send(try Request("http://api.test/rent"))
+        let summary = try #require(handler.entries.first { $0.level == .info })
+        #expect("\(summary.message)".contains("[memory-cache hit]"))
+        #expect(summary.metadata["runway.cache_hit"] == "true")
+        #expect(summary.metadata["runway.origin"] == "memory-cache")
+    }
+
+    @Test func networkResponsesCarryTheirTimings() async throws {
+        let metrics = TransferMetrics(connect: .milliseconds(3), firstByte: .milliseconds(12), total: .milliseconds(15), httpVersion: "2")
+        let dispatcher = FixedDispatcher(response: Response(status: 200, metrics: metrics, origin: .network))
+        _ = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: dispatcher).send(try Request("http://api.test/"))
+        let summary = "\(try #require(handler.entries.first { $0.level == .info }).message)"
+        #expect(summary.contains("[network] dns 0.000ms connect 3.000ms"))
+        #expect(summary.contains("total 15.000ms HTTP/2"))
+    }
+
+    @Test func failuresAreLoggedWithCodeAndStageAndRethrown() async throws {
+        let stub = StubDispatcher { _ in throw RunwayError(.timeout, "connect timed out") }
+        await #expect {
+            try await Pipeline(interceptors: [try .logging(logger)], dispatcher: stub).send(try Request("http://api.test/slow"))
+        } throws: { ($0 as? RunwayError)?.code == .timeout }
+        let failure = try #require(handler.entries.first { $0.level == .warning })
+        #expect("\(failure.message)".contains("GET http://api.test/slow ✗ timeout at dispatcher stub: connect timed out"))
+        #expect(failure.metadata["runway.error"] == "timeout")
+    }
+
+    @Test func aLoggerInTheContextWins() async throws {
+        var other = InMemoryLogHandler()
+        other.logLevel = .trace
+        var context = RequestContext()
+        context[LoggingInterceptor.Key.self] = Logger(label: "per-call") { [other] _ in other }
+        _ = try await Pipeline(interceptors: [try .logging(nil)], dispatcher: StubDispatcher(status: 200)).send(try Request("http://api.test/"), context: context)
+        #expect(other.entries.count == 3)
+        #expect(handler.entries.isEmpty)
+    }
+
+    @Test func bodiesAreCutAndBinaryIsShownAsASize() async throws {
+        let long = Data(String(repeating: "a", count: 100).utf8)
+        _ = try await Pipeline(interceptors: [try .logging(logger, bodyLimit: 10)], dispatcher: StubDispatcher(status: 200, body: Data([0, 1, 2, 0xFF])))
+            .send(try Request(method: .post, "http://api.test/", body: long))
+        #expect(text.contains("'aaaaaaaaaa… (90 more bytes)'"))
+        #expect(text.contains("<4 bytes binary>"))
+    }
+
+    @Test func retriesCanBeLoggedThroughTheRetryObserver() async throws {
+        let observer = LoggingInterceptor.retryObserver(logger)
+        var context = RequestContext(apiName: "listing.rent")
+        context.attempt = 1
+        observer(RetryInterceptor.Event(failedAttempt: 1, status: 503, error: nil, delay: .milliseconds(200), context: context))
+        let entry = try #require(handler.entries.first)
+        #expect(entry.level == .notice)
+        #expect("\(entry.message)" == "retrying after status 503 (attempt 1) in 200.0 ms")
+        #expect(entry.metadata["runway.api"] == "listing.rent")
+    }
+
+    @Test func badConfigurationIsRejected() {
+        #expect(throws: RunwayError.self) { try LoggingInterceptor(logger: logger, configuration: .init(bodyLimit: -1)) }
+        #expect(throws: RunwayError.self) { try Redaction(headers: [""], parameters: []) }
+        #expect(throws: RunwayError.self) { try Redaction.standard(parameters: [""]) }
+    }
+}
+
+struct FixedDispatcher: Dispatcher {
+    let response: Response
+    func dispatch(_ request: Request, context: RequestContext) async throws -> Response { response }
+}

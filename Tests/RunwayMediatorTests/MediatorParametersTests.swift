@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import RunwayMediator
+
+@Suite("Parameters")
+struct MediatorParametersTests {
+    @Test func typedAccessConvertsStrings() throws {
+        let uuid = UUID()
+        let parameters: MediatorParameters = ["n": "42", "d": "1.5", "b": "yes", "u": uuid.uuidString, "i": 7, "list": ["9"]]
+        #expect(try parameters.int("n") == 42)
+        #expect(try parameters.int("i") == 7)
+        #expect(try parameters.int("list") == 9)
+        #expect(try parameters.double("d") == 1.5)
+        #expect(try parameters.bool("b"))
+        #expect(try parameters.uuid("u") == uuid)
+        #expect(parameters.keys == ["n", "d", "b", "u", "i", "list"])
+    }
+
+    @Test func missingAndInvalidNameTheField() {
+        let parameters: MediatorParameters = ["n": "x", "obj": [1, 2]]
+        #expect { try parameters.int("nope") } throws: {
+            ($0 as? MediatorError)?.code == .parameterMissing && ($0 as? MediatorError)?.field == "nope"
+        }
+        #expect { try parameters.int("n") } throws: { ($0 as? MediatorError)?.code == .parameterInvalid }
+        #expect { try parameters.int("-") } throws: { ($0 as? MediatorError)?.code == .parameterMissing }
+        #expect { try parameters.value("n", as: Int.self) } throws: { ($0 as? MediatorError)?.code == .parameterInvalid }
+        #expect { try parameters.string("obj") } throws: { ($0 as? MediatorError)?.field == "obj" }
+    }
+
+    @Test func setReplacesAndNilRemoves() {
+        var parameters: MediatorParameters = ["a": 1]
+        parameters["a"] = 2
+        parameters["b"] = "x"
+        parameters["a"] = nil
+        #expect(parameters.keys == ["b"])
+        #expect(parameters.count == 1)
+    }
+
+    @Test func strictIntegerParsing() {
+        #expect(RouteConverter.parseInt("-12") == -12)
+        #expect(RouteConverter.parseInt("+12") == nil)
+        #expect(RouteConverter.parseInt(" 1") == nil)
+        #expect(RouteConverter.parseInt("99999999999999999999") == nil)
+        #expect(RouteConverter.parseInt("9223372036854775807") == Int.max)
+        #expect(RouteConverter.parseInt("-9223372036854775808") == Int.min)
+        #expect(RouteConverter.parseInt("-") == nil)
+    }
+}

@@ -1,0 +1,174 @@
+import Testing
+@testable import RunwayMediator
+
+@Suite("Mediator calls")
+struct MediatorPerformTests {
+    @Test func localCallReachesEveryActionAndReturnsItsValue() async throws {
+        let mediator = try standardBuilder().build()
+        let purge = try await mediator.perform(target: "listing", action: "purge", as: Screen.self)
+        #expect(purge == Screen(name: "listing.purge"))
+        let detail = try await mediator.perform(target: "Listing", action: "detail", parameters: ["id": 7], as: Screen.self)
+        #expect(detail == Screen(name: "listing.detail", id: 7))
+    }
+
+    @Test func urlCallResolvesTypedParameters() async throws {
+        let mediator = try standardBuilder().build()
+        let screen = try await mediator.perform(url: "app://listing/42?ref=push", as: Screen.self)
+        #expect(screen == Screen(name: "listing.detail", id: 42))
+        let match = try #require(try mediator.resolve("app://listing/42?ref=push"))
+        #expect(match.target == "listing" && match.action == "detail")
+        #expect(try match.parameters.value("id", as: Int.self) == 42)
+        #expect(try match.parameters.string("ref") == "push")
+    }
+
+    @Test func implicitRouteCarriesQueryParameters() async throws {
+        let mediator = try standardBuilder().build()
+        let screen = try await mediator.perform(url: "app://listing/slow?id=3", as: Screen.self)
+        #expect(screen == Screen(name: "listing.slow", id: 3))
+    }
+
+    @Test func remoteCallToLocalOnlyActionIsForbidden() async throws {
+        let mediator = try standardBuilder().build()
+        await #expect(throws: MediatorError.self) { try await mediator.perform(url: "app://listing/purge") }
+        do {
+            try await mediator.open(url: "app://listing/purge")
+            Issue.record("expected an error")
+        } catch let error as MediatorError {
+            #expect(error.code == .remoteCallForbidden)
+            #expect(error.url == "app://listing/purge")
+        }
+        #expect(!mediator.canOpen(url: "app://listing/purge"))
+        // The same URL from inside the app is allowed.
+        let screen = try await mediator.perform(url: "app://listing/purge", origin: .local, as: Screen.self)
+        #expect(screen.name == "listing.purge")
+        // And a local call by name that claims to be remote is checked too.
+        await #expect(throws: MediatorError.self) {
+            try await mediator.perform(target: "listing", action: "purge", origin: .remote)
+        }
+    }
+
+    @Test func canOpenOnlyForRemoteCallableRoutes() throws {
+        let mediator = try standardBuilder().build()
+        #expect(mediator.canOpen(url: "app://listing/42"))
+        #expect(mediator.canOpen(url: "app://account/login"))
+        #expect(!mediator.canOpen(url: "app://listing/nope/deeper"))
+        #expect(!mediator.canOpen(url: "other://listing/42"))
+        #expect(!mediator.canOpen(url: "not a url"))
+    }
+
+    @Test func notFoundWithoutFallbackIsTypedError() async throws {
+        let mediator = try standardBuilder().build()
+        await #expect { try await mediator.perform(url: "app://nowhere/x") } throws: { error in
+            (error as? MediatorError)?.code == .notFound
+        }
+        await #expect { try await mediator.perform(target: "listing", action: "missing") } throws: { error in
+            let error = error as? MediatorError
+            return error?.code == .notFound && error?.target == "listing" && error?.action == "missing"
+        }
+    }
+
+    @Test func fallbackGetsTheOriginalRequest() async throws {
+        var builder = try standardBuilder()
+        builder.setFallback(target: "account", action: "notFound")
+        let mediator = try builder.build()
+        let byURL = try await mediator.perform(url: "app://nowhere/x?q=1", as: Screen.self)
+        #expect(byURL.name == "account.notFound:app://nowhere/x?q=1")
+        let byName = try await mediator.perform(target: "ghost", action: "boo", as: Screen.self)
+        #expect(byName.name == "account.notFound:ghost/boo")
+        #expect(!mediator.canOpen(url: "app://nowhere/x"))
+    }
+
+    @Test func unmatchedHandlerRunsBeforeFallback() async throws {
+        var builder = try standardBuilder()
+        builder.setFallback(target: "account", action: "notFound")
+        let seen = Log()
+        builder.onUnmatchedURL { request in
+            seen.append("\(request.target ?? "?") \(request.parameters.strings("q"))")
+            return request.target == "web" ? Screen(name: "web") : nil
+        }
+        let mediator = try builder.build()
+        #expect(try await mediator.perform(url: "app://web/page?q=a&q=b", as: Screen.self) == Screen(name: "web"))
+        let fallback = try await mediator.perform(url: "app://other", as: Screen.self)
+        #expect(fallback.name.hasPrefix("account.notFound"))
+        #expect(seen.all == ["web [\"a\", \"b\"]", "other []"])
+    }
+
+    @Test func fallbackMustExistAndBeRemoteCallable() throws {
+        var missing = try standardBuilder()
+        missing.setFallback(target: "account", action: "nope")
+        #expect { try missing.build() } throws: { ($0 as? MediatorError)?.code == .invalidRegistration }
+        var local = try standardBuilder()
+        local.setFallback(target: "account", action: "wipe")
+        #expect { try local.build() } throws: { ($0 as? MediatorError)?.code == .invalidRegistration }
+    }
+
+    @Test func malformedURLIsTypedError() async throws {
+        let mediator = try standardBuilder().build()
+        for bad in ["", "listing/42", "app:/listing", "app://", "app://listing/%zz", "app://a b", "1app://x", "app://us@er/x"] {
+            await #expect(throws: MediatorError.self, "\(bad)") { try await mediator.perform(url: bad) }
+            #expect(throws: MediatorError.self) { try mediator.resolve(bad) }
+        }
+        do {
+            _ = try mediator.resolve("app://listing/%E2%82")
+            Issue.record("expected an error")
+        } catch let error as MediatorError {
+            #expect(error.code == .malformedURL)
+            #expect(error.url == "app://listing/%E2%82")
+        }
+    }
+
+    @Test func actionErrorsAreWrappedWithTheOriginalKept() async throws {
+        struct Boom: Error {}
+        var builder = Mediator.Builder()
+        try builder.register(targetNamed: "t") { actions in
+            actions.action("fail") { _, _ in throw Boom() }
+        }
+        let mediator = try builder.build()
+        do {
+            try await mediator.perform(target: "t", action: "fail")
+            Issue.record("expected an error")
+        } catch let error as MediatorError {
+            #expect(error.code == .actionFailed)
+            #expect(error.underlying is Boom)
+            #expect(error.target == "t" && error.action == "fail")
+        }
+    }
+
+    @Test func typedResultMismatchIsTypedError() async throws {
+        let mediator = try standardBuilder().build()
+        await #expect { try await mediator.perform(url: "app://listing/1", as: Int.self) } throws: {
+            ($0 as? MediatorError)?.code == .unexpectedResult
+        }
+    }
+
+    @Test func asyncActionsRunConcurrently() async throws {
+        let mediator = try standardBuilder().build()
+        let screens = try await withThrowingTaskGroup(of: Screen.self) { group in
+            for id in 0..<20 {
+                group.addTask { try await mediator.perform(url: "app://listing/slow?id=\(id)", as: Screen.self) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(screens.compactMap(\.id)) == Set(0..<20))
+    }
+
+    @Test func keptTargetIsReusedUntilReleased() async throws {
+        var builder = Mediator.Builder()
+        try builder.register(CountingTarget.self)
+        let mediator = try builder.build()
+        let first = try await mediator.perform(target: "counting", action: "serial", as: Int.self)
+        let second = try await mediator.perform(target: "counting", action: "serial", as: Int.self)
+        #expect(first == second)
+        #expect(mediator.cachedTargetNames == ["counting"])
+        #expect(mediator.releaseCachedTarget("Counting"))
+        #expect(!mediator.releaseCachedTarget("counting"))
+        let third = try await mediator.perform(target: "counting", action: "serial", as: Int.self)
+        #expect(third > second)
+    }
+
+    @Test func perCallTargetsAreNotKept() async throws {
+        let mediator = try standardBuilder().build()
+        _ = try await mediator.perform(target: "listing", action: "purge")
+        #expect(mediator.cachedTargetNames.isEmpty)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import RunwayMediator
+
+@Suite("Reverse routing")
+struct ReverseRoutingTests {
+    func mediator() throws -> Mediator {
+        var builder = Mediator.Builder()
+        try builder.register(targetNamed: "listing") { actions in
+            actions.action("detail", access: .remote, routes: ["app://listing/<int:id>", "app://l/<int:id>"]) { _, _ in 1 }
+            actions.action("file", access: .remote, routes: ["app://listing/files/<name>/<path:rest>"]) { _, _ in 2 }
+            actions.action("plain", access: .remote) { _, _ in 3 }
+            actions.action("wild", access: .remote, routes: ["app://listing/w/*"]) { _, _ in 4 }
+        }
+        return try builder.build()
+    }
+
+    @Test func buildsFromTheFirstPatternAndRoundTrips() throws {
+        let mediator = try mediator()
+        let url = try mediator.url(target: "listing", action: "detail", parameters: ["id": 42, "ref": "a b&c", "tag": ["x", "y"]])
+        #expect(url == "app://listing/42?ref=a%20b%26c&tag=x&tag=y")
+        let match = try #require(try mediator.resolve(url))
+        #expect(match.action == "detail")
+        #expect(try match.parameters.int("id") == 42)
+        #expect(try match.parameters.string("ref") == "a b&c")
+        #expect(match.parameters.strings("tag") == ["x", "y"])
+    }
+
+    @Test func encodesSlashesInPlaceholdersButNotInCatchAll() throws {
+        let mediator = try mediator()
+        let url = try mediator.url(target: "listing", action: "file", parameters: ["name": "a/b", "rest": "c d/e"])
+        #expect(url == "app://listing/files/a%2Fb/c%20d/e")
+        let match = try #require(try mediator.resolve(url))
+        #expect(try match.parameters.string("name") == "a/b")
+        #expect(try match.parameters.string("rest") == "c d/e")
+    }
+
+    @Test func implicitRouteWhenNoPattern() throws {
+        let url = try mediator().url(target: "listing", action: "plain", parameters: ["q": "1"])
+        #expect(url == "app://listing/plain?q=1")
+    }
+
+    @Test func missingOrMistypedParametersAreTypedErrors() throws {
+        let mediator = try mediator()
+        #expect { try mediator.url(target: "listing", action: "detail") } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL && ($0 as? MediatorError)?.field == "id"
+        }
+        #expect { try mediator.url(target: "listing", action: "detail", parameters: ["id": "abc"]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL
+        }
+        #expect { try mediator.url(target: "listing", action: "wild") } throws: { ($0 as? MediatorError)?.code == .cannotBuildURL }
+        #expect { try mediator.url(target: "listing", action: "nope") } throws: { ($0 as? MediatorError)?.code == .notFound }
+        #expect { try mediator.url(target: "listing", action: "plain", parameters: ["obj": Data()]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL
+        }
+    }
+}

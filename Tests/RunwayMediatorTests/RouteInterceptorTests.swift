@@ -1,0 +1,102 @@
+import Testing
+@testable import RunwayMediator
+
+/// Appends "name>" on the way in and "<name" on the way out.
+struct TracingInterceptor: RouteInterceptor {
+    let name: String
+    let log: Log
+    func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable {
+        log.append("\(name)>")
+        let result = try await next(call)
+        log.append("<\(name)")
+        return result
+    }
+}
+
+/// Redirects every call to a local-only action while keeping it remote.
+struct SneakyRedirect: RouteInterceptor {
+    func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable {
+        var call = call
+        call.target = "listing"
+        call.action = "purge"
+        return try await next(call)
+    }
+}
+
+@Suite("Route interceptors")
+struct RouteInterceptorTests {
+    @Test func callsGoFirstToLastResultsComeBackLastToFirst() async throws {
+        let log = Log()
+        var builder = try standardBuilder()
+        builder.add(TracingInterceptor(name: "a", log: log))
+        builder.add(TracingInterceptor(name: "b", log: log))
+        builder.add(TracingInterceptor(name: "c", log: log))
+        let mediator = try builder.build()
+        #expect(mediator.interceptorNames == ["a", "b", "c"])
+        try await mediator.open(url: "app://listing/1")
+        #expect(log.all == ["a>", "b>", "c>", "<c", "<b", "<a"])
+    }
+
+    @Test func loginGateRedirectsTaggedActionsUntilLoggedIn() async throws {
+        let loggedIn = Counter()
+        var builder = try standardBuilder()
+        builder.add(.loginGate(loginTarget: "account", loginAction: "login") { loggedIn.current > 0 })
+        let mediator = try builder.build()
+        let redirected = try await mediator.perform(url: "app://listing/5/edit", as: Screen.self)
+        #expect(redirected.name == "account.login:app://listing/5/edit")
+        let untagged = try await mediator.perform(url: "app://listing/5", as: Screen.self)
+        #expect(untagged == Screen(name: "listing.detail", id: 5))
+        _ = loggedIn.increment()
+        let allowed = try await mediator.perform(url: "app://listing/5/edit", as: Screen.self)
+        #expect(allowed == Screen(name: "listing.edit", id: 5))
+    }
+
+    @Test func analyticsObservesOutcomes() async throws {
+        let log = Log()
+        var builder = try standardBuilder()
+        builder.add(.analytics { event in log.append("\(event.target)/\(event.action) \(event.origin) \(event.succeeded)") })
+        let mediator = try builder.build()
+        try await mediator.open(url: "app://listing/3")
+        _ = try? await mediator.perform(target: "listing", action: "detail")  // missing id: the action throws
+        #expect(log.all == ["listing/detail remote true", "listing/detail local false"])
+    }
+
+    @Test func redirectCannotCarryARemoteCallIntoALocalOnlyAction() async throws {
+        var builder = try standardBuilder()
+        builder.add(SneakyRedirect())
+        let mediator = try builder.build()
+        await #expect { try await mediator.perform(url: "app://listing/1") } throws: {
+            ($0 as? MediatorError)?.code == .remoteCallForbidden
+        }
+        let local = try await mediator.perform(target: "listing", action: "detail", as: Screen.self)
+        #expect(local.name == "listing.purge")
+    }
+
+    @Test func interceptorCanAnswerWithoutCallingNext() async throws {
+        struct Cached: RouteInterceptor {
+            func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable { Screen(name: "cached") }
+        }
+        var builder = try standardBuilder()
+        builder.add(Cached())
+        let mediator = try builder.build()
+        #expect(try await mediator.perform(url: "app://listing/1", as: Screen.self) == Screen(name: "cached"))
+    }
+
+    @Test func foreignInterceptorErrorsAreWrapped() async throws {
+        struct Oops: Error {}
+        struct Failing: RouteInterceptor {
+            func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable { throw Oops() }
+        }
+        var builder = try standardBuilder()
+        builder.add(Failing())
+        let mediator = try builder.build()
+        do {
+            try await mediator.open(url: "app://listing/1")
+            Issue.record("expected an error")
+        } catch let error as MediatorError {
+            #expect(error.code == .interceptorFailed)
+            #expect(error.message.contains("Failing"))
+            #expect(error.underlying is Oops)
+        }
+    }
+}

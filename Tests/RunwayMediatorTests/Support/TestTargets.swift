@@ -1,0 +1,96 @@
+import Foundation
+import RunwayMediator
+
+/// A screen value returned by test actions.
+struct Screen: Sendable, Equatable {
+    var name: String
+    var id: Int? = nil
+}
+
+/// A listing module's target: a remote detail screen, a remote search, a local-only service.
+struct ListingTarget: MediatorTarget {
+    static let name = "listing"
+    init() {}
+    static func declareActions(_ actions: inout MediatorActions<ListingTarget>) {
+        actions.action("detail", access: .remote, routes: ["app://listing/<int:id>"]) { _, call in
+            Screen(name: "listing.detail", id: try call.parameters.int("id"))
+        }
+        actions.action("edit", access: .remote, routes: ["app://listing/<int:id>/edit"], tags: [LoginGate.requiresLogin]) { _, call in
+            Screen(name: "listing.edit", id: try call.parameters.int("id"))
+        }
+        actions.action("purge") { _, _ in
+            Screen(name: "listing.purge")
+        }
+        actions.action("slow", access: .remote) { _, call in
+            try await Task.sleep(for: .milliseconds(5))
+            return Screen(name: "listing.slow", id: try? call.parameters.int("id"))
+        }
+    }
+}
+
+/// A target kept between calls, counting how many instances were made.
+final class CountingTarget: MediatorTarget, @unchecked Sendable {
+    // @unchecked Sendable: no stored state; `made` is a global counter behind its own lock.
+    static let name = "counting"
+    static var caching: TargetCaching { .keep }
+    static let made = Counter()
+    let serial: Int
+
+    init() { serial = Self.made.increment() }
+
+    static func declareActions(_ actions: inout MediatorActions<CountingTarget>) {
+        actions.action("serial") { target, _ in target.serial }
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value = 0
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+    var current: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}
+
+/// A thread-safe log of strings.
+final class Log: @unchecked Sendable {
+    // @unchecked Sendable: `entries` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var entries: [String] = []
+    func append(_ entry: String) {
+        lock.lock()
+        entries.append(entry)
+        lock.unlock()
+    }
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+}
+
+/// A builder with the listing target and an account target with a remote login screen and a
+/// remote not-found screen.
+func standardBuilder() throws -> Mediator.Builder {
+    var builder = Mediator.Builder()
+    try builder.register(ListingTarget.self)
+    try builder.register(targetNamed: "account") { actions in
+        actions.action("login", access: .remote, routes: ["app://account/login"]) { _, call in
+            Screen(name: "account.login:" + ((try? call.parameters.string("redirectURL")) ?? "-"))
+        }
+        actions.action("notFound", access: .remote) { _, call in
+            Screen(name: "account.notFound:" + (call.unmatched?.description ?? "-"))
+        }
+        actions.action("wipe") { _, _ in Screen(name: "account.wipe") }
+    }
+    return builder
+}

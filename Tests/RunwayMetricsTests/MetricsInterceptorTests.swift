@@ -1,0 +1,75 @@
+import Foundation
+import MetricsTestKit
+import Runway
+import RunwayMetrics
+import RunwayTesting
+import Testing
+
+@Suite struct MetricsInterceptorTests {
+    let metrics = TestMetrics()
+
+    func pipeline(_ dispatcher: any Dispatcher, _ extra: [any Interceptor] = []) throws -> Pipeline {
+        Pipeline(interceptors: [try MetricsInterceptor.metrics(factory: metrics)] + extra, dispatcher: dispatcher)
+    }
+
+    @Test func countsAndTimesPerServiceAPIAndOutcome() async throws {
+        let transfer = TransferMetrics(
+            nameLookup: .milliseconds(2), connect: .milliseconds(5), tlsHandshake: .zero, firstByte: .milliseconds(9),
+            total: .milliseconds(12))
+        let ok = try pipeline(StubDispatcher { _ in Response(status: 200, metrics: transfer, origin: .network) })
+        let context = RequestContext(apiName: "listing.rent", serviceID: "listings")
+        _ = try await ok.send(try Request("https://api.test/rent"), context: context)
+        _ = try await ok.send(try Request("https://api.test/rent"), context: context)
+
+        let dims = [("service", "listings"), ("api", "listing.rent"), ("method", "GET"), ("outcome", "success"), ("origin", "stub")]
+        #expect(try metrics.expectCounter("runway_requests_total", dims).totalValue == 2)
+        let duration = try metrics.expectTimer(
+            "runway_request_duration", [("service", "listings"), ("api", "listing.rent"), ("outcome", "success")])
+        #expect(duration.values.count == 2)
+        #expect(duration.values.allSatisfy { $0 > 0 })
+        let dns = try metrics.expectTimer(
+            "runway_transfer_phase", [("service", "listings"), ("api", "listing.rent"), ("phase", "dns")])
+        #expect(dns.values == [2_000_000, 2_000_000])
+        let firstByte = try metrics.expectTimer(
+            "runway_transfer_phase", [("service", "listings"), ("api", "listing.rent"), ("phase", "first_byte")])
+        #expect(firstByte.values == [9_000_000, 9_000_000])
+        // No TLS phase for a transfer without TLS.
+        #expect(metrics.timers(label: "runway_transfer_phase").allSatisfy { !$0.dimensions.contains { $0 == ("phase", "tls") } })
+    }
+
+    @Test func httpErrorsThrownErrorsAndCacheHitsHaveTheirOwnOutcome() async throws {
+        let context = RequestContext(apiName: "a", serviceID: "s")
+        _ = try await pipeline(StubDispatcher(status: 503)).send(try Request("https://api.test/"), context: context)
+        _ = try await pipeline(StubDispatcher(status: 404)).send(try Request("https://api.test/"), context: context)
+        let failing = try pipeline(StubDispatcher { _ in throw RunwayError(.timeout, "slow") })
+        await #expect(throws: RunwayError.self) { try await failing.send(try Request("https://api.test/"), context: context) }
+        /// Answers like a cache hit, never calling `next`.
+        struct Hit: Interceptor {
+            func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+                Response(status: 200, origin: .memoryCache)
+            }
+        }
+        let stub = StubDispatcher(status: 200)
+        _ = try await pipeline(stub, [Hit()]).send(try Request("https://api.test/"), context: context)
+        #expect(stub.requests.isEmpty)
+
+        func total(_ outcome: String, _ origin: String) -> Int64 {
+            metrics.counterTotal(
+                label: "runway_requests_total",
+                dimensions: [("service", "s"), ("api", "a"), ("method", "GET"), ("outcome", outcome), ("origin", origin)])
+        }
+        #expect(total("server_error", "stub") == 1)
+        #expect(total("client_error", "stub") == 1)
+        #expect(total("timeout", "none") == 1)
+        #expect(total("success", "memory-cache") == 1)
+        // A cache hit records no transfer phases.
+        #expect(metrics.timers(label: "runway_transfer_phase").isEmpty)
+    }
+
+    @Test func invalidPrefixIsRejectedAtRegistration() {
+        for prefix in ["", "9lives", "has space", "dash-ed", "点"] {
+            #expect(throws: RunwayError.self) { try MetricsInterceptor(prefix: prefix) }
+        }
+        #expect(throws: Never.self) { try MetricsInterceptor(prefix: "house_hunter2") }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Counts requests to the flaky route.
+final class Counter: Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var count = 0
+    func next() -> Int { lock.withLock { count += 1; return count } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// Retry against the in-process server through libcurl.
+@Suite struct RetryServerTests {
+    /// `/flaky` answers 503 with `Retry-After: 0` twice, then 200.
+    func flakyServer(_ counter: Counter) async throws -> TestServer {
+        try await TestServer.start { router in
+            let flaky: @Sendable (Hummingbird.Request, TestRequestContext) async throws -> Hummingbird.Response = { _, _ in
+                if counter.next() <= 2 {
+                    return Hummingbird.Response(status: .serviceUnavailable, headers: [.retryAfter: "0"])
+                }
+                return Hummingbird.Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok")))
+            }
+            router.get("/flaky", use: flaky)
+            router.post("/flaky", use: flaky)
+        }
+    }
+
+    @Test func aFlakyGetSucceedsOnTheThirdAttempt() async throws {
+        let counter = Counter()
+        let server = try await flakyServer(counter)
+        defer { Task { await server.shutdown() } }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(Runway.Request(url: server.url("/flaky")))
+        #expect(response.status == 200)
+        #expect(counter.value == 3)
+    }
+
+    @Test func aFlakyPostIsNotRetried() async throws {
+        let counter = Counter()
+        let server = try await flakyServer(counter)
+        defer { Task { await server.shutdown() } }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(Runway.Request(method: .post, url: server.url("/flaky"), body: Data("{}".utf8)))
+        #expect(response.status == 503)
+        #expect(counter.value == 1)
+    }
+
+    @Test func aResetConnectionIsRetriedAndTheLastErrorThrown() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3, initialBackoff: .milliseconds(10))], dispatcher: CurlDispatcher())
+        await #expect {
+            try await pipeline.send(Runway.Request(url: server.url("/reset")))
+        } throws: { ($0 as? RunwayError)?.code == .connectionLost }
+        #expect(server.stats.requests(path: "/reset") == 3)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Runway
+import RunwaySigning
+import RunwayTesting
+import Testing
+
+@Suite struct SignatureVerifierTests {
+    static let secret = "s3cr3t-shared-with-the-server"
+
+    /// Signs `request` through a pipeline and returns it as the dispatcher received it.
+    func signed(_ request: Request, with interceptor: SigningInterceptor, apiName: String? = "listing.rent") async throws -> Request {
+        let stub = StubDispatcher(status: 200)
+        let pipeline = Pipeline(interceptors: [interceptor], dispatcher: stub)
+        _ = try await pipeline.send(request, context: RequestContext(apiName: apiName))
+        return try #require(stub.requests.first)
+    }
+
+    func code(_ body: () throws -> Void) -> SignatureVerificationError.Code? {
+        do { try body(); return nil } catch { return (error as? SignatureVerificationError)?.code }
+    }
+
+    @Test func hmacSignatureVerifies() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let request = try await signed(
+            try Request(method: .post, "https://api.test/v1/rent?city=上海&page=2",
+                        headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("sort=price".utf8)),
+            with: try .signing(secret: Self.secret))
+        #expect(request.headers["X-Runway-Signature"]?.count == 64)
+        #expect(code { try verifier.verify(request) } == nil)
+    }
+
+    @Test func tamperedValueIsRejected() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        var request = try await signed(try Request("https://api.test/v1/rent?city=Shanghai&page=2"), with: try .signing(secret: Self.secret))
+        request.url = try #require(URL(string: "https://api.test/v1/rent?city=Shanghai&page=3"))
+        #expect(code { try verifier.verify(request) } == .signatureMismatch)
+    }
+
+    @Test func tamperedBodyMethodAndPathAreRejected() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let original = try await signed(
+            try Request(method: .post, "https://api.test/v1/pay", headers: ["Content-Type": "application/json"],
+                        body: Data(#"{"amount":1}"#.utf8)),
+            with: try .signing(secret: Self.secret))
+        var body = original
+        body.body = Data(#"{"amount":100}"#.utf8)
+        #expect(code { try verifier.verify(body) } == .signatureMismatch)
+        var method = original
+        method.method = .put
+        #expect(code { try verifier.verify(method) } == .signatureMismatch)
+        var path = original
+        path.url = try #require(URL(string: "https://api.test/v1/refund"))
+        #expect(code { try verifier.verify(path) } == .signatureMismatch)
+    }
+
+    @Test func reorderedParametersStillVerifyButMovedValuesDoNot() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let original = try await signed(try Request("https://api.test/v1/rent?a=1&b=2&c=3"), with: try .signing(secret: Self.secret))
+        var reordered = original
+        reordered.url = try #require(URL(string: "https://api.test/v1/rent?c=3&a=1&b=2"))
+        #expect(code { try verifier.verify(reordered) } == nil)
+        var swapped = original
+        swapped.url = try #require(URL(string: "https://api.test/v1/rent?a=2&b=1&c=3"))
+        #expect(code { try verifier.verify(swapped) } == .signatureMismatch)
+        var smuggled = original
+        smuggled.url = try #require(URL(string: "https://api.test/v1/rent?a=1%26b%3D2&c=3"))
+        #expect(code { try verifier.verify(smuggled) } == .signatureMismatch)
+    }
+
+    @Test func replayedNonceIsRejected() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let request = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
+        #expect(code { try verifier.verify(request) } == nil)
+        #expect(code { try verifier.verify(request) } == .replayedNonce)
+        // A fresh signature of the same request passes.
+        let again = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
+        #expect(code { try verifier.verify(again) } == nil)
+    }
+
+    @Test func staleTimestampIsRejected() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret, maxClockSkew: .seconds(60))
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        let old = try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil, now: Date().addingTimeInterval(-61))
+        #expect(code { try verifier.verify(old) } == .staleTimestamp)
+        let future = try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil, now: Date().addingTimeInterval(120))
+        #expect(code { try verifier.verify(future) } == .staleTimestamp)
+        let recent = try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil, now: Date().addingTimeInterval(-30))
+        #expect(code { try verifier.verify(recent) } == nil)
+    }
+
+    @Test func wrongSecretMissingAndMalformedHeaders() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let wrong = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: "another secret"))
+        #expect(code { try verifier.verify(wrong) } == .signatureMismatch)
+        var missing = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
+        missing.headers["X-Runway-Nonce"] = nil
+        #expect(code { try verifier.verify(missing) } == .missingHeader)
+        var notHex = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
+        notHex.headers["X-Runway-Signature"] = "zz"
+        #expect(code { try verifier.verify(notHex) } == .malformedHeader)
+        var badTime = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
+        badTime.headers["X-Runway-Timestamp"] = "-5"
+        #expect(code { try verifier.verify(badTime) } == .malformedHeader)
+        #expect(code { try verifier.verify(try Request("https://api.test/v1/rent")) } == .missingHeader)
+    }
+
+    @Test func keyIDsSelectTheSecret() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secrets: ["2026-10": "old secret", "2026-11": "new secret"])
+        let new = try await signed(try Request("https://api.test/x"), with: try .signing(secret: "new secret", keyID: "2026-11"))
+        #expect(new.headers["X-Runway-Key-ID"] == "2026-11")
+        #expect(code { try verifier.verify(new) } == nil)
+        var relabelled = try await signed(try Request("https://api.test/x"), with: try .signing(secret: "new secret", keyID: "2026-11"))
+        relabelled.headers["X-Runway-Key-ID"] = "2026-10"
+        #expect(code { try verifier.verify(relabelled) } == .signatureMismatch)
+        let unknown = try await signed(try Request("https://api.test/x"), with: try .signing(secret: "x", keyID: "1999"))
+        #expect(code { try verifier.verify(unknown) } == .unknownKey)
+    }
+
+    @Test func seedSchemeMatchesTheArticleFormula() async throws {
+        let interceptor = SigningInterceptor(try .seed(secret: "key", salt: "salt"))
+        let request = try await signed(try Request("https://api.test/search?q=a%20b&city=sh"), with: interceptor, apiName: "search")
+        // md5(md5("city=sh&q=a%20b" + "search" + "key") + "salt"), computed independently with Python's hashlib.
+        #expect(request.headers["X-Runway-Signature"] == "ad97d864071310898751c37e4cdc2cde")
+        let verifier = try SignatureVerifier.seed(secret: "key", salt: "salt")
+        #expect(code { try verifier.verify(request, apiName: "search") } == nil)
+        #expect(code { try verifier.verify(request, apiName: "other") } == .signatureMismatch)
+        #expect(code { try verifier.verify(request) } == .missingAPIName)
+        var tampered = request
+        tampered.url = try #require(URL(string: "https://api.test/search?q=a%20c&city=sh"))
+        #expect(code { try verifier.verify(tampered, apiName: "search") } == .signatureMismatch)
+
+        let sha = try await signed(
+            try Request("https://api.test/search?q=1"), with: SigningInterceptor(try .seed(secret: "key", hash: .sha256)), apiName: "search")
+        #expect(sha.headers["X-Runway-Signature"]?.count == 64)
+        #expect(code { try SignatureVerifier.seed(secret: "key", hash: .sha256).verify(sha, apiName: "search") } == nil)
+    }
+
+    @Test func seedSchemeNeedsAnAPIName() async throws {
+        let pipeline = Pipeline(interceptors: [SigningInterceptor(try .seed(secret: "key"))], dispatcher: StubDispatcher(status: 200))
+        await #expect(throws: RunwayError.self) {
+            try await pipeline.send(try Request("https://api.test/x"))
+        }
+    }
+
+    @Test func thirdPartyCallerKeyTravelsSealed() async throws {
+        let transport = Data((0..<32).map { UInt8($0) })
+        let verifier = try SignatureVerifier.thirdParty(transportKey: transport, callerKeys: ["caller-A", "caller-B"])
+        let request = try await signed(
+            try Request("https://api.test/open/listings?x=1"),
+            with: .signing(try .thirdParty(callerKey: "caller-B", transportKey: transport)))
+        let envelope = try #require(request.headers["X-Runway-Caller-Key"])
+        #expect(!envelope.contains("caller-B"))
+        #expect(Data(base64Encoded: envelope).map { !String(decoding: $0, as: UTF8.self).contains("caller-B") } == true)
+        #expect(code { try verifier.verify(request) } == nil)
+        #expect(code { try verifier.verify(request) } == .replayedNonce)
+
+        let stranger = try await signed(
+            try Request("https://api.test/open/listings?x=1"),
+            with: .signing(try .thirdParty(callerKey: "caller-Z", transportKey: transport)))
+        #expect(code { try verifier.verify(stranger) } == .unknownCaller)
+
+        let otherSDK = try await signed(
+            try Request("https://api.test/open/listings?x=1"),
+            with: .signing(try .thirdParty(callerKey: "caller-A", transportKey: Data(repeating: 7, count: 32))))
+        #expect(code { try verifier.verify(otherSDK) } == .malformedHeader)
+
+        // The envelope is bound to its request's nonce: moved onto another request it does not open.
+        var lifted = try await signed(
+            try Request("https://api.test/open/listings?x=1"),
+            with: .signing(try .thirdParty(callerKey: "caller-A", transportKey: transport)))
+        lifted.headers["X-Runway-Caller-Key"] = envelope
+        #expect(code { try verifier.verify(lifted) } == .malformedHeader)
+    }
+
+    @Test func retriedCallsAreSignedAfresh() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let stub = StubDispatcher(status: 200)
+        /// Calls the rest of the chain twice, as a retry interceptor placed before signing does.
+        struct Twice: Interceptor {
+            func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+                _ = try await next(request, context)
+                return try await next(request, context)
+            }
+        }
+        let signing = try SigningInterceptor.signing(secret: Self.secret)
+        let pipeline = Pipeline(dispatcher: stub) {
+            Twice()
+            signing
+        }
+        _ = try await pipeline.send(try Request("https://api.test/x"))
+        #expect(stub.requests.count == 2)
+        #expect(stub.requests[0].headers["X-Runway-Nonce"] != stub.requests[1].headers["X-Runway-Nonce"])
+        for request in stub.requests { #expect(code { try verifier.verify(request) } == nil) }
+    }
+
+    @Test func badConfigurationIsRejectedAtRegistration() {
+        func code(_ body: () throws -> Void) -> RunwayError.Code? {
+            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+        }
+        #expect(code { _ = try SigningInterceptor.signing(secret: "") } == .configuration)
+        #expect(code { _ = try SigningScheme.hmacSHA256(secret: "x", keyID: "has space") } == .configuration)
+        #expect(code { _ = try SigningScheme.seed(secret: "") } == .configuration)
+        #expect(code { _ = try SigningScheme.thirdParty(callerKey: "", transportKey: Data(count: 32)) } == .configuration)
+        #expect(code { _ = try SigningScheme.thirdParty(callerKey: "a", transportKey: Data(count: 10)) } == .configuration)
+        #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "") } == .configuration)
+        #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "x", maxClockSkew: .zero) } == .configuration)
+        #expect(code { _ = try SignatureVerifier.thirdParty(transportKey: Data(count: 32), callerKeys: []) } == .configuration)
+    }
+
+    @Test func nonceCacheIsBounded() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret, nonces: NonceCache(capacity: 2))
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        for _ in 0..<2 {
+            #expect(code { try verifier.verify(try interceptor.sign(try Request("https://api.test/x"), apiName: nil)) } == nil)
+        }
+        let third = try interceptor.sign(try Request("https://api.test/x"), apiName: nil)
+        #expect(code { try verifier.verify(third) } == .tooManyNonces)
+        // Once the window has passed the old nonces are forgotten.
+        let later = try interceptor.sign(try Request("https://api.test/x"), apiName: nil, now: Date().addingTimeInterval(700))
+        #expect(code { try verifier.verify(later, now: Date().addingTimeInterval(700)) } == nil)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Runway
+import RunwayCurl
+import RunwaySigning
+import RunwayTestServer
+import Testing
+
+/// Signing against a real in-process server that verifies every request with `SignatureVerifier`.
+@Suite struct SigningServerTests {
+    static let secret = "server-shared-secret"
+
+    /// Rewrites the URL after signing, as a man in the middle would.
+    struct Rewrite: Interceptor {
+        let transform: @Sendable (URL) -> URL
+        func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+            var request = request
+            request.url = transform(request.url)
+            return try await next(request, context)
+        }
+    }
+
+    /// Sends the same (already signed) request twice: a replay.
+    struct Replay: Interceptor {
+        func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+            _ = try await next(request, context)
+            return try await next(request, context)
+        }
+    }
+
+    func withServer<T>(_ verifier: SignatureVerifier, apiName: String? = nil, _ body: (TestServer) async throws -> T) async throws -> T {
+        let server = try await TestServer.start(routes: VerifyingRoutes.add(verifier, apiName: apiName))
+        do {
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    func text(_ response: Response) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    @Test func signedRequestsVerifyOnTheServer() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret)], dispatcher: CurlDispatcher())
+            let get = try await pipeline.send(
+                Request(url: server.url("/signed/listings/%E4%B8%8A%E6%B5%B7?city=%E4%B8%8A%E6%B5%B7&page=2&q=a+b")))
+            #expect(get.status == 200, "\(text(get))")
+            let post = try await pipeline.send(
+                Request(
+                    method: .post, url: server.url("/signed/orders?source=app"),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("item=42&note=%26%3D".utf8)))
+            #expect(post.status == 200, "\(text(post))")
+            let json = try await pipeline.send(
+                Request(
+                    method: .post, url: server.url("/signed/orders"), headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"item":42}"#.utf8)))
+            #expect(json.status == 200, "\(text(json))")
+            let unsigned = try await Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+                .send(Request(url: server.url("/signed/x")))
+            #expect(unsigned.status == 401)
+            #expect(text(unsigned) == "missingHeader")
+        }
+    }
+
+    @Test func tamperedValueIsRejectedReorderedParametersAreNot() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let signing = try SigningInterceptor.signing(secret: Self.secret)
+            let tampered = Pipeline(dispatcher: CurlDispatcher()) {
+                signing
+                Rewrite { URL(string: $0.absoluteString.replacingOccurrences(of: "amount=1", with: "amount=100")) ?? $0 }
+            }
+            let rejected = try await tampered.send(Request(url: server.url("/signed/pay?amount=1&to=alice")))
+            #expect(rejected.status == 401)
+            #expect(text(rejected) == "signatureMismatch")
+
+            let reordered = Pipeline(dispatcher: CurlDispatcher()) {
+                signing
+                Rewrite { URL(string: $0.absoluteString.replacingOccurrences(of: "amount=1&to=alice", with: "to=alice&amount=1")) ?? $0 }
+            }
+            let accepted = try await reordered.send(Request(url: server.url("/signed/pay?amount=1&to=alice")))
+            #expect(accepted.status == 200, "\(text(accepted))")
+        }
+    }
+
+    @Test func replayedRequestIsRejectedButRetriesBeforeSigningAreFresh() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let signing = try SigningInterceptor.signing(secret: Self.secret)
+            // Replay after signing: the same nonce twice.
+            let replaying = Pipeline(dispatcher: CurlDispatcher()) {
+                signing
+                Replay()
+            }
+            let second = try await replaying.send(Request(url: server.url("/signed/pay?amount=1")))
+            #expect(second.status == 401)
+            #expect(text(second) == "replayedNonce")
+            // Retrying before signing: each attempt is signed afresh and accepted.
+            let retrying = Pipeline(dispatcher: CurlDispatcher()) {
+                Replay()
+                signing
+            }
+            let retried = try await retrying.send(Request(url: server.url("/signed/pay?amount=1")))
+            #expect(retried.status == 200, "\(text(retried))")
+            #expect(server.stats.totalRequests == 4)
+        }
+    }
+
+    @Test func staleTimestampIsRejectedByTheServer() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret, maxClockSkew: .seconds(30))) { server in
+            /// Signs with a clock 10 minutes slow.
+            struct SlowClockSigning: Interceptor {
+                let signing: SigningInterceptor
+                func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+                    try await next(try signing.sign(request, apiName: nil, now: Date().addingTimeInterval(-600)), context)
+                }
+            }
+            let pipeline = Pipeline(
+                interceptors: [SlowClockSigning(signing: try .signing(secret: Self.secret))], dispatcher: CurlDispatcher())
+            let response = try await pipeline.send(Request(url: server.url("/signed/x")))
+            #expect(response.status == 401)
+            #expect(text(response) == "staleTimestamp")
+        }
+    }
+
+    @Test func seedAndThirdPartySchemesVerifyOnTheServer() async throws {
+        try await withServer(try .seed(secret: "legacy", salt: "pepper"), apiName: "listing.rent") { server in
+            let pipeline = Pipeline(
+                interceptors: [SigningInterceptor(try .seed(secret: "legacy", salt: "pepper"))], dispatcher: CurlDispatcher())
+            let ok = try await pipeline.send(
+                Request(url: server.url("/signed/rent?city=sh&page=1")), context: RequestContext(apiName: "listing.rent"))
+            #expect(ok.status == 200, "\(text(ok))")
+            let wrongAPI = try await pipeline.send(
+                Request(url: server.url("/signed/rent?city=sh&page=1")), context: RequestContext(apiName: "listing.sale"))
+            #expect(wrongAPI.status == 401)
+        }
+        let transport = Data((0..<16).map { UInt8($0 * 3) })
+        try await withServer(try .thirdParty(transportKey: transport, callerKeys: ["partner-1", "partner-2"])) { server in
+            let partner = Pipeline(
+                interceptors: [SigningInterceptor(try .thirdParty(callerKey: "partner-2", transportKey: transport))],
+                dispatcher: CurlDispatcher())
+            let ok = try await partner.send(Request(url: server.url("/signed/open/listings?x=1")))
+            #expect(ok.status == 200, "\(text(ok))")
+            let stranger = Pipeline(
+                interceptors: [SigningInterceptor(try .thirdParty(callerKey: "partner-9", transportKey: transport))],
+                dispatcher: CurlDispatcher())
+            let rejected = try await stranger.send(Request(url: server.url("/signed/open/listings?x=1")))
+            #expect(rejected.status == 401)
+            #expect(text(rejected) == "unknownCaller")
+        }
+    }
+}
