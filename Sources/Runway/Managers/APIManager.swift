@@ -82,7 +82,7 @@ public protocol APIManager: AnyObject, Sendable {
 extension APIManager {
     public var method: HTTPMethod { .get }
     public var loadPolicy: LoadPolicy { .dropNew }
-    public var requestOptions: RequestOptions { RequestOptions() }
+    public var requestOptions: RequestOptions { ManagerEngine.defaultRequestOptions }
 
     public func validate(params: [String: JSON]) throws(RunwayError) {}
 

@@ -24,15 +24,19 @@ public struct ManagerDelivery: Sendable {
     public static func queue(_ queue: DispatchQueue) -> ManagerDelivery { ManagerDelivery(base: .queue(queue)) }
 
     /// Runs `body` on this executor and returns its result when it has run.
-    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    func run<T: Sendable>(_ body: @Sendable () -> T) async -> T {
         switch base {
         case .mainActor:
             return await MainActor.run { body() }
         case .inline:
             return body()
         case .queue(let queue):
-            return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-                queue.async { continuation.resume(returning: body()) }
+            // The continuation is resumed after `body` ran, and this function does not return
+            // before that, so `body` does not actually escape.
+            return await withoutActuallyEscaping(body) { body in
+                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                    queue.async { continuation.resume(returning: body()) }
+                }
             }
         }
     }

@@ -55,7 +55,8 @@ extension ManagerEngine {
                 throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
             }
             request = try entry.request(
-                apiName: manager.apiName, method: manager.method, parameters: params, options: manager.requestOptions)
+                apiURL: apiURL(entry, manager.apiName), method: manager.method, parameters: params,
+                options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
@@ -69,7 +70,7 @@ extension ManagerEngine {
             }
             if policy == .cancelPrevious {
                 superseded = Array(state.calls.values)
-                for call in superseded { call.cancelReason = "superseded by a newer call (cancelPrevious)" }
+                for call in superseded { call.markCancelled("superseded by a newer call (cancelPrevious)") }
                 state.calls = [:]
             }
             if let shareKey, let joined = state.calls.values.first(where: { $0.shareKey == shareKey }), let task = joined.task {
@@ -91,7 +92,8 @@ extension ManagerEngine {
             state.calls[call.id] = call
             return .running(call, task)
         }
-        for call in superseded { call.task?.cancel() }
+        // Outside the lock: cancellation handlers run synchronously and may take it.
+        for call in superseded { call.cancelRunning() }
         return submission
     }
 
@@ -116,6 +118,17 @@ extension ManagerEngine {
         return .running(call, task)
     }
 
+    /// The URL of `apiName` on `entry`, from the cache when it is the same as last time.
+    private func apiURL(_ entry: ServiceEntry, _ apiName: String) throws(RunwayError) -> URL {
+        let key = ObjectIdentifier(entry)
+        if let cached = read({ $0.baseURLCache }), cached.entry == key, cached.apiName == apiName {
+            return cached.url
+        }
+        let url = try entry.apiURL(apiName)
+        lock.withLock { state.baseURLCache = BaseURLCache(entry: key, apiName: apiName, url: url) }
+        return url
+    }
+
     /// Identical calls: same method, URL (so query parameters) and body.
     private static func shareKey(_ request: Request) -> String {
         var key = request.method.rawValue + " " + request.url.absoluteString
@@ -133,11 +146,12 @@ extension ManagerEngine {
             let cancel: Bool = lock.withLock {
                 call.awaiters -= 1
                 guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return false }
-                call.cancelReason = "the awaiting task was cancelled"
+                call.markCancelled("the awaiting task was cancelled")
                 state.calls[call.id] = nil
                 return true
             }
-            if cancel { task.cancel() }
+            if cancel { call.cancelRunning() }
         }
     }
 }
+

@@ -22,7 +22,13 @@ public final class ManagerEngine: @unchecked Sendable {
     var state = State()
     let pageGate = PageGate()
 
+    /// The options of managers that do not set ``APIManager/requestOptions``, built once.
+    static let defaultRequestOptions = RequestOptions()
+
     struct State {
+        /// The URL of the last call without query parameters, reused while the API name and
+        /// service stay the same (saves building a URL per call).
+        var baseURLCache: BaseURLCache?
         var rawData: JSON?
         var lastResponse: Response?
         var lastError: RunwayError?
@@ -31,6 +37,12 @@ public final class ManagerEngine: @unchecked Sendable {
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?
         var paging = PagingState()
+    }
+
+    struct BaseURLCache {
+        let entry: ObjectIdentifier
+        let apiName: String
+        let url: URL
     }
 
     struct PagingState {
@@ -51,13 +63,7 @@ public final class ManagerEngine: @unchecked Sendable {
     }
 
     deinit {
-        let calls = lock.withLock { () -> [ManagerCall] in
-            let calls = Array(state.calls.values)
-            for call in calls { call.cancelReason = "the manager was released" }
-            state.calls = [:]
-            return calls
-        }
-        for call in calls { call.task?.cancel() }
+        cancelAll(reason: "the manager was released")
     }
 
     func withState<R>(_ body: (inout State) throws(RunwayError) -> R) throws(RunwayError) -> R {
@@ -76,19 +82,22 @@ public final class ManagerEngine: @unchecked Sendable {
     func cancelAll(reason: String) {
         let calls = lock.withLock { () -> [ManagerCall] in
             let calls = Array(state.calls.values)
-            for call in calls { call.cancelReason = reason }
+            for call in calls { call.markCancelled(reason) }
             state.calls = [:]
             return calls
         }
-        for call in calls { call.task?.cancel() }
+        // Outside the lock: cancelling runs the task's cancellation handlers at once, and some
+        // of ours take the lock.
+        for call in calls { call.cancelRunning() }
     }
 }
 
-/// One call in flight. Mutable fields are guarded by the owning engine's lock.
+/// One call in flight, run by a task of its own so that policies, `cancelAll()` and the
+/// manager's release can cancel it without touching the caller's task.
 final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
-    // written only under the owning ManagerEngine's lock (`task` is written once, under the lock,
-    // before the call is visible to anyone else).
+    // written only under the owning ManagerEngine's lock (`task` is written once, under that
+    // lock, before the call is visible to anyone else).
     let id: UInt64
     let shareKey: String?
     var task: Task<Result<JSON, RunwayError>, Never>?
@@ -99,5 +108,16 @@ final class ManagerCall: @unchecked Sendable {
     init(id: UInt64, shareKey: String?) {
         self.id = id
         self.shareKey = shareKey
+    }
+
+    /// Records why the call ends; call under the engine's lock.
+    func markCancelled(_ reason: String) {
+        if cancelReason == nil { cancelReason = reason }
+    }
+
+    /// Cancels the task running the call; call after ``markCancelled(_:)``, **not** under the
+    /// engine's lock (cancellation handlers run synchronously and may take it).
+    func cancelRunning() {
+        task?.cancel()
     }
 }

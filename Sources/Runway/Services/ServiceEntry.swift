@@ -29,28 +29,37 @@ final class ServiceEntry: Sendable {
         return commonParameters.merging(own) { _, manager in manager }
     }
 
-    /// The request for `apiName` with `parameters`: in the query for GET, HEAD and DELETE, as a
-    /// JSON body otherwise.
-    func request(apiName: String, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) throws(RunwayError) -> Request {
+    /// The URL of `apiName` under the base URL, without query.
+    func apiURL(_ apiName: String) throws(RunwayError) -> URL {
         var text = base
         if !apiName.isEmpty {
             if !apiName.hasPrefix("/") { text += "/" }
             text += apiName
         }
+        guard let url = URL(string: text) else {
+            throw RunwayError(.invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
+        }
+        return url
+    }
+
+    /// The request to `apiURL` with `parameters`: in the query for GET, HEAD and DELETE, as a
+    /// JSON body otherwise.
+    func request(apiURL: URL, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) throws(RunwayError) -> Request {
+        var url = apiURL
         var body: Data?
         var headers = commonHeaders
         let inQuery = method == .get || method == .head || method == .delete
         if inQuery {
             if !parameters.isEmpty {
-                text += apiName.contains("?") ? "&" : "?"
-                text += Self.query(parameters)
+                let text = apiURL.absoluteString + (apiURL.query == nil ? "?" : "&") + Self.query(parameters)
+                guard let withQuery = URL(string: text) else {
+                    throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
+                }
+                url = withQuery
             }
         } else {
             body = JSON.object(parameters).serializedData()
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
-        }
-        guard let url = URL(string: text) else {
-            throw RunwayError(.invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
         return Request(method: method, url: url, headers: headers, body: body, options: options)
     }
