@@ -275,6 +275,7 @@ package.targets += [
         name: "InterceptorOrderTests",
         dependencies: [
             "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
+            "RunwaySigning", "RunwayCache", "RunwayMetrics",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],

@@ -19,9 +19,9 @@ import Runway
 /// - A call can override the scope: `context[CompressionInterceptor.Key.self] = true` (or `false`).
 ///
 /// ## Where it belongs
-/// Last before the dispatcher (see `DefaultOrder`): after signing, so the signature covers the
-/// body the application wrote (the server verifies after decoding it) and after the DNS bypass,
-/// which does not care. Compressing once per attempt is cheap next to the network.
+/// After retry and **before signing** (see `DefaultOrder`): the signature's body hash then
+/// covers the gzip bytes actually sent, which is what a verifier receives. Compressing once per
+/// attempt is cheap next to the network.
 public struct CompressionInterceptor: Interceptor {
     /// Which calls have their request bodies compressed.
     public struct Scope: Sendable, Equatable {
@@ -124,7 +124,7 @@ public struct CompressionInterceptor: Interceptor {
 
 extension Interceptor where Self == CompressionInterceptor {
     /// Gzips request bodies of at least `threshold` bytes for the calls in `scope`, and asks for
-    /// compressed responses (see ``CompressionInterceptor``). Belongs last before the dispatcher.
+    /// compressed responses (see ``CompressionInterceptor``). Belongs after retry, before signing.
     /// - Throws: `RunwayError` `.configuration` for bad values.
     public static func compression(
         threshold: Int = 1024, level: Int = 6, scope: CompressionInterceptor.Scope = .all

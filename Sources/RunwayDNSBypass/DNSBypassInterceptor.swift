@@ -17,8 +17,9 @@ import Runway
 /// through untouched.
 ///
 /// ## Where it belongs
-/// After signing and retry, before compression and the dispatcher (see `DefaultOrder`): each
-/// retry re-enters it and picks the best address still alive.
+/// Last before the dispatcher, after retry and signing (see `DefaultOrder`): each retry
+/// re-enters it and picks the best address still alive, and a failover reuses the signature,
+/// which the server never saw.
 public struct DNSBypassInterceptor: Interceptor {
     /// The shared address table.
     public let bypass: DNSBypass
@@ -77,7 +78,7 @@ public struct DNSBypassInterceptor: Interceptor {
 
 extension Interceptor where Self == DNSBypassInterceptor {
     /// Routes the bypass's hosts to their fastest addresses (see ``DNSBypassInterceptor``).
-    /// Belongs after signing and retry, before compression.
+    /// Belongs last before the dispatcher, after retry and signing.
     public static func dnsBypass(_ bypass: DNSBypass) -> DNSBypassInterceptor {
         DNSBypassInterceptor(bypass)
     }

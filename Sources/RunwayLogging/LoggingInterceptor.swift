@@ -21,7 +21,8 @@ import Runway
 /// which wins); without one the interceptor only forwards.
 ///
 /// ## Where it belongs
-/// Near the front (see `DefaultOrder`): before the cache, so cache hits are logged, and
+/// Near the front, after tracing and metrics (see `DefaultOrder`): before the cache, so cache
+/// hits are logged, and
 /// outside retry, so a call is one entry with its final outcome (retries report through
 /// `RetryInterceptor`'s `onRetry`). The dump therefore shows the request as the application
 /// built it — before signing and compression — which is also what a person wants to read.

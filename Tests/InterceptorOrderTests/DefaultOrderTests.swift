@@ -2,13 +2,16 @@ import Foundation
 import InMemoryLogging
 import Logging
 import Runway
+import RunwayCache
 import RunwayCompression
 import RunwayDNSBypass
 import RunwayLogging
+import RunwayMetrics
+import RunwaySigning
 import RunwayTesting
 import Testing
 
-/// A stand-in for a standard interceptor of the other modules, with the same name.
+/// A stand-in for a standard interceptor, under the standard name.
 struct StandIn: Interceptor {
     let name: String
     let body: @Sendable (Request, RequestContext, Pipeline.Next) async throws -> Response
@@ -17,133 +20,132 @@ struct StandIn: Interceptor {
     }
 }
 
-/// What the signing stand-in saw: one entry per signature.
-final class Signatures: Sendable {
-    struct Entry: Sendable { var attempt: Int; var nonce: String; var body: Data? }
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var stored: [Entry] = []
-    var all: [Entry] { lock.withLock { stored } }
-    func add(_ entry: Entry) { lock.withLock { stored.append(entry) } }
-}
-
-/// The end of the chain: 127.0.0.2 refuses connections; `/flaky` answers 503 once.
-final class OrderNetwork: Dispatcher, @unchecked Sendable {
-    // @unchecked: `flakyServed` and `seen` are only touched under `lock`.
+/// The server end of the chain, in process: it checks every signature with the real verifier
+/// (a replayed nonce is a 401), refuses connections for 127.0.0.2, and answers `/flaky` with
+/// 503 once.
+final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
+    // @unchecked: `flakyServed` and `seen` are only touched under `lock`; `verifier` is immutable.
     private let lock = NSLock()
     private var flakyServed = false
     private var seen: [Request] = []
-    var requests: [Request] { lock.withLock { seen } }
+    let verifier: SignatureVerifier
+
+    init(verifier: SignatureVerifier) { self.verifier = verifier }
+
+    /// Requests that reached a server (not the refused ones).
+    var received: [Request] { lock.withLock { seen } }
 
     func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
         try request.validate()
-        lock.withLock { seen.append(request) }
         if request.options.connectOverrides.first?.connectHost == "127.0.0.2" { throw RunwayError(.cannotConnect, "refused") }
+        lock.withLock { seen.append(request) }
+        do {
+            try verifier.verify(request)
+        } catch {
+            return Response(status: 401, body: Data("\(error)".utf8))
+        }
         if request.url.path == "/flaky", lock.withLock({ () -> Bool in defer { flakyServed = true }; return !flakyServed }) {
             return Response(status: 503)
         }
-        return Response(status: 200, body: Data("ok".utf8))
+        return Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
     }
 }
 
 @Suite struct DefaultOrderTests {
-    let signatures = Signatures()
-    let network = OrderNetwork()
+    static let secret = "order-test-secret-0123456789"
+    let network: VerifyingNetwork
     let handler: InMemoryLogHandler
-    let pipeline: Pipeline
+    let interceptors: [any Interceptor]
 
     init() throws {
         var handler = InMemoryLogHandler()
         handler.logLevel = .trace
         self.handler = handler
         let logger = Logger(label: "order") { _ in handler }
+        network = VerifyingNetwork(verifier: try SignatureVerifier.hmacSHA256(secret: Self.secret))
         let bypass = try DNSBypass(.init(hosts: ["api.runway.test": ["127.0.0.2", "127.0.0.3"]], fallsBackToDNS: false))
-        let signatures = signatures
-        let metrics = StandIn(name: "metrics") { try await $2($0, $1) }
-        let cache = StandIn(name: "cache") { request, context, next in
-            request.url.path == "/cached" ? Response(status: 200, body: Data("cached".utf8), origin: .memoryCache) : try await next(request, context)
-        }
+        let tracing = StandIn(name: "tracing") { try await $2($0, $1) }
         let validation = StandIn(name: "validation") { request, context, next in
             if request.url.query?.contains("price=-1") == true { throw RunwayError(.paramsInvalid, "price must be positive", field: "price") }
             return try await next(request, context)
         }
-        let signing = StandIn(name: "signing") { request, context, next in
-            var request = request
-            let nonce = UUID().uuidString
-            request.headers["X-Nonce"] = nonce
-            request.headers["X-Signature"] = "sig-\(nonce)"
-            signatures.add(.init(attempt: context.attempt, nonce: nonce, body: request.body))
-            return try await next(request, context)
-        }
-        let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5))
-        let logging = try LoggingInterceptor.logging(logger)
-        let compression = try CompressionInterceptor.compression(threshold: 64)
-        pipeline = Pipeline(dispatcher: network) {
-            metrics
-            logging
-            cache
-            validation
-            retry
-            signing
-            DNSBypassInterceptor.dnsBypass(bypass)
-            compression
-        }
+        interceptors = [
+            tracing,
+            try MetricsInterceptor.metrics(),
+            try LoggingInterceptor.logging(logger),
+            validation,
+            try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
+            try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5)),
+            try CompressionInterceptor.compression(threshold: 64),
+            try SigningInterceptor.signing(secret: Self.secret),
+            DNSBypassInterceptor.dnsBypass(bypass),
+        ]
     }
 
+    var pipeline: Pipeline { Pipeline(interceptors: interceptors, dispatcher: network) }
+
     @Test func theDocumentedOrderIsPinned() {
-        #expect(DefaultOrder.names == ["metrics", "logging", "cache", "validation", "retry", "signing", "dns-bypass", "compression"])
-        #expect(pipeline.interceptors.map(\.name) == DefaultOrder.names)
-        #expect(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
+        #expect(DefaultOrder.names == ["tracing", "metrics", "logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass"])
+        #expect(interceptors.map(\.name) == DefaultOrder.names)
+        #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
     }
 
     @Test func misplacedInterceptorsAreNamed() throws {
-        var swapped = pipeline.interceptors
-        swapped.swapAt(4, 5)  // signing before retry: retries would reuse the nonce
-        #expect(DefaultOrder.misplaced(in: swapped) == ["retry should come before signing"])
-        let doubled = pipeline.interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
+        var swapped = interceptors
+        swapped.swapAt(5, 7)  // signing before retry: retries would reuse the nonce
+        #expect(DefaultOrder.misplaced(in: swapped) == ["compression should come before signing", "retry should come before signing"])
+        let doubled = interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
         #expect(DefaultOrder.misplaced(in: doubled).contains("retry is registered more than once"))
-        let custom = [StandIn(name: "user-agent") { try await $2($0, $1) }] + pipeline.interceptors
+        let custom = [StandIn(name: "user-agent") { try await $2($0, $1) }] + interceptors
         #expect(DefaultOrder.misplaced(in: custom).isEmpty)
     }
 
-    @Test func aCacheHitIsLoggedAndCostsNothingElse() async throws {
-        let response = try await pipeline.send(try Request("https://api.runway.test/cached"))
-        #expect(response.origin == .memoryCache)
-        #expect(signatures.all.isEmpty)
-        #expect(network.requests.isEmpty)
+    @Test func aCacheHitIsLoggedAndNeitherSignedNorSent() async throws {
+        let context = RequestContext(apiName: "listing.rent")
+        let first = try await pipeline.send(try Request("https://api.runway.test/rent?city=sh"), context: context)
+        #expect(first.origin == .network || first.origin == .stub)
+        let sent = network.received.count
+        let second = try await pipeline.send(try Request("https://api.runway.test/rent?city=sh"), context: RequestContext(apiName: "listing.rent"))
+        #expect(second.origin == .memoryCache)
+        #expect(network.received.count == sent)
         #expect(handler.entries.contains { "\($0.message)".contains("[memory-cache hit]") })
     }
 
-    @Test func eachRetryIsReSignedWithAFreshNonce() async throws {
+    @Test func eachRetryIsReSignedAndPassesTheReplayCheck() async throws {
         let response = try await pipeline.send(try Request("https://api.runway.test/flaky"))
         #expect(response.status == 200)
-        let signed = signatures.all
-        #expect(signed.map(\.attempt) == [1, 2])
-        #expect(Set(signed.map(\.nonce)).count == 2)
-        // 127.0.0.2 refuses: each attempt failed over to 127.0.0.3 without a new signature.
-        let sent = network.requests
-        #expect(sent.map { $0.options.connectOverrides.first?.connectHost } == ["127.0.0.2", "127.0.0.3", "127.0.0.3"])
-        #expect(sent[0].headers["X-Nonce"] == sent[1].headers["X-Nonce"])
-        #expect(sent[2].headers["X-Nonce"] == signed[1].nonce)
-        // One log entry for the call, with its final outcome.
+        let received = network.received
+        // Attempt 1: 127.0.0.2 refused (nothing sent, signature unused), 127.0.0.3 answered 503.
+        // Attempt 2: re-signed, straight to 127.0.0.3 (127.0.0.2 was demoted), 200.
+        #expect(received.map { $0.options.connectOverrides.first?.connectHost } == ["127.0.0.3", "127.0.0.3"])
+        let nonces = received.compactMap { $0.headers[SigningHeaders().nonce] }
+        #expect(nonces.count == 2 && Set(nonces).count == 2)
         #expect(handler.entries.filter { $0.level == .info }.count == 1)
     }
 
-    @Test func signingSeesTheBodyTheApplicationWroteAndTheWireGetsItGzipped() async throws {
+    @Test func signingBeforeRetryWouldReplayTheNonce() async throws {
+        var wrong = interceptors
+        let signing = wrong.remove(at: 7)
+        wrong.insert(signing, at: 5)  // signing, then retry: one signature for every attempt
+        let response = try await Pipeline(interceptors: wrong, dispatcher: network).send(try Request("https://api.runway.test/flaky"))
+        #expect(response.status == 401)
+    }
+
+    @Test func theSignatureCoversTheGzipBytesSent() async throws {
         let body = Data(String(repeating: "district=xuhui&rent=2500&", count: 20).utf8)
-        _ = try await pipeline.send(try Request(method: .post, "https://api.runway.test/search", body: body))
-        #expect(signatures.all.first?.body == body)
-        let sent = try #require(network.requests.last)
+        let response = try await pipeline.send(
+            try Request(method: .post, "https://api.runway.test/search", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body))
+        #expect(response.status == 200)
+        let sent = try #require(network.received.last)
         #expect(sent.headers["Content-Encoding"] == "gzip")
         #expect(try Gzip.decompress(try #require(sent.body), limit: 1 << 20) == body)
     }
 
-    @Test func aValidationFailureIsLoggedNeverSignedNeverRetried() async throws {
+    @Test func aValidationFailureIsLoggedNeverSignedNeverSent() async throws {
         await #expect {
             try await pipeline.send(try Request("https://api.runway.test/list?price=-1"))
         } throws: { ($0 as? RunwayError)?.code == .paramsInvalid && ($0 as? RunwayError)?.field == "price" }
-        #expect(signatures.all.isEmpty)
-        #expect(network.requests.isEmpty)
+        #expect(network.received.isEmpty)
         #expect(handler.entries.contains { $0.level == .warning && "\($0.message)".contains("paramsInvalid at interceptor validation") })
     }
 }

@@ -20,14 +20,14 @@ func makeTransportPipeline(cachesDirectory: URL, logger: Logger) async throws ->
         onProblem: { problem in logger.warning("DNS bypass: \(problem)") }))
     await bypass.start()
 
-    // The standard order (DefaultOrder): logging, [cache, validation], retry, [signing],
-    // DNS bypass, compression — then the dispatcher.
+    // The standard order (DefaultOrder): [tracing, metrics], logging, [validation, cache],
+    // retry, compression, [signing], DNS bypass — then the dispatcher.
     return Pipeline(interceptors: [
         try .logging(logger, redacting: .standard(parameters: ["id_card"])),
         .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"]),
                onRetry: LoggingInterceptor.retryObserver(logger)),
-        .dnsBypass(bypass),
         try .compression(threshold: 1024, scope: .services(["listing"])),
+        .dnsBypass(bypass),
     ], dispatcher: curl)
 }
 
@@ -36,7 +36,7 @@ func makeTransportPipeline(cachesDirectory: URL, logger: Logger) async throws ->
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let pipeline = try await makeTransportPipeline(cachesDirectory: directory, logger: Logger(label: "readme"))
-        #expect(pipeline.interceptors.map(\.name) == ["logging", "retry", "dns-bypass", "compression"])
+        #expect(pipeline.interceptors.map(\.name) == ["logging", "retry", "compression", "dns-bypass"])
         #expect(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
     }
 }

@@ -4,20 +4,21 @@
 ///
 /// | # | Interceptor   | Why here |
 /// |---|---------------|----------|
-/// | 1 | `metrics`     | Outermost: counts and times every call — cache hits, validation failures and retries included — as the caller experienced it. |
-/// | 2 | `logging`     | One entry per call with its final outcome; before the cache, so **cache hits are logged** (`[memory-cache hit]`). Observes only. |
-/// | 3 | `cache`       | A hit returns before anything costs: no validation, no signing, no network. Its key is built from the logical parameters, before signing adds a timestamp and a nonce that would make every key unique. |
-/// | 4 | `validation`  | Parameter rules run before anything is signed or sent; response rules run on the way back **before the cache stores the response**, so a response that breaks them is never cached. (A cache hit was validated when it was stored.) |
-/// | 5 | `retry`       | Wraps signing, so **every attempt is re-signed** with a fresh timestamp and nonce (a verifier rejects a replayed nonce), and re-routed by the DNS bypass to the fastest address still alive. Inside the cache and validation: a retried success is cached once; bad parameters are never retried. |
-/// | 6 | `signing`     | Signs the request as the application built it (uncompressed body, canonical parameters). |
-/// | 7 | `dns-bypass`  | Chooses the address per attempt. Its failover between addresses happens only when no connection was made — nothing was sent — so it needs no new signature. |
-/// | 8 | `compression` | The last change to the request: gzips the body already signed (the server verifies after decoding) and asks for compressed responses. |
+/// | 1 | `tracing`     | Outermost: the span covers everything below, cache hits and every retry included; later spans nest inside it. |
+/// | 2 | `metrics`     | Counts and times every call once — cache hits, validation failures and the total of all retries — as the caller experienced it. |
+/// | 3 | `logging`     | One entry per call with its final outcome; before the cache, so **cache hits are logged** (`[memory-cache hit]`). Observes only. It shows the request as the application built it, before compression and signing. |
+/// | 4 | `validation`  | Parameter rules before anything else sees the request: an invalid call is never answered from the cache (a disk cache may outlive a rule change), never signed, never sent. |
+/// | 5 | `cache`       | A hit returns before anything costs: no signing, no network. The key is built from the logical parameters, before signing adds a timestamp and a nonce. |
+/// | 6 | `retry`       | Wraps compression, signing and the DNS bypass, so **every attempt is re-signed** with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the fastest address still alive. Inside the cache: a retried success is stored once. |
+/// | 7 | `compression` | Gzips the body before it is signed, so the signature's body hash covers the bytes sent (the verifier checks what it received, before decoding). |
+/// | 8 | `signing`     | Signs the request as it will go on the wire. |
+/// | 9 | `dns-bypass`  | Chooses the address per attempt. Its failover between addresses happens only when no connection was made — nothing was sent — so the same signature is still fresh. |
 /// |   | dispatcher    | The only I/O. |
 ///
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
-///     metrics, try .logging(logger), cache, validation,
-///     try .retry(maxAttempts: 3), signing, .dnsBypass(bypass), try .compression(),
+///     tracing, metrics, try .logging(logger), validation, cache,
+///     try .retry(maxAttempts: 3), try .compression(), signing, .dnsBypass(bypass),
 /// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
 /// ```
@@ -26,7 +27,7 @@
 public enum DefaultOrder {
     /// The standard interceptors' names, in the order they belong.
     public static let names: [String] = [
-        "metrics", "logging", "cache", "validation", "retry", "signing", "dns-bypass", "compression",
+        "tracing", "metrics", "logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass",
     ]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as

@@ -18,8 +18,8 @@ import Foundation
 /// - Each attempt goes down the chain with ``RequestContext/attempt`` increased.
 ///
 /// ## Where it belongs
-/// After the cache and **before signing** (see ``DefaultOrder``): every attempt passes the
-/// signing interceptor again and gets a fresh timestamp and nonce, which a server that rejects
+/// After validation and the cache, **before compression, signing and the DNS bypass** (see
+/// ``DefaultOrder``): every attempt passes the signing interceptor again and gets a fresh timestamp and nonce, which a server that rejects
 /// replayed nonces requires; and every attempt passes the DNS bypass again, so it goes to the
 /// fastest address still alive.
 public struct RetryInterceptor: Interceptor {
@@ -125,7 +125,7 @@ public struct RetryInterceptor: Interceptor {
 
 extension Interceptor where Self == RetryInterceptor {
     /// Retries transient failures with exponential backoff and jitter (see ``RetryInterceptor``).
-    /// Belongs after the cache and before signing (``DefaultOrder``).
+    /// Belongs after the cache and before compression and signing (``DefaultOrder``).
     public static func retry(_ policy: RetryPolicy = .default, onRetry: (@Sendable (RetryInterceptor.Event) -> Void)? = nil) -> RetryInterceptor {
         RetryInterceptor(policy: policy, onRetry: onRetry)
     }
