@@ -18,6 +18,7 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),
     ],
     targets: [
         .executableTarget(
@@ -42,6 +43,40 @@ let package = Package(
                 .product(name: "RunwayTesting", package: runway),
             ],
             path: "Benchmarks/ChainBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+            .executableTarget(
+            name: "ManagerBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayTesting", package: runway),
+            ],
+            path: "Benchmarks/ManagerBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+        .executableTarget(
+            name: "CacheBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayCache", package: runway),
+                .product(name: "RunwayTesting", package: runway),
+            ],
+            path: "Benchmarks/CacheBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+        .executableTarget(
+            name: "MediatorBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "RunwayMediator", package: runway),
+                .product(name: "RoutingKit", package: "routing-kit"),
+            ],
+            path: "Benchmarks/MediatorBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [plugin]
         ),

@@ -11,11 +11,12 @@ import Runway
 /// delivered to the context's ``CacheRefreshObserver``.
 ///
 /// ## Position
-/// After tracing, metrics and logging (they see hits, with their origin) and before validation,
-/// retry, signing, compression and the dispatcher: a hit skips all of them, the key never sees
-/// per-request signature headers, and a response that fails validation is thrown before it
-/// reaches the cache, so it is never stored. A background refresh runs the interceptors after
-/// the cache again (validated, retried, signed afresh).
+/// As in ``DefaultOrder``: after tracing, metrics, logging (they see hits, with their origin)
+/// and validation (an invalid call is never answered from the cache), before retry,
+/// compression, signing and the dispatcher: a hit skips all of them and the key never sees
+/// per-request signature headers. Validation's response rules run outside the cache, so they
+/// check hits as well as network responses. A background refresh runs the interceptors after
+/// the cache again (retried, signed afresh).
 public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache

@@ -11,7 +11,8 @@ import Runway
 /// After validation and the cache (a cache hit needs no signature, and the per-request nonce
 /// must not reach the cache key), **after retry** (each attempt is re-signed with a fresh nonce,
 /// so the server's replay check does not reject the retry) and after compression (the body
-/// hash covers the bytes sent). Before logging, which redacts ``SigningHeaders/all``.
+/// hash covers the bytes sent); before the DNS bypass. Logging sits further out, so logs show
+/// the request as the app built it; ``SigningHeaders/all`` are redacted should a logger see them.
 /// ```swift
 /// let signing = try SigningInterceptor.signing(secret: secret, keyID: "2026-11")
 /// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {

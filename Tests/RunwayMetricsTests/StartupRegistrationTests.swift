@@ -10,7 +10,7 @@ import RunwayTesting
 import RunwayTracing
 import Testing
 
-/// The README's start-up registration, compiled and run, with the proposed order pinned.
+/// The README's start-up registration, compiled and run, in the ``DefaultOrder``.
 @Suite struct StartupRegistrationTests {
     func makePipeline(
         apiSecret: String, cachesDirectory: URL, dispatcher: any Dispatcher, metricsFactory: (any MetricsFactory)? = nil,
@@ -41,8 +41,8 @@ import Testing
             TracingInterceptor.tracing()
             metrics
             // logging
-            cache.interceptor
             validation
+            cache.interceptor
             // retry
             signing
             // compression, DNS bypass
@@ -61,7 +61,8 @@ import Testing
         let (pipeline, _) = try makePipeline(
             apiSecret: "secret", cachesDirectory: directory, dispatcher: stub, metricsFactory: metrics,
             extra: [RecordingInterceptor(name: "wire", log: log)])
-        #expect(pipeline.interceptors.map(\.name) == ["tracing", "metrics", "cache", "validation", "signing", "wire"])
+        #expect(pipeline.interceptors.map(\.name) == ["tracing", "metrics", "validation", "cache", "signing", "wire"])
+        #expect(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
 
         let context = RequestContext(apiName: "listing.detail", serviceID: "listings")
         _ = try await pipeline.send(try Request("https://api.test/detail?id=1"), context: context)
