@@ -27,12 +27,14 @@ import Testing
         try Runway.Request("https://\(Self.host)\(path)", options: tlsOptions(pki))
     }
 
+    // Delays are 1 / 150 / 400 ms rather than the example 1 / 20 / 80: the whole suite
+    // runs in parallel on 2 cores, and scheduling noise there reaches tens of milliseconds.
     @Test func theFirstRequestLandsOnTheFastestAndFailsOverWhenItDies() async throws {
         let pki = try await TestPKI.load()
         let curl = CurlDispatcher()
         let fast = try await server("127.0.0.2", delay: .milliseconds(1), identity: pki.server)
-        let middle = try await server("127.0.0.3", delay: .milliseconds(20), identity: pki.server)
-        let slow = try await server("127.0.0.4", delay: .milliseconds(80), identity: pki.server)
+        let middle = try await server("127.0.0.3", delay: .milliseconds(150), identity: pki.server)
+        let slow = try await server("127.0.0.4", delay: .milliseconds(400), identity: pki.server)
         defer { Task { for server in [fast, middle, slow] { await server.shutdown() } } }
 
         let bypass = try DNSBypass(.init(

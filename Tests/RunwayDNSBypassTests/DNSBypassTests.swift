@@ -53,13 +53,14 @@ extension Response {
             ipListSource: source ? IPListSource(url: URL(string: "https://config.runway.test/iplist")!, dispatcher: network) : nil,
             storeFile: storeFile,
             probe: .httpPing(path: "/ping", dispatcher: network),
-            probeTimeout: .seconds(1),
+            probeTimeout: .seconds(5),
             fallsBackToDNS: false,
             onProblem: onProblem))
     }
 
     func network() -> FakeNetwork {
-        FakeNetwork(delays: ["127.0.0.2": .milliseconds(1), "127.0.0.3": .milliseconds(20), "127.0.0.4": .milliseconds(80)])
+        // Wide gaps: the suite runs in parallel on 2 cores, where scheduling noise reaches tens of ms.
+        FakeNetwork(delays: ["127.0.0.2": .milliseconds(1), "127.0.0.3": .milliseconds(150), "127.0.0.4": .milliseconds(400)])
     }
 
     @Test func probeOrdersByLatencyAndRequestsGoToTheFastest() async throws {
@@ -70,7 +71,7 @@ extension Response {
         #expect(bypass.endpoints(for: "API.runway.test").map(\.address) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"])
         let pings = network.requests.filter { $0.url.path == "/ping" }
         #expect(pings.count == 6)  // two samples per address
-        #expect(pings.allSatisfy { $0.url.host == host && $0.options.connectTimeout == .seconds(1) })
+        #expect(pings.allSatisfy { $0.url.host == host && $0.options.connectTimeout == .seconds(5) })
 
         let pipeline = Pipeline(interceptors: [DNSBypassInterceptor.dnsBypass(bypass)], dispatcher: network)
         let response = try await pipeline.send(try Request("https://api.runway.test/whoami"))
@@ -122,8 +123,8 @@ extension Response {
         bypass.demote(try Endpoint("127.0.0.2"), of: host)
         #expect(bypass.endpoints(for: host).first?.address == "127.0.0.3")
         network.setDelay("127.0.0.4", .zero)
-        network.setDelay("127.0.0.3", .milliseconds(150))
-        network.setDelay("127.0.0.2", .milliseconds(300))
+        network.setDelay("127.0.0.3", .milliseconds(200))
+        network.setDelay("127.0.0.2", .milliseconds(450))
         await bypass.reachabilityChanged()
         #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"])
     }
@@ -133,7 +134,7 @@ extension Response {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("addresses.json")
         let network = network()
-        network.setDelay("127.0.0.9", .milliseconds(300))
+        network.setDelay("127.0.0.9", .milliseconds(800))
         network.ipList = Data(#"{"hosts": {"api.runway.test": ["127.0.0.9"], "img.runway.test": ["127.0.0.2"]}}"#.utf8)
 
         let first = try makeBypass(network, storeFile: file, source: true)
