@@ -24,19 +24,17 @@ public struct ManagerDelivery: Sendable {
     public static func queue(_ queue: DispatchQueue) -> ManagerDelivery { ManagerDelivery(base: .queue(queue)) }
 
     /// Runs `body` on this executor and returns its result when it has run.
-    func run<T: Sendable>(_ body: @Sendable () -> T) async -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         switch base {
         case .mainActor:
             return await MainActor.run { body() }
         case .inline:
             return body()
         case .queue(let queue):
-            // The continuation is resumed after `body` ran, and this function does not return
-            // before that, so `body` does not actually escape.
-            return await withoutActuallyEscaping(body) { body in
-                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-                    queue.async { continuation.resume(returning: body()) }
-                }
+            // `body` must be escaping: the queue's block may still hold it after the
+            // continuation has resumed (`withoutActuallyEscaping` traps on exactly that).
+            return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                queue.async { continuation.resume(returning: body()) }
             }
         }
     }
