@@ -28,7 +28,7 @@ extension DispatcherSuite {
     @Test("CR or LF in a header value is .invalidHeader and nothing is sent", arguments: DispatcherUnderTest.all)
     func headerInjection(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             for value in ["a\r\nX-Injected: 1", "a\nX-Injected: 1", "a\rb"] {
                 let request = makeRequest(server.url("/echo"), headers: ["X-Evil": value])
                 let error = await runwayError { try await dut.send(dispatcher, request) }
@@ -60,7 +60,7 @@ extension DispatcherSuite {
     @Test("a connection reset mid-body is .connectionLost", arguments: DispatcherUnderTest.all)
     func resetMidBody(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let error = await runwayError { try await dut.send(dispatcher, makeRequest(server.url("/reset"))) }
             #expect(error?.code == .connectionLost)
             // The dispatcher is still usable afterwards.

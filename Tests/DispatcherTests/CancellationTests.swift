@@ -8,7 +8,7 @@ extension DispatcherSuite {
     @Test("cancelling the task aborts the transfer and the server sees it", arguments: DispatcherUnderTest.all)
     func cancellation(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/slow?ms=30000"))
             let call = Task { try await dut.send(dispatcher, request) }
             #expect(await server.stats.wait(timeout: .seconds(5)) { $0.requests(path: "/slow") == 1 })
@@ -26,7 +26,7 @@ extension DispatcherSuite {
     @Test("a task cancelled before dispatch sends nothing", arguments: DispatcherUnderTest.all)
     func cancelledBeforeStart(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/json"))
             let call = Task {
                 withUnsafeCurrentTask { $0?.cancel() }

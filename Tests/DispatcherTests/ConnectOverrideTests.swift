@@ -7,7 +7,7 @@ import Testing
 extension DispatcherSuite {
     @Test("a connect override reaches another address and keeps the host name", arguments: DispatcherUnderTest.all(supporting: .connectOverrides))
     func connectOverride(_ dut: DispatcherUnderTest) async throws {
-        try await withServer(host: "127.0.0.2") { server in
+        try await withTestServer(host: "127.0.0.2") { server in
             let url = try #require(URL(string: "http://api.runway.test:\(server.port)/echo"))
             let request = makeRequest(url) {
                 $0.connectOverrides = [ConnectOverride(host: "api.runway.test", port: server.port, connectHost: "127.0.0.2")]
@@ -20,7 +20,7 @@ extension DispatcherSuite {
 
     @Test("connect overrides a dispatcher cannot honour are refused", arguments: DispatcherUnderTest.all(lacking: .connectOverrides))
     func unsupportedConnectOverride(_ dut: DispatcherUnderTest) async throws {
-        try await withServer(host: "127.0.0.2") { server in
+        try await withTestServer(host: "127.0.0.2") { server in
             let url = try #require(URL(string: "http://api.runway.test:\(server.port)/echo"))
             let request = makeRequest(url) {
                 $0.connectOverrides = [ConnectOverride(host: "api.runway.test", connectHost: "127.0.0.2")]

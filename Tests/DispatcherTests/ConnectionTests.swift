@@ -8,7 +8,7 @@ extension DispatcherSuite {
     @Test("1,000 sequential requests share one connection", arguments: DispatcherUnderTest.all)
     func connectionReuse(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/json"))
             for _ in 0..<1000 {
                 let response = try await dut.send(dispatcher, request)
@@ -25,7 +25,7 @@ extension DispatcherSuite {
     func http2Multiplexing(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
         let dispatcher = dut.make()
-        try await withServer(tls: pki.server, responseDelay: .milliseconds(300)) { server in
+        try await withTestServer(tls: pki.server, responseDelay: .milliseconds(300)) { server in
             let request = makeRequest(server.url("/json")) {
                 $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
             }

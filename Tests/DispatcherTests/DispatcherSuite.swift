@@ -15,22 +15,6 @@ extension DispatcherUnderTest {
     }
 }
 
-/// Runs `body` against a fresh server and always shuts it down.
-func withServer<T>(
-    host: String = "127.0.0.1", tls: TestPKI.Identity? = nil, http2: Bool = true, responseDelay: Duration = .zero,
-    routes: TestServer.Routes? = nil, _ body: (TestServer) async throws -> T
-) async throws -> T {
-    let server = try await TestServer.start(host: host, tls: tls, http2: http2, responseDelay: responseDelay, routes: routes)
-    do {
-        let result = try await body(server)
-        await server.shutdown()
-        return result
-    } catch {
-        await server.shutdown()
-        throw error
-    }
-}
-
 /// The `RunwayError` that `body` throws; records an issue if it returns or throws another type.
 @discardableResult
 func runwayError(

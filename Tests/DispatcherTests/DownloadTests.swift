@@ -10,7 +10,7 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withTestServer { server in
             let size = 3_000_000
             var request = makeRequest(server.url("/download/\(size)")) { $0.maxResponseSize = 1 << 20 }
             let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
@@ -38,7 +38,7 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withTestServer { server in
             let size = 2_000_000
             let target = DownloadTarget(file: directory.appendingPathComponent("resumed.bin"), resume: true)
             var request = makeRequest(server.url("/download/\(size)?cut=\(UUID().uuidString)"))
@@ -70,7 +70,7 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await withServer { server in
+        try await withTestServer { server in
             let target = DownloadTarget(file: directory.appendingPathComponent("fresh.bin"), resume: false)
             try Data("stale bytes".utf8).write(to: target.partialFile)
             var request = makeRequest(server.url("/download/100000"))

@@ -8,7 +8,7 @@ extension DispatcherSuite {
     @Test("redirects are returned, not followed, by default", arguments: DispatcherUnderTest.all)
     func redirectsOffByDefault(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let response = try await dut.send(dispatcher, makeRequest(server.url("/redirect/2")))
             #expect(response.status == 302)
             #expect(response.headers["Location"] == "/redirect/1")
@@ -19,7 +19,7 @@ extension DispatcherSuite {
     @Test("redirects are followed when enabled", arguments: DispatcherUnderTest.all)
     func redirectsFollowed(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/redirect/3")) { $0.redirects = .follow(max: 5) }
             let response = try await dut.send(dispatcher, request)
             #expect(response.status == 200)
@@ -31,7 +31,7 @@ extension DispatcherSuite {
     @Test("more redirects than allowed is .tooManyRedirects", arguments: DispatcherUnderTest.all)
     func tooManyRedirects(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/redirect/5")) { $0.redirects = .follow(max: 2) }
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .tooManyRedirects)

@@ -8,7 +8,7 @@ extension DispatcherSuite {
     @Test("every method reaches the server with its body", arguments: DispatcherUnderTest.all)
     func methods(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             for method in [HTTPMethod.get, .delete] {
                 let response = try await dut.send(dispatcher, makeRequest(method, server.url("/echo?x=1")))
                 #expect(response.status == 200)
@@ -37,7 +37,7 @@ extension DispatcherSuite {
     @Test("request headers are sent and response headers come back", arguments: DispatcherUnderTest.all)
     func headers(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(
                 server.url("/echo"),
                 headers: ["X-Runway-Trace": "abc-123", "Accept": "application/json", "X-Empty-Ish": "v a l"])
@@ -54,7 +54,7 @@ extension DispatcherSuite {
     @Test("binary bodies arrive byte for byte, both ways", arguments: DispatcherUnderTest.all)
     func binaryBodies(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             var payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
             payload.append(contentsOf: [0, 0x0D, 0x0A, 0xFF])
             let echo = try decodeEcho(
@@ -75,7 +75,7 @@ extension DispatcherSuite {
     @Test("a large upload streams to the server and reports progress", arguments: DispatcherUnderTest.all)
     func upload(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let size = 8 << 20
             var request = makeRequest(
                 .post, server.url("/upload"), headers: ["Content-Type": "application/octet-stream"],
@@ -93,7 +93,7 @@ extension DispatcherSuite {
     @Test("status codes are responses, not errors", arguments: DispatcherUnderTest.all)
     func statusCodes(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             for code in [200, 201, 202, 204, 400, 401, 403, 404, 409, 418, 429, 500, 502, 503] {
                 let response = try await dut.send(dispatcher, makeRequest(server.url("/status/\(code)")))
                 #expect(response.status == code)

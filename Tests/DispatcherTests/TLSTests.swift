@@ -11,7 +11,7 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         let pem = try pki.caCertificatePEM
         for http2 in [true, false] {
-            try await withServer(tls: pki.server, http2: http2) { server in
+            try await withTestServer(tls: pki.server, http2: http2) { server in
                 for host in ["127.0.0.1", "localhost"] {
                     let request = makeRequest(server.url("/json", hostName: host)) {
                         $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
@@ -31,7 +31,7 @@ extension DispatcherSuite {
     @Test("a certificate for another name is .tls", arguments: DispatcherUnderTest.all(supporting: .customCA))
     func wrongName(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
-        try await withServer(tls: pki.otherName) { server in
+        try await withTestServer(tls: pki.otherName) { server in
             let request = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
             let error = await runwayError { try await dut.send(dut.make(), request) }
             #expect(error?.code == .tls)
@@ -42,7 +42,7 @@ extension DispatcherSuite {
     @Test("an IP-only certificate matches the IP and not a name", arguments: DispatcherUnderTest.all(supporting: .customCA))
     func ipOnlyCertificate(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
-        try await withServer(tls: pki.ipOnly) { server in
+        try await withTestServer(tls: pki.ipOnly) { server in
             let byIP = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
             let response = try await dut.send(dut.make(), byIP)
             #expect(response.status == 200)
@@ -56,7 +56,7 @@ extension DispatcherSuite {
     @Test("a server signed by an untrusted CA is .tls", arguments: DispatcherUnderTest.all)
     func untrustedCA(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
-        try await withServer(tls: pki.server) { server in
+        try await withTestServer(tls: pki.server) { server in
             let error = await runwayError { try await dut.send(dut.make(), makeRequest(server.url("/json"))) }
             #expect(error?.code == .tls, "\(String(describing: error))")
             #expect(server.stats.totalRequests == 0)
@@ -67,7 +67,7 @@ extension DispatcherSuite {
     func pinning(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
         let dispatcher = dut.make()
-        try await withServer(tls: pki.server) { server in
+        try await withTestServer(tls: pki.server) { server in
             let pinned = makeRequest(server.url("/json")) {
                 $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
                 $0.tls.pinnedPublicKeys = [pki.otherKeyPin, pki.serverKeyPin]
@@ -86,7 +86,7 @@ extension DispatcherSuite {
     func unsupportedTLSOptions(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()
         let dispatcher = dut.make()
-        try await withServer(tls: pki.server) { server in
+        try await withTestServer(tls: pki.server) { server in
             let withCA = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
             #expect(await runwayError { try await dut.send(dispatcher, withCA) }?.code == .configuration)
             if !dut.supports(.pinning) {

@@ -9,7 +9,7 @@ struct TestServerTests {
     @Test("TLS with the test CA negotiates HTTP/2, and the pin matches libcurl's")
     func tlsAndHTTP2() async throws {
         let pki = try await TestPKI.load()
-        try await withServer(tls: pki.server) { server in
+        try await withTestServer(tls: pki.server) { server in
             let output = try await curl([
                 "--cacert", pki.caCertificatePath, "--pinnedpubkey", pki.serverKeyPin,
                 "-w", "\n%{http_version}", server.url("/echo", hostName: "localhost").absoluteString,
@@ -37,7 +37,7 @@ struct TestServerTests {
     func abortsAreObserved() async throws {
         let pki = try await TestPKI.load()
         for http2 in [false, true] {
-            try await withServer(tls: pki.server) { server in
+            try await withTestServer(tls: pki.server) { server in
                 await #expect(throws: CurlFailure.self) {
                     try await curl([
                         http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath, "--max-time", "2",
@@ -52,7 +52,7 @@ struct TestServerTests {
 
     @Test("custom routes, the response delay and a second loopback address")
     func customRoutes() async throws {
-        try await withServer(host: "127.0.0.2", responseDelay: .milliseconds(200), routes: { router in
+        try await withTestServer(host: "127.0.0.2", responseDelay: .milliseconds(200), routes: { router in
             router.get("/token") { _, _ in "fresh-token" }
         }) { server in
             #expect(server.baseURL.absoluteString == "http://127.0.0.2:\(server.port)")

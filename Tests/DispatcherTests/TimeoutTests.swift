@@ -8,7 +8,7 @@ extension DispatcherSuite {
     @Test("the total timeout stops a request that waits for headers", arguments: DispatcherUnderTest.all)
     func totalTimeoutBeforeHeaders(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/delay?ms=20000")) { $0.timeout = .milliseconds(300) }
             let start = ContinuousClock.now
             let error = await runwayError { try await dut.send(dispatcher, request) }
@@ -21,7 +21,7 @@ extension DispatcherSuite {
     @Test("the total timeout stops a slow body, and the server sees the abort", arguments: DispatcherUnderTest.all)
     func totalTimeoutDuringBody(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        try await withServer { server in
+        try await withTestServer { server in
             let request = makeRequest(server.url("/slow?ms=20000")) { $0.timeout = .milliseconds(500) }
             let start = ContinuousClock.now
             let error = await runwayError { try await dut.send(dispatcher, request) }

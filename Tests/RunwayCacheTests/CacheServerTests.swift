@@ -8,23 +8,11 @@ import Testing
 
 /// The cache in front of libcurl and the real in-process server: a hit never reaches the server.
 @Suite(.timeLimit(.minutes(1))) struct CacheServerTests {
-    func withServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
-        let server = try await TestServer.start()
-        do {
-            let result = try await body(server)
-            await server.shutdown()
-            return result
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-    }
-
     @Test func memoryAndDiskHitsDoNotReachTheServer() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "cache.sqlite")
-        try await withServer { server in
+        try await withTestServer { server in
             let context = RequestContext(apiName: "doc", serviceID: "test")
             let cache = try ResponseCache(policies: ["doc": .memoryAndDisk()], diskFile: file)
             let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
@@ -57,7 +45,7 @@ import Testing
     }
 
     @Test func cacheHitsAreNotSignedMissesAreSignedFresh() async throws {
-        try await withServer { server in
+        try await withTestServer { server in
             let cache = try ResponseCache(policies: ["echo": .memory()])
             let pipeline = Pipeline(
                 interceptors: [cache.interceptor, try SigningInterceptor.signing(secret: "s")], dispatcher: CurlDispatcher())
@@ -74,7 +62,7 @@ import Testing
     }
 
     @Test func cacheThenNetworkRefreshesFromTheServerInTheBackground() async throws {
-        try await withServer { server in
+        try await withTestServer { server in
             let cache = try ResponseCache(policies: ["doc": .memory().cacheThenNetwork()])
             let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
             _ = try await pipeline.send(Request(url: server.url("/json")), context: RequestContext(apiName: "doc"))

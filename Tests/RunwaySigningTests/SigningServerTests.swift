@@ -28,15 +28,7 @@ import Testing
     }
 
     func withServer<T>(_ verifier: SignatureVerifier, apiName: String? = nil, _ body: (TestServer) async throws -> T) async throws -> T {
-        let server = try await TestServer.start(routes: VerifyingRoutes.add(verifier, apiName: apiName))
-        do {
-            let result = try await body(server)
-            await server.shutdown()
-            return result
-        } catch {
-            await server.shutdown()
-            throw error
-        }
+        try await withTestServer(routes: VerifyingRoutes.add(verifier, apiName: apiName), body)
     }
 
     func text(_ response: Response) -> String { String(decoding: response.body, as: UTF8.self) }
