@@ -124,7 +124,7 @@ package.targets += [
     .target(name: "SampleSearch", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleSearch", swiftSettings: strict),
     .testTarget(
         name: "MediatorCodegenTests",
-        dependencies: ["MediatorCodegen"],
+        dependencies: ["MediatorCodegen", "RunwayMediator"],
         exclude: ["Golden"],
         swiftSettings: strict
     ),
@@ -198,20 +198,20 @@ var interceptorTargets: [Target] {
         .testTarget(
             name: "RunwaySigningTests",
             dependencies: [
-                "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                "Runway", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RunwayCacheTests",
-            dependencies: ["RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            dependencies: ["Runway", "RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RunwayMetricsTests",
             dependencies: [
-                "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
+                "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],

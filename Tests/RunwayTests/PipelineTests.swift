@@ -20,6 +20,26 @@ struct PipelineTests {
         #expect(pipeline.interceptors.map(\.name) == ["a", "b", "c"])
     }
 
+    @Test("the builder block accepts throwing factories and rethrows their configuration error")
+    func throwingBuilder() throws {
+        func factory(_ name: String) throws -> RecordingInterceptor {
+            guard !name.isEmpty else { throw RunwayError(.configuration, "empty name") }
+            return RecordingInterceptor(name: name)
+        }
+        let pipeline = try Pipeline(dispatcher: StubDispatcher(status: 200)) {
+            try factory("a")
+            RecordingInterceptor(name: "b")
+        }
+        #expect(pipeline.interceptors.map(\.name) == ["a", "b"])
+        let error = #expect(throws: RunwayError.self) {
+            try Pipeline(dispatcher: StubDispatcher(status: 200)) {
+                RecordingInterceptor(name: "a")
+                try factory("")
+            }
+        }
+        #expect(error?.code == .configuration)
+    }
+
     @Test("an interceptor can change the request for those after it")
     func transform() async throws {
         let stub = StubDispatcher(status: 204)

@@ -26,8 +26,11 @@ public struct Pipeline: Sendable {
     }
 
     /// Creates a pipeline from interceptors listed in order in a builder block.
-    public init(dispatcher: any Dispatcher, @InterceptorsBuilder _ interceptors: () -> [any Interceptor]) {
-        self.init(interceptors: interceptors(), dispatcher: dispatcher)
+    ///
+    /// The block may call throwing factories (`try .signing(...)`, `try ResponseCache(...)`);
+    /// their configuration error is rethrown here, at start-up.
+    public init(dispatcher: any Dispatcher, @InterceptorsBuilder _ interceptors: () throws -> [any Interceptor]) rethrows {
+        self.init(interceptors: try interceptors(), dispatcher: dispatcher)
     }
 
     /// Sends a request through every interceptor and the dispatcher.
