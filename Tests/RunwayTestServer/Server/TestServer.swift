@@ -6,6 +6,7 @@ import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
+import ServiceLifecycle
 
 /// An in-process Hummingbird server on a loopback address and a free port, for integration tests.
 ///
@@ -31,13 +32,18 @@ public final class TestServer: Sendable {
     /// What the server has seen.
     public let stats: TestServerStats
 
+    private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, any Error>
 
-    private init(host: String, port: Int, isTLS: Bool, stats: TestServerStats, runTask: Task<Void, any Error>) {
+    private init(
+        host: String, port: Int, isTLS: Bool, stats: TestServerStats, serviceGroup: ServiceGroup,
+        runTask: Task<Void, any Error>
+    ) {
         self.host = host
         self.port = port
         self.isTLS = isTLS
         self.stats = stats
+        self.serviceGroup = serviceGroup
         self.runTask = runTask
     }
 
@@ -96,9 +102,17 @@ public final class TestServer: Sendable {
             onServerRunning: { channel in ready.succeed(port: channel.localAddress?.port ?? 0) },
             logger: logger
         )
+        // The application runs inside a service group of our own so `shutdown()` can stop it
+        // gracefully. Cancelling the serving task instead races with connections that were
+        // accepted but not yet handed to a handler: NIO then traps with "Deinited NIOAsyncWriter
+        // without calling finish()" (swift-nio#3481). A graceful shutdown closes the listener,
+        // serves what was accepted and only then escalates to cancellation.
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(2)
+        let serviceGroup = ServiceGroup(configuration: groupConfiguration)
         let runTask = Task {
             do {
-                try await app.run()
+                try await serviceGroup.run()
                 ready.fail(TestServerError("the server stopped before it was running"))
             } catch {
                 ready.fail(error)
@@ -107,16 +121,20 @@ public final class TestServer: Sendable {
         }
         do {
             let port = try await ready.wait()
-            return TestServer(host: host, port: port, isTLS: tls != nil, stats: stats, runTask: runTask)
+            return TestServer(
+                host: host, port: port, isTLS: tls != nil, stats: stats, serviceGroup: serviceGroup, runTask: runTask)
         } catch {
-            runTask.cancel()
+            await serviceGroup.triggerGracefulShutdown()
             throw error
         }
     }
 
     /// Stops the server, closing every connection, and waits until it has stopped.
+    ///
+    /// The shutdown is graceful: the listener closes, idle connections close, requests in
+    /// progress get up to two seconds to finish before their tasks are cancelled.
     public func shutdown() async {
-        runTask.cancel()
+        await serviceGroup.triggerGracefulShutdown()
         _ = await runTask.result
     }
 
