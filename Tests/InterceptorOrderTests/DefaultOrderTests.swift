@@ -44,6 +44,9 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         } catch {
             return Response(status: 401, body: Data("\(error)".utf8))
         }
+        if request.url.path == "/secure", request.headers["Authorization"] != "Bearer fresh" {
+            return Response(status: 401)
+        }
         if request.url.path == "/flaky", lock.withLock({ () -> Bool in defer { flakyServed = true }; return !flakyServed }) {
             return Response(status: 503)
         }
@@ -147,5 +150,38 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         } throws: { ($0 as? RunwayError)?.code == .paramsInvalid && ($0 as? RunwayError)?.field == "price" }
         #expect(network.received.isEmpty)
         #expect(handler.entries.contains { $0.level == .warning && "\($0.message)".contains("paramsInvalid at interceptor validation") })
+    }
+}
+
+/// A token refresh replays the call: the replay must be signed again (fresh nonce) and carry
+/// the new token inside the signature, so the registry puts token refresh before signing.
+@Suite struct TokenRefreshOrderTests {
+    final class SecureAPI: APIManager {
+        let engine: ManagerEngine
+        let apiName = "secure"
+        let serviceID: ServiceID = "accounts"
+        init(registry: ServiceRegistry) { engine = ManagerEngine(registry: registry, delivery: .inline) }
+    }
+
+    struct Accounts: Service {
+        let id: ServiceID = "accounts"
+        let baseURLs = BaseURLs("https://api.runway.test")
+        let authenticator: TokenAuthenticator?
+    }
+
+    @Test func theReplayAfterARefreshIsSignedAgain() async throws {
+        let order = try DefaultOrderTests()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in "fresh" }
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: order.pipeline)
+        builder.register(Accounts(authenticator: authenticator))
+        let registry = try builder.build()
+
+        let result = try await SecureAPI(registry: registry).load()
+        #expect(result == ["ok": true])
+        #expect(authenticator.refreshCount == 1)
+        let sent = order.network.received.filter { $0.url.path == "/secure" }
+        #expect(sent.map { $0.headers["Authorization"] } == ["Bearer stale", "Bearer fresh"])
+        let nonces = sent.compactMap { $0.headers[SigningHeaders().nonce] }
+        #expect(nonces.count == 2 && Set(nonces).count == 2)
     }
 }

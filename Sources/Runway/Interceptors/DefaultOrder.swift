@@ -15,6 +15,10 @@
 /// | 9 | `dns-bypass`  | Chooses the address per attempt. Its failover between addresses happens only when no connection was made — nothing was sent — so the same signature is still fresh. |
 /// |   | dispatcher    | The only I/O. |
 ///
+/// A service with a ``TokenAuthenticator`` gets a `token-refresh` interceptor that the registry
+/// puts between `cache` and `retry` (before the first of ``perAttempt``), so the replay after a
+/// refresh is signed again like any retry.
+///
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
 ///     tracing, metrics, try .logging(logger), validation, cache,
@@ -29,6 +33,10 @@ public enum DefaultOrder {
     public static let names: [String] = [
         "tracing", "metrics", "logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass",
     ]
+
+    /// The interceptors that must run again for every attempt of a request: anything that
+    /// replays a request (retry, token refresh) belongs before all of them.
+    public static let perAttempt: Set<String> = ["retry", "compression", "signing", "dns-bypass"]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as
     /// a sentence (`"retry should come before signing"`); empty when the order is the default.

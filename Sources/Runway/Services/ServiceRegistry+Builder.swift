@@ -45,12 +45,17 @@ extension ServiceRegistry {
                 guard let chosen else {
                     throw RunwayError(.configuration, "no base URL for \(self.environment)", stage: .service(id))
                 }
-                var chain: [any Interceptor] = []
+                var chain = pipeline.interceptors
                 if let authenticator = service.authenticator {
-                    chain.append(TokenRefreshInterceptor(service: service, authenticator: authenticator))
+                    // Before the app's per-attempt interceptors (retry, compression, signing, DNS
+                    // bypass): the replay after a refresh is signed again with a fresh nonce and
+                    // the new token is inside the signature.
+                    let slot = chain.firstIndex { DefaultOrder.perAttempt.contains($0.name) } ?? chain.endIndex
+                    chain.insert(TokenRefreshInterceptor(service: service, authenticator: authenticator), at: slot)
                 }
                 chain += service.interceptors
-                entries[id] = ServiceEntry(service: service, baseURL: chosen, pipeline: pipeline.appending(chain))
+                entries[id] = ServiceEntry(
+                    service: service, baseURL: chosen, pipeline: Pipeline(interceptors: chain, dispatcher: pipeline.dispatcher))
             }
             return ServiceRegistry(environment: environment, pipeline: pipeline, reachability: reachability, entries: entries)
         }

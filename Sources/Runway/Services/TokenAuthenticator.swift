@@ -3,8 +3,8 @@ import Foundation
 /// Keeps a service's access token and refreshes it **once** when concurrent calls find it
 /// expired, then lets every one of them replay with the new token.
 ///
-/// Give it to a ``Service`` as ``Service/authenticator``; the registry puts it first in that
-/// service's chain. A call sends the current token; when the service's
+/// Give it to a ``Service`` as ``Service/authenticator``; the registry puts it in that service's
+/// chain before the app's retry, compression, signing and DNS bypass, so a replay is signed anew. A call sends the current token; when the service's
 /// ``Service/error(for:json:)`` maps the response to `.needsLogin`, the call asks for a refresh:
 /// - if no refresh has happened since the call read its token, the first such call starts
 ///   one (`refresh` runs in its own task, so cancelling that call does not cancel it) and the
@@ -128,7 +128,7 @@ public final class TokenAuthenticator: Sendable {
                 outcome = .success(try await refresh(expired))
             } catch {
                 outcome = .failure(
-                    RunwayError(.needsLogin, "token refresh failed: \(error)", stage: .interceptor("TokenRefresh"), underlying: error))
+                    RunwayError(.needsLogin, "token refresh failed: \(error)", stage: .interceptor("token-refresh"), underlying: error))
             }
             finish(outcome)
         }

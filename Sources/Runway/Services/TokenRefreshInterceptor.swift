@@ -1,13 +1,15 @@
 /// Sends a service's calls with its ``TokenAuthenticator``'s token and replays a call once after
 /// a refresh when the service maps the response to `.needsLogin`.
 ///
-/// Installed by ``ServiceRegistry/Builder/build()`` first in the service's chain, so the
-/// service's own interceptors (and the dispatcher) run again for the replay.
+/// Installed by ``ServiceRegistry/Builder/build()`` in the service's chain just before the app's
+/// first per-attempt interceptor (``DefaultOrder/perAttempt``: retry, compression, signing, DNS
+/// bypass), so the replay is compressed, signed with a fresh nonce and routed again, and the
+/// service's own interceptors (and the dispatcher) run again too.
 struct TokenRefreshInterceptor: Interceptor {
     let service: any Service
     let authenticator: TokenAuthenticator
 
-    var name: String { "TokenRefresh" }
+    var name: String { "token-refresh" }
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let sent = try await authenticator.current()
