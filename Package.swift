@@ -177,6 +177,7 @@ var interceptorTargets: [Target] {
             name: "RunwayCache",
             dependencies: [
                 "Runway",
+                "RunwayStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -281,6 +282,25 @@ package.targets += [
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Storage
+// `RunwayStorage` is the SQLite layer (GRDB, WAL, corruption recovery) under the response
+// cache's disk and the action log's outbox.
+package.products += [
+    .library(name: "RunwayStorage", targets: ["RunwayStorage"]),
+]
+package.targets += [
+    .target(
+        name: "RunwayStorage",
+        dependencies: ["Runway", .product(name: "GRDB", package: "GRDB.swift")],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayStorageTests",
+        dependencies: ["Runway", "RunwayStorage", .product(name: "GRDB", package: "GRDB.swift")],
         swiftSettings: strict
     ),
 ]
