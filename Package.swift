@@ -303,4 +303,12 @@ package.targets += [
         dependencies: ["Runway", "RunwayStorage", .product(name: "GRDB", package: "GRDB.swift")],
         swiftSettings: strict
     ),
+    .testTarget(
+        name: "RunwayMergingTests",
+        dependencies: [
+            "Runway", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
+        swiftSettings: strict
+    ),
 ]
