@@ -129,12 +129,9 @@ final class ActionLogCore: @unchecked Sendable {
             refuse(Refusal(kind: .dropped, reason: fullReason))
             return (.failure(droppedError), nil)
         }
-        if inMemory >= settings.maxRecords {
-            // dropOldest, and the writer is a whole outbox behind: the oldest queued action goes.
-            guard !state.queue.isEmpty else {
-                refuse(Refusal(kind: .dropped, reason: fullReason))
-                return (.failure(droppedError), nil)
-            }
+        if state.queue.count >= settings.maxRecords {
+            // dropOldest, and the writer is a whole outbox behind: the oldest queued action goes
+            // (memory stays within two outboxes: this queue and the writer's transaction).
             let oldest = state.queue.removeFirst()
             refuse(Refusal(kind: .dropped, reason: fullReason))
             if let index = state.durableWaiters.firstIndex(where: { $0.exact && $0.sequence == oldest.sequence }) {

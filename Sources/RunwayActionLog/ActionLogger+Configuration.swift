@@ -14,8 +14,8 @@ extension ActionLogger {
         private let base: Base
 
         /// Delete the oldest actions not yet in a batch to make room (the default: recent
-        /// behaviour matters most). When every stored action is already in a batch being sent,
-        /// the new action is dropped instead.
+        /// behaviour matters most); `record` always takes the new action. When every stored
+        /// action is already in a batch being sent, the oldest of those still arriving go instead.
         public static let dropOldest = DropPolicy(base: .dropOldest)
         /// Keep what is stored; refuse the new action (`record` returns `false`).
         public static let dropNewest = DropPolicy(base: .dropNewest)

@@ -112,8 +112,9 @@ public final class ActionLogger: Sendable {
 
     /// Records an action that happened now; returns at once.
     /// - Returns: `false` when it was refused — an empty name, over
-    ///   ``Configuration/maxActionBytes``, the outbox full under ``DropPolicy/dropNewest``, or
-    ///   after ``shutdown()``; each refusal is counted and logged.
+    ///   ``Configuration/maxActionBytes``, the outbox full under ``DropPolicy/dropNewest`` (under
+    ///   ``DropPolicy/dropOldest`` the new action is always taken and an old one goes), or after
+    ///   ``shutdown()``; each refusal is counted and logged.
     @discardableResult
     public func record(_ name: String, attributes: [String: String] = [:]) -> Bool {
         record(UserAction(name, attributes: attributes))

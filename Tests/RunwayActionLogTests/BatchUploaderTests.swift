@@ -85,7 +85,7 @@ import Testing
             let events = EventRecorder()
             let next = try ActionLogger(testConfiguration(folder, registry: registry, events: events))
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 75 })
-            let accepted = sink.acknowledged
+            let accepted = sink.acknowledgedBatches
             #expect(accepted.map(\.recordIDs.count) == [30, 30, 15])
             #expect(accepted.first?.batchID == failedBatch)
             #expect(accepted.first?.recordIDs == failedIDs)
@@ -94,7 +94,7 @@ import Testing
             // This run's actions never join the previous run's batches.
             for n in 0..<30 { next.record("new", attributes: ["n": String(1_000 + n)]) }
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 105 })
-            #expect(sink.acknowledged.last?.recordIDs.count == 30)
+            #expect(sink.acknowledgedBatches.last?.recordIDs.count == 30)
             await next.shutdown()
         }
     }
@@ -119,7 +119,8 @@ import Testing
             #expect(actions.statistics.leftovers == 55)
             // No flush, no new action: start-up sends every batch left, partial ones included.
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 55 })
-            #expect(sink.acknowledged.map(\.recordIDs.count) == [30, 15, 10])
+            #expect(sink.acknowledgedBatches.map(\.recordIDs.count) == [30, 15, 10])
+            #expect(sink.changedResendCount == 0)
             await actions.shutdown()
         }
     }

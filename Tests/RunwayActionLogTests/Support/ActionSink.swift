@@ -58,6 +58,12 @@ final class ActionSink: Sendable {
     var requests: [Received] { lock.withLock { received } }
     /// Requests answered 2xx.
     var acknowledged: [Received] { requests.filter { (200..<300).contains($0.status) } }
+    /// Acknowledged batches, each once, in the order first acknowledged (a request a killed or
+    /// shut-down client abandoned can still be handled, and acknowledged, after it was re-sent).
+    var acknowledgedBatches: [Received] {
+        var seen = Set<String>()
+        return acknowledged.filter { seen.insert($0.batchID).inserted }
+    }
     /// The fresh records stored, in order.
     var stored: [ActionBatch.Record] { lock.withLock { records } }
     /// Records received again (a re-sent batch), dropped by the de-duplicator.
