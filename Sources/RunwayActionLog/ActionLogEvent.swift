@@ -14,6 +14,7 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
 
         private let base: Base
 
+        /// The kind's name, e.g. `uploadFailed`.
         public var description: String { base.rawValue }
 
         /// At start-up, actions left by the previous run were found and put into batches.
@@ -62,6 +63,7 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
         self.retryDelay = retryDelay
     }
 
+    /// One line: kind, count, batch, reason, error, retry delay.
     public var description: String {
         var text = "\(kind) \(count)"
         if let batchID { text += " batch \(batchID)" }

@@ -20,6 +20,7 @@ extension ActionLogger {
         /// Keep what is stored; refuse the new action (`record` returns `false`).
         public static let dropNewest = DropPolicy(base: .dropNewest)
 
+        /// The policy's name, e.g. `dropOldest`.
         public var description: String { base.rawValue }
     }
 

@@ -21,7 +21,7 @@ struct PreparedBatch: Sendable {
 
 /// The outbox file: actions waiting for upload, and the batches they were assigned to.
 ///
-/// Two tables. `action` holds each record's wire JSON (so a re-sent batch is byte-for-byte the
+/// Two tables (and a one-row `counts` table that triggers keep current). `action` holds each record's wire JSON (so a re-sent batch is byte-for-byte the
 /// same), its unique ID, and the batch it belongs to (`NULL` until assigned). `batch` lists the
 /// batches assigned and not yet acknowledged, oldest first. A batch is assigned in one
 /// transaction **before** it is sent and deleted in one transaction **after** the server
@@ -72,7 +72,7 @@ final class Outbox: Sendable {
         return try reportingRebuild { () throws(RunwayError) -> Insertion in
             try store.writeBlocking { db -> Insertion in
                 var outcome = Insertion(kept: records.indices)
-                let stored = try Int.fetchOne(db, sql: "SELECT count(*) FROM action") ?? 0
+                let stored = try Self.counts(db).total
                 let excess = stored + records.count - maxRecords
                 if excess > 0 {
                     if policy == .dropOldest {
@@ -90,7 +90,7 @@ final class Outbox: Sendable {
                 for record in records[outcome.kept] {
                     try statement.execute(arguments: [record.id, record.encoded()])
                 }
-                outcome.unassigned = try Int.fetchOne(db, sql: "SELECT count(*) FROM action WHERE batch IS NULL") ?? 0
+                outcome.unassigned = try Self.counts(db).unassigned
                 return outcome
             }
         }
@@ -112,7 +112,7 @@ final class Outbox: Sendable {
         try reportingRebuild { () throws(RunwayError) -> Leftovers in
             try store.writeBlocking { db -> Leftovers in
                 var found = Leftovers()
-                found.records = try Int.fetchOne(db, sql: "SELECT count(*) FROM action") ?? 0
+                found.records = try Self.counts(db).total
                 found.assignedBatches = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch") ?? 0
                 while try Self.assign(db, size: batchSize, partial: true) != nil {
                     found.newBatches += 1
@@ -152,7 +152,7 @@ final class Outbox: Sendable {
 
     /// Makes a batch of the oldest unassigned actions; `nil` when too few.
     private static func assign(_ db: Database, size: Int, partial: Bool) throws -> String? {
-        let unassigned = try Int.fetchOne(db, sql: "SELECT count(*) FROM action WHERE batch IS NULL") ?? 0
+        let unassigned = try counts(db).unassigned
         guard unassigned >= size || (partial && unassigned > 0) else { return nil }
         let id = UUID().uuidString
         try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
@@ -160,6 +160,13 @@ final class Outbox: Sendable {
             sql: "UPDATE action SET batch = ? WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)",
             arguments: [id, size])
         return id
+    }
+
+    /// The stored and the unassigned actions, kept by triggers in the same transactions that
+    /// change them (so no write scans the table to count it).
+    private static func counts(_ db: Database) throws -> (total: Int, unassigned: Int) {
+        let row = try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts")
+        return (row?[0] ?? 0, row?[1] ?? 0)
     }
 
     private static func records(_ db: Database, batch id: String) throws -> [Data] {
@@ -208,6 +215,19 @@ final class Outbox: Sendable {
                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
                     id TEXT NOT NULL UNIQUE
                 );
+                CREATE TABLE IF NOT EXISTS counts (total INTEGER NOT NULL, unassigned INTEGER NOT NULL);
+                INSERT INTO counts (total, unassigned)
+                    SELECT (SELECT count(*) FROM action), (SELECT count(*) FROM action WHERE batch IS NULL)
+                    WHERE NOT EXISTS (SELECT 1 FROM counts);
+                CREATE TRIGGER IF NOT EXISTS action_inserted AFTER INSERT ON action BEGIN
+                    UPDATE counts SET total = total + 1, unassigned = unassigned + (NEW.batch IS NULL);
+                END;
+                CREATE TRIGGER IF NOT EXISTS action_deleted AFTER DELETE ON action BEGIN
+                    UPDATE counts SET total = total - 1, unassigned = unassigned - (OLD.batch IS NULL);
+                END;
+                CREATE TRIGGER IF NOT EXISTS action_assigned AFTER UPDATE OF batch ON action BEGIN
+                    UPDATE counts SET unassigned = unassigned - (OLD.batch IS NULL) + (NEW.batch IS NULL);
+                END;
                 """)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import InMemoryLogging
 import Logging
 import Runway
@@ -27,6 +28,15 @@ import Testing
             #expect(statistics.stored == 50)
             #expect(statistics.dropped == 150)
             #expect(statistics.dropped + statistics.stored == 200)
+            // The counts the triggers keep (so no write scans the table) are the real ones.
+            let reader = try DatabaseQueue(path: folder.outbox.path)
+            let (kept, real) = try reader.read { db in
+                (try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts"),
+                 try Row.fetchOne(db, sql: "SELECT count(*), count(*) FILTER (WHERE batch IS NULL) FROM action"))
+            }
+            #expect(kept?[0] as Int? == 50)
+            #expect(kept?[0] as Int? == real?[0] as Int?)
+            #expect(kept?[1] as Int? == real?[1] as Int?)
             // Counted at once; reported and logged by the writer thread right after.
             #expect(await eventually(timeout: .seconds(60)) { events.total(.dropped) == 150 })
             #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("the outbox is full") })

@@ -39,5 +39,6 @@ public protocol RequestMerger: Sendable {
 }
 
 extension RequestMerger {
+    /// 50.
     public var maxMerged: Int { 50 }
 }

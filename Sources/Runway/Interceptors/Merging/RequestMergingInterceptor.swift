@@ -63,6 +63,7 @@ public struct RequestMergingInterceptor: Interceptor {
         lanes.waitingCount(MergeLanes.Key(service: serviceID, api: api))
     }
 
+    /// Sends the call alone, or queues it to be merged (see ``RequestMergingInterceptor``).
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         guard let api = context.apiName, let merger = mergers[api] else {
             return try await next(request, context)
