@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -262,12 +263,3 @@ final class ProblemLog: Sendable {
     func add(_ problem: DNSBypassError) { lock.withLock { problems.append(problem) } }
 }
 
-/// Polls `condition` until it holds or `timeout` passes (generous: the machine may be loaded).
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestServer
 import RunwayTesting
 import Testing
 

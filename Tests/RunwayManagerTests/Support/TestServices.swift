@@ -109,19 +109,6 @@ final class RecordingDelegate: APIManagerDelegate, Sendable {
     }
 }
 
-/// Waits until `condition` holds or `timeout` passes.
-func eventually(
-    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(5), _ condition: () -> Bool
-) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// The outcome of a load, as a value.
 func outcome(_ body: @Sendable () async throws -> JSON) async -> Result<JSON, RunwayError> {
     do {
