@@ -347,7 +347,7 @@ package.targets += [
         name: "RunwayActionLogTests",
         dependencies: [
             "Runway", "RunwayActionLog", "RunwayCurl", "RunwayTestServer", "RunwaySigning", "RunwayCompression",
-            "RunwayLogging", "ActionLogCrashHelper",
+            "RunwayLogging", "RunwayTesting", "ActionLogCrashHelper",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -59,6 +59,7 @@ public final class ActionLogger: Sendable {
     private let uploader: BatchUploader
     private let uploadTask: Task<Void, Never>
     private let intervalTask: Task<Void, Never>?
+    private let registryReachability: ReachabilityObservation?
 
     /// Opens the outbox, puts what the last run left into batches, and starts the writer thread
     /// and the upload task (which sends those batches at once).
@@ -100,6 +101,9 @@ public final class ActionLogger: Sendable {
                     uploader?.ring(.interval)
                 }
             }
+        }
+        registryReachability = (configuration.registry ?? ServiceRegistry.shared)?.reachability.map { monitor in
+            Self.follow(monitor, uploader: uploader)
         }
         uploader.ring(.start)
     }
@@ -167,6 +171,22 @@ public final class ActionLogger: Sendable {
         intervalTask?.cancel()
         uploadTask.cancel()
         await uploadTask.value
+    }
+
+    /// Uploads what is due as soon as `monitor` publishes `.reachable` after another status,
+    /// cutting short a backoff that started while the network was down.
+    ///
+    /// The logger follows its registry's ``ServiceRegistry/reachability`` monitor by itself (when
+    /// the registry has one at `init`); use this for another monitor. It follows until the
+    /// returned observation is cancelled or released, and does not keep the logger alive.
+    public func followReachability(of monitor: ReachabilityMonitor) -> ReachabilityObservation {
+        Self.follow(monitor, uploader: uploader)
+    }
+
+    private static func follow(_ monitor: ReachabilityMonitor, uploader: BatchUploader) -> ReachabilityObservation {
+        monitor.observe { [weak uploader] status in
+            if status == .reachable { uploader?.ring(.reachable) }
+        }
     }
 
     /// Every action accounted for: recorded, rejected, written, dropped, lost, uploaded, pending.

@@ -14,6 +14,8 @@ struct UploadTriggers: OptionSet, Sendable {
     static let flush = UploadTriggers(rawValue: 1 << 3)
     /// The backoff after a failure ended.
     static let retry = UploadTriggers(rawValue: 1 << 4)
+    /// The network came back: send what is due now, even while backing off.
+    static let reachable = UploadTriggers(rawValue: 1 << 5)
 }
 
 /// The upload task's schedule: pending triggers, flush waiters, failures and backoff. A value
@@ -35,12 +37,12 @@ struct UploadState {
     var stopped = false
 
     /// Takes the pending triggers; returns the pass to run, or `nil` (nothing asked, stopped, or
-    /// backing off and neither a flush nor the end of the backoff asked).
+    /// backing off and neither a flush, the end of the backoff nor the network coming back asked).
     mutating func begin() -> Pass? {
         let asked = triggers
         triggers = []
         guard !asked.isEmpty, !stopped else { return nil }
-        if backingOff, asked.isDisjoint(with: [.flush, .retry]) { return nil }
+        if backingOff, asked.isDisjoint(with: [.flush, .retry, .reachable]) { return nil }
         passesStarted += 1
         return Pass(number: passesStarted, partial: !asked.isDisjoint(with: [.flush, .interval]))
     }

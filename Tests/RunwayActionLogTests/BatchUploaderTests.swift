@@ -4,9 +4,11 @@ import Logging
 import Runway
 import RunwayActionLog
 import RunwayCompression
+import RunwayCurl
 import RunwayLogging
 import RunwaySigning
 import RunwayTestServer
+import RunwayTesting
 import Testing
 
 /// Uploads against the test server: failures, timeouts, backoff, leftovers, and the pipeline.
@@ -40,6 +42,36 @@ import Testing
             #expect(events.of(.uploadFailed).allSatisfy { $0.error?.code == .serverError })
             #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
             #expect(actions.statistics.uploadFailures == 3)
+            await actions.shutdown()
+        }
+    }
+
+    @Test func theNetworkComingBackCutsTheBackoffShort() async throws {
+        let sink = ActionSink(.init(failures: 1, failureStatus: 503))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let source = ScriptedReachabilitySource(.reachable)
+            let monitor = ReachabilityMonitor(source: source, interval: .seconds(3600))
+            monitor.refresh()
+            var builder = ServiceRegistry.Builder(
+                environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: CurlDispatcher()), reachability: monitor)
+            builder.register(AnalyticsService(baseURLs: BaseURLs(server.url("/v1").absoluteString)))
+            var configuration = testConfiguration(folder, registry: try builder.build())
+            // A backoff far longer than the test waits: only the network coming back can end it.
+            configuration.initialBackoff = .seconds(600)
+            configuration.maxBackoff = .seconds(1200)
+            let actions = try ActionLogger(configuration)
+            for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(30)) { actions.statistics.uploadFailures == 1 })
+            source.set(.unreachable)
+            monitor.refresh()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(sink.requests.count == 1)
+            source.set(.reachable)
+            monitor.refresh()
+            #expect(await eventually(timeout: .seconds(30)) { sink.stored.count == 30 })
+            #expect(sink.requests.map(\.status) == [503, 200])
             await actions.shutdown()
         }
     }
