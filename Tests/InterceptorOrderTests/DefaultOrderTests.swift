@@ -78,6 +78,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
             try LoggingInterceptor.logging(logger),
             validation,
             try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
+            try RequestMergingInterceptor.merging([:]),
             try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5)),
             try CompressionInterceptor.compression(threshold: 64),
             try SigningInterceptor.signing(secret: Self.secret),
@@ -88,15 +89,20 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     var pipeline: Pipeline { Pipeline(interceptors: interceptors, dispatcher: network) }
 
     @Test func theDocumentedOrderIsPinned() {
-        #expect(DefaultOrder.names == ["tracing", "metrics", "logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass"])
+        #expect(DefaultOrder.names == [
+            "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+        ])
         #expect(interceptors.map(\.name) == DefaultOrder.names)
         #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
     }
 
     @Test func misplacedInterceptorsAreNamed() throws {
         var swapped = interceptors
-        swapped.swapAt(5, 7)  // signing before retry: retries would reuse the nonce
+        swapped.swapAt(6, 8)  // signing before retry: retries would reuse the nonce
         #expect(DefaultOrder.misplaced(in: swapped) == ["compression should come before signing", "retry should come before signing"])
+        var mergingLate = interceptors
+        mergingLate.swapAt(5, 8)  // merging after signing: the combined request would go unsigned
+        #expect(DefaultOrder.misplaced(in: mergingLate).contains("merging should come before signing"))
         let doubled = interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
         #expect(DefaultOrder.misplaced(in: doubled).contains("retry is registered more than once"))
         let custom = [StandIn(name: "user-agent") { try await $2($0, $1) }] + interceptors
@@ -128,8 +134,8 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
 
     @Test func signingBeforeRetryWouldReplayTheNonce() async throws {
         var wrong = interceptors
-        let signing = wrong.remove(at: 7)
-        wrong.insert(signing, at: 5)  // signing, then retry: one signature for every attempt
+        let signing = wrong.remove(at: try #require(wrong.firstIndex { $0.name == "signing" }))
+        wrong.insert(signing, at: try #require(wrong.firstIndex { $0.name == "retry" }))  // signing, then retry: one signature for every attempt
         let response = try await Pipeline(interceptors: wrong, dispatcher: network).send(try Request("https://api.runway.test/flaky"))
         #expect(response.status == 401)
     }
