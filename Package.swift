@@ -164,6 +164,7 @@ var interceptorTargets: [Target] {
             name: "RunwayCache",
             dependencies: [
                 "Runway",
+                "RunwayStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -265,6 +266,78 @@ package.targets += [
         dependencies: [
             "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
             "RunwaySigning", "RunwayCache", "RunwayMetrics",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Storage
+// `RunwayStorage` is the SQLite layer (GRDB, WAL, corruption recovery) under the response
+// cache's disk and the action log's outbox.
+package.products += [
+    .library(name: "RunwayStorage", targets: ["RunwayStorage"]),
+]
+package.targets += [
+    .target(
+        name: "RunwayStorage",
+        dependencies: ["Runway", .product(name: "GRDB", package: "GRDB.swift")],
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayStorageTests",
+        dependencies: ["Runway", "RunwayStorage", .product(name: "GRDB", package: "GRDB.swift")],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Request merging
+// The interceptor lives in `Runway` (Foundation only); its tests run against a batch endpoint.
+package.targets += [
+    .testTarget(
+        name: "RunwayMergingTests",
+        dependencies: [
+            "Runway", "RunwayCurl", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Action log
+// `RunwayActionLog` records user actions into an SQLite outbox (`RunwayStorage`) and uploads
+// them in batches through the normal pipeline. `ActionLogCrashHelper` is a test-support
+// executable the crash tests launch and kill; the test target depends on it so `swift test`
+// builds it next to the test bundle.
+package.products += [
+    .library(name: "RunwayActionLog", targets: ["RunwayActionLog"]),
+]
+package.targets += [
+    .target(
+        name: "RunwayActionLog",
+        dependencies: [
+            "Runway", "RunwayStorage",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+    .executableTarget(
+        name: "ActionLogCrashHelper",
+        dependencies: ["Runway", "RunwayCurl", "RunwayActionLog"],
+        path: "Tests/ActionLogCrashHelper",
+        swiftSettings: strict
+    ),
+    .testTarget(
+        name: "RunwayActionLogTests",
+        dependencies: [
+            "Runway", "RunwayActionLog", "RunwayCurl", "RunwayTestServer", "RunwaySigning", "RunwayCompression",
+            "RunwayLogging", "ActionLogCrashHelper",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],

@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -77,6 +78,18 @@ let package = Package(
                 .product(name: "RoutingKit", package: "routing-kit"),
             ],
             path: "Benchmarks/MediatorBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [plugin]
+        ),
+        .executableTarget(
+            name: "ActionLogBenchmarks",
+            dependencies: [
+                benchmark,
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayActionLog", package: runway),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/ActionLogBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [plugin]
         ),

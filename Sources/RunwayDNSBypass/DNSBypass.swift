@@ -21,7 +21,8 @@ import Runway
 /// - The interceptor routes each request to the best address through
 ///   ``RequestOptions/connectOverrides``; a failed connection demotes the address and the
 ///   request moves to the next one, all within the request's connect timeout.
-/// - Call ``reachabilityChanged()`` when the network changes, or ``probe()`` whenever.
+/// - ``followReachability(of:)`` re-probes whenever a ``ReachabilityMonitor`` sees the network
+///   come back; or call ``reachabilityChanged()`` yourself, or ``probe()`` whenever.
 ///
 /// Thread-safe: state is a value (`RouteTable`) changed under a lock.
 public final class DNSBypass: Sendable {
@@ -161,6 +162,24 @@ public final class DNSBypass: Sendable {
         state.withLock { $0.table.clearDemotions() }
         await refreshIPListIfDue()
         await probe()
+    }
+
+    /// Calls ``reachabilityChanged()`` every time `monitor` publishes `.reachable` after another
+    /// status (back online, or a new network after a gap), so the next requests go to the
+    /// fastest address of the network the device is on now.
+    ///
+    /// The bypass follows the monitor until the returned observation is cancelled or released;
+    /// the observation does not keep the bypass alive.
+    /// ```swift
+    /// let reachability = ReachabilityMonitor()
+    /// reachability.start()
+    /// let following = bypass.followReachability(of: reachability)   // keep it
+    /// ```
+    public func followReachability(of monitor: ReachabilityMonitor) -> ReachabilityObservation {
+        monitor.observe { [weak self] status in
+            guard status == .reachable, let self else { return }
+            Task { await self.reachabilityChanged() }
+        }
     }
 
     /// Moves `endpoint` behind the live addresses of `host` after a failed connection.

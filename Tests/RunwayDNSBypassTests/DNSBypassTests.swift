@@ -129,6 +129,38 @@ extension Response {
         #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"])
     }
 
+    @Test func followingAMonitorReprobesWhenTheNetworkComesBack() async throws {
+        let network = network()
+        let bypass = try makeBypass(network)
+        await bypass.start()
+        let source = ScriptedReachabilitySource(.reachable)
+        let monitor = ReachabilityMonitor(source: source, interval: .seconds(3600))
+        monitor.refresh()
+        let following = bypass.followReachability(of: monitor)
+        bypass.demote(try Endpoint("127.0.0.2"), of: host)
+        network.setDelay("127.0.0.4", .zero)
+        network.setDelay("127.0.0.3", .milliseconds(200))
+        network.setDelay("127.0.0.2", .milliseconds(450))
+
+        // Going offline changes nothing; coming back re-probes and forgets the demotion.
+        source.set(.unreachable)
+        monitor.refresh()
+        #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.3", "127.0.0.4", "127.0.0.2"])
+        source.set(.reachable)
+        monitor.refresh()
+        #expect(await eventually { bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"] })
+
+        // Once the observation is cancelled the bypass no longer follows.
+        following.cancel()
+        let pings = network.requests.count
+        source.set(.unreachable)
+        monitor.refresh()
+        source.set(.reachable)
+        monitor.refresh()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(network.requests.count == pings)
+    }
+
     @Test func ipListIsFetchedPersistedAndNotRefetchedWithinADay() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dnsbypass-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -228,4 +260,14 @@ final class ProblemLog: Sendable {
     nonisolated(unsafe) private var problems: [DNSBypassError] = []
     var all: [DNSBypassError] { lock.withLock { problems } }
     func add(_ problem: DNSBypassError) { lock.withLock { problems.append(problem) } }
+}
+
+/// Polls `condition` until it holds or `timeout` passes (generous: the machine may be loaded).
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
 }

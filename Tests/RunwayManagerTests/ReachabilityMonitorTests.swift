@@ -1,21 +1,11 @@
 import Foundation
 import Runway
+import RunwayTesting
 import Testing
-
-/// A source whose status the test sets.
-final class ScriptedSource: ReachabilitySource, Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var value: ReachabilityStatus
-
-    init(_ value: ReachabilityStatus) { self.value = value }
-    func set(_ status: ReachabilityStatus) { lock.withLock { value = status } }
-    func currentStatus() -> ReachabilityStatus { lock.withLock { value } }
-}
 
 @Suite struct ReachabilityMonitorTests {
     @Test func updatesAndObserversSeeEveryChange() async throws {
-        let source = ScriptedSource(.reachable)
+        let source = ScriptedReachabilitySource(.reachable)
         let monitor = ReachabilityMonitor(source: source, interval: .milliseconds(10))
         let seen = EventLog()
         let observation = monitor.observe { seen.append($0.description) }
@@ -36,7 +26,7 @@ final class ScriptedSource: ReachabilitySource, Sendable {
     }
 
     @Test func consecutiveProbeFailuresMakeItUnreachableUntilASuccess() {
-        let monitor = ReachabilityMonitor(source: ScriptedSource(.reachable), probeFailureThreshold: 3)
+        let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), probeFailureThreshold: 3)
         monitor.refresh()
         #expect(monitor.status == .reachable)
         monitor.recordProbe(succeeded: false)
@@ -49,7 +39,7 @@ final class ScriptedSource: ReachabilitySource, Sendable {
     }
 
     @Test func managersFailFastWithNoNetworkWhileUnreachable() async throws {
-        let source = ScriptedSource(.unreachable)
+        let source = ScriptedReachabilitySource(.unreachable)
         let monitor = ReachabilityMonitor(source: source)
         monitor.refresh()
         let stub = jsonStub("{}")

@@ -1,0 +1,105 @@
+import Foundation
+
+/// Every lane of one ``RequestMergingInterceptor``, behind one lock; applies the lanes' actions
+/// (resuming callers, starting and cancelling combined sends) outside it.
+final class MergeLanes: @unchecked Sendable {
+    // @unchecked Sendable: `lanes` and `lastID` are read and written only under `lock`.
+
+    /// A lane per service and API.
+    struct Key: Hashable, Sendable {
+        let service: String?
+        let api: String
+    }
+
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    private var lanes: [Key: MergeLane] = [:]
+    private var lastID: UInt64 = 0
+
+    func makeID() -> UInt64 {
+        lock.withLock {
+            lastID &+= 1
+            return lastID
+        }
+    }
+
+    func waitingCount(_ key: Key) -> Int {
+        lock.withLock { lanes[key]?.waitingCount ?? 0 }
+    }
+
+    func admit(_ key: Key, _ waiter: MergeLane.Waiter) {
+        let resume = lock.withLock { lanes[key, default: MergeLane()].admit(waiter) }
+        if let (continuation, admission) = resume { continuation.resume(returning: admission) }
+    }
+
+    func cancel(_ key: Key, id: UInt64) {
+        let (continuation, task) = lock.withLock { lanes[key, default: MergeLane()].cancel(id) }
+        continuation?.resume(returning: .done(.failure(MergeLane.cancelled)))
+        task?.cancel()
+    }
+
+    /// The request in flight on `key` ended: send the calls that queued meanwhile as one.
+    func finished(_ key: Key, merger: any RequestMerger) {
+        lock.withLock {
+            guard let group = lanes[key]?.finished(maxMerged: merger.maxMerged) else {
+                if lanes[key]?.isIdle == true { lanes[key] = nil }
+                return
+            }
+            // Created under the lock so the lane holds the task before anyone can cancel it;
+            // it runs on its own, so one caller's cancellation never cancels the others' request.
+            lanes[key]?.sendingTask = Task { [self] in
+                let results = await Self.send(group, merger: merger)
+                let resumes = lock.withLock { lanes[key]?.delivered(group, results: results) ?? [] }
+                for (continuation, admission) in resumes { continuation.resume(returning: admission) }
+                finished(key, merger: merger)
+            }
+        }
+    }
+
+    /// Sends a group (alone when it is one call) and returns one result per member, in order.
+    private static func send(_ group: [MergeLane.Waiter], merger: any RequestMerger) async -> [Result<Response, RunwayError>] {
+        let first = group[0]
+        let stage = RunwayError.Stage.interceptor("merging")
+        guard group.count > 1 else {
+            do {
+                return [.success(try await first.next(first.request, first.context))]
+            } catch {
+                return [.failure(RunwayError.attributing(error, to: stage, fallback: .transport))]
+            }
+        }
+        func everyone(_ error: RunwayError) -> [Result<Response, RunwayError>] {
+            Array(repeating: .failure(error), count: group.count)
+        }
+        let combined: Request
+        do {
+            combined = try merger.combine(group.map(\.request))
+        } catch {
+            return everyone(RunwayError(.invalidRequest, "could not combine \(group.count) requests: \(error)", stage: stage, underlying: error))
+        }
+        let response: Response
+        do {
+            response = try await first.next(combined, first.context)
+        } catch {
+            return everyone(RunwayError.attributing(error, to: stage, fallback: .transport))
+        }
+        guard response.isSuccess else {
+            return everyone(RunwayError(
+                .serverError, "the merged request of \(group.count) calls answered HTTP \(response.status)", stage: stage,
+                response: response))
+        }
+        let results: [Result<Response, RunwayError>]
+        do {
+            results = try merger.split(response, count: group.count)
+        } catch {
+            return everyone(RunwayError(
+                .responseInvalid, "could not split the merged response: \(error)", stage: stage, response: response,
+                underlying: error))
+        }
+        guard results.count == group.count else {
+            return everyone(RunwayError(
+                .responseInvalid, "split returned \(results.count) results for \(group.count) merged calls", stage: stage,
+                response: response))
+        }
+        return results
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// The server half of exactly-once: remembers record IDs and lets each one through once.
+///
+/// ```swift
+/// let deduplicator = ActionDeduplicator()
+/// router.post("/v1/actions/batch") { request, context in
+///     let batch = try ActionBatch(decoding: try await request.body.collect(upTo: 1 << 20))
+///     let (fresh, receipt) = deduplicator.accept(batch)
+///     try await store(fresh)
+///     return receipt.encoded()
+/// }
+/// ```
+/// It keeps the most recent ``capacity`` IDs in memory (the oldest are forgotten first), which
+/// covers re-sends after a client crash or a lost acknowledgement; a server that must
+/// de-duplicate forever keeps the IDs in its database (a unique key on the record ID) instead.
+/// Safe to share between requests.
+public final class ActionDeduplicator: Sendable {
+    /// How many record IDs are remembered.
+    public let capacity: Int
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var seen: Set<String> = []
+    // Guarded by `lock`: the remembered IDs, oldest first from `head`.
+    nonisolated(unsafe) private var order: [String] = []
+    nonisolated(unsafe) private var head = 0
+
+    /// Creates a de-duplicator remembering up to `capacity` record IDs (at least 1).
+    public init(capacity: Int = 1_000_000) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The records of `batch` never seen before (in order; a repeated ID inside the batch counts
+    /// once), and the receipt to answer with.
+    public func accept(_ batch: ActionBatch) -> (fresh: [ActionBatch.Record], receipt: ActionBatchReceipt) {
+        lock.withLock {
+            var fresh: [ActionBatch.Record] = []
+            for record in batch.records where seen.insert(record.id).inserted {
+                fresh.append(record)
+                order.append(record.id)
+                if order.count - head > capacity {
+                    seen.remove(order[head])
+                    head += 1
+                }
+            }
+            if head > capacity {
+                order.removeFirst(head)
+                head = 0
+            }
+            return (fresh, ActionBatchReceipt(accepted: fresh.count, duplicates: batch.records.count - fresh.count))
+        }
+    }
+
+    /// Whether `recordID` has been accepted (and is still remembered).
+    public func contains(_ recordID: String) -> Bool {
+        lock.withLock { seen.contains(recordID) }
+    }
+}

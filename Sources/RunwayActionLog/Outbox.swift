@@ -1,0 +1,233 @@
+import Foundation
+import GRDB
+import Runway
+import RunwayStorage
+
+/// An action handed to the logger, numbered in the order it arrived.
+struct PendingAction: Sendable {
+    let sequence: UInt64
+    let action: UserAction
+}
+
+/// A batch ready to send: its ID and its records exactly as stored, oldest first.
+struct PreparedBatch: Sendable {
+    let id: String
+    let records: [Data]
+    /// Whether it was assigned just now (else it is a batch sent before and not acknowledged).
+    let isNew: Bool
+
+    var body: Data { ActionBatch.body(batchID: id, encodedRecords: records) }
+}
+
+/// The outbox file: actions waiting for upload, and the batches they were assigned to.
+///
+/// Two tables (and a one-row `counts` table that triggers keep current). `action` holds each record's wire JSON (so a re-sent batch is byte-for-byte the
+/// same), its unique ID, and the batch it belongs to (`NULL` until assigned). `batch` lists the
+/// batches assigned and not yet acknowledged, oldest first. A batch is assigned in one
+/// transaction **before** it is sent and deleted in one transaction **after** the server
+/// acknowledged it, so a crash anywhere re-sends exactly the same batch ID with exactly the same
+/// records.
+final class Outbox: Sendable {
+    let store: SQLiteStore
+    private let onRebuild: @Sendable () -> Void
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`: the store's rebuild count already reported.
+    nonisolated(unsafe) private var reportedRebuilds: Int
+
+    /// Opens (or creates, or rebuilds) the file.
+    /// - Parameter onRebuild: Called when the file is found corrupt while in use and rebuilt
+    ///   empty (not for a rebuild at open: see ``rebuiltAtOpen``).
+    init(file: URL, onRebuild: @escaping @Sendable () -> Void) throws(RunwayError) {
+        store = try SQLiteStore(file: file, label: "RunwayActionLog", schema: Self.createSchema)
+        reportedRebuilds = store.rebuildCount
+        self.onRebuild = onRebuild
+    }
+
+    /// Whether the file was corrupt at open and was rebuilt empty (its actions are lost).
+    var rebuiltAtOpen: Bool { store.rebuildCount > 0 }
+
+    /// What one write of queued actions did.
+    struct Insertion: Sendable {
+        /// The positions (in the actions handed over) that were written; the others were
+        /// dropped by the full-outbox policy.
+        var kept: Range<Int> = 0..<0
+        /// Stored actions deleted by the full-outbox policy to make room.
+        var droppedStored = 0
+        /// Actions stored and not yet in a batch, after the write.
+        var unassigned = 0
+    }
+
+    /// Writes `actions` in one transaction, giving each a record ID; blocks the calling thread.
+    ///
+    /// Over `maxRecords`, ``ActionLogger/DropPolicy/dropOldest`` deletes the oldest stored
+    /// actions not in a batch, then (if that is not enough) leaves out the oldest of `actions`;
+    /// ``ActionLogger/DropPolicy/dropNewest`` leaves out the newest of `actions`.
+    func insert(_ actions: [PendingAction], maxRecords: Int, policy: ActionLogger.DropPolicy) throws(RunwayError) -> Insertion {
+        let records = actions.map { pending in
+            let action = pending.action
+            return ActionBatch.Record(
+                id: UUID().uuidString, name: action.name, at: action.millisecondsSince1970, attributes: action.attributes)
+        }
+        return try reportingRebuild { () throws(RunwayError) -> Insertion in
+            try store.writeBlocking { db -> Insertion in
+                var outcome = Insertion(kept: records.indices)
+                let stored = try Self.counts(db).total
+                let excess = stored + records.count - maxRecords
+                if excess > 0 {
+                    if policy == .dropOldest {
+                        try db.execute(
+                            sql: "DELETE FROM action WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)",
+                            arguments: [excess])
+                        outcome.droppedStored = db.changesCount
+                        // Everything else stored is in a batch being sent: drop the oldest arrivals.
+                        outcome.kept = min(records.count, excess - outcome.droppedStored)..<records.count
+                    } else {
+                        outcome.kept = 0..<max(0, records.count - excess)
+                    }
+                }
+                let statement = try db.cachedStatement(sql: "INSERT INTO action (id, record) VALUES (?, ?)")
+                for record in records[outcome.kept] {
+                    try statement.execute(arguments: [record.id, record.encoded()])
+                }
+                outcome.unassigned = try Self.counts(db).unassigned
+                return outcome
+            }
+        }
+    }
+
+    /// What start-up found.
+    struct Leftovers: Sendable {
+        /// Actions stored by earlier runs.
+        var records = 0
+        /// Batches already assigned (sent, perhaps acknowledged, not deleted).
+        var assignedBatches = 0
+        /// Batches just made from the rest.
+        var newBatches = 0
+    }
+
+    /// Puts every action left by an earlier run into batches of `batchSize` (the last may be
+    /// smaller), so they go out among themselves, never mixed with this run's; blocks.
+    func batchLeftovers(batchSize: Int) throws(RunwayError) -> Leftovers {
+        try reportingRebuild { () throws(RunwayError) -> Leftovers in
+            try store.writeBlocking { db -> Leftovers in
+                var found = Leftovers()
+                found.records = try Self.counts(db).total
+                found.assignedBatches = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch") ?? 0
+                while try Self.assign(db, size: batchSize, partial: true) != nil {
+                    found.newBatches += 1
+                }
+                return found
+            }
+        }
+    }
+
+    /// The oldest batch not yet acknowledged, or a new one: `size` unassigned actions (fewer when
+    /// `partial`). `nil` when there is nothing to send.
+    func nextBatch(size: Int, partial: Bool) async throws(RunwayError) -> PreparedBatch? {
+        try await reportingRebuild { () async throws(RunwayError) -> PreparedBatch? in
+            try await store.write { db -> PreparedBatch? in
+                while let id = try String.fetchOne(db, sql: "SELECT id FROM batch ORDER BY seq LIMIT 1") {
+                    let records = try Self.records(db, batch: id)
+                    if !records.isEmpty { return PreparedBatch(id: id, records: records, isNew: false) }
+                    try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
+                }
+                guard let id = try Self.assign(db, size: size, partial: partial) else { return nil }
+                return PreparedBatch(id: id, records: try Self.records(db, batch: id), isNew: true)
+            }
+        }
+    }
+
+    /// Deletes an acknowledged batch and its actions; returns how many actions went.
+    func delete(batch id: String) async throws(RunwayError) -> Int {
+        try await reportingRebuild { () async throws(RunwayError) -> Int in
+            try await store.write { db -> Int in
+                try db.execute(sql: "DELETE FROM action WHERE batch = ?", arguments: [id])
+                let deleted = db.changesCount
+                try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
+                return deleted
+            }
+        }
+    }
+
+    /// Makes a batch of the oldest unassigned actions; `nil` when too few.
+    private static func assign(_ db: Database, size: Int, partial: Bool) throws -> String? {
+        let unassigned = try counts(db).unassigned
+        guard unassigned >= size || (partial && unassigned > 0) else { return nil }
+        let id = UUID().uuidString
+        try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
+        try db.execute(
+            sql: "UPDATE action SET batch = ? WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)",
+            arguments: [id, size])
+        return id
+    }
+
+    /// The stored and the unassigned actions, kept by triggers in the same transactions that
+    /// change them (so no write scans the table to count it).
+    private static func counts(_ db: Database) throws -> (total: Int, unassigned: Int) {
+        let row = try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts")
+        return (row?[0] ?? 0, row?[1] ?? 0)
+    }
+
+    private static func records(_ db: Database, batch id: String) throws -> [Data] {
+        try Data.fetchAll(db, sql: "SELECT record FROM action WHERE batch = ? ORDER BY seq", arguments: [id])
+    }
+
+    private func reportingRebuild<T>(_ body: () throws(RunwayError) -> T) throws(RunwayError) -> T {
+        do {
+            return try body()
+        } catch {
+            noticeRebuild()
+            throw error
+        }
+    }
+
+    private func reportingRebuild<T>(_ body: () async throws(RunwayError) -> T) async throws(RunwayError) -> T {
+        do {
+            return try await body()
+        } catch {
+            noticeRebuild()
+            throw error
+        }
+    }
+
+    private func noticeRebuild() {
+        let count = store.rebuildCount
+        let fresh = lock.withLock {
+            guard count > reportedRebuilds else { return false }
+            reportedRebuilds = count
+            return true
+        }
+        if fresh { onRebuild() }
+    }
+
+    @Sendable private static func createSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS action (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    record BLOB NOT NULL,
+                    batch TEXT
+                );
+                CREATE INDEX IF NOT EXISTS action_batch ON action(batch, seq);
+                CREATE TABLE IF NOT EXISTS batch (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE
+                );
+                CREATE TABLE IF NOT EXISTS counts (total INTEGER NOT NULL, unassigned INTEGER NOT NULL);
+                INSERT INTO counts (total, unassigned)
+                    SELECT (SELECT count(*) FROM action), (SELECT count(*) FROM action WHERE batch IS NULL)
+                    WHERE NOT EXISTS (SELECT 1 FROM counts);
+                CREATE TRIGGER IF NOT EXISTS action_inserted AFTER INSERT ON action BEGIN
+                    UPDATE counts SET total = total + 1, unassigned = unassigned + (NEW.batch IS NULL);
+                END;
+                CREATE TRIGGER IF NOT EXISTS action_deleted AFTER DELETE ON action BEGIN
+                    UPDATE counts SET total = total - 1, unassigned = unassigned - (OLD.batch IS NULL);
+                END;
+                CREATE TRIGGER IF NOT EXISTS action_assigned AFTER UPDATE OF batch ON action BEGIN
+                    UPDATE counts SET unassigned = unassigned - (OLD.batch IS NULL) + (NEW.batch IS NULL);
+                END;
+                """)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Runway
+
+/// The single thread that writes queued actions to the outbox file, so `record` never does I/O.
+///
+/// It sleeps on the core's condition until `record` wakes it, takes **everything** queued in one
+/// go and writes it in one transaction (a group commit: under load, one fsync covers many
+/// actions). The window in which an action exists only in memory is therefore one wake-up plus
+/// one transaction — typically well under a millisecond, a few milliseconds when the disk is
+/// slow. A failed write keeps the actions queued and retries with a growing pause (10 ms to 1 s);
+/// at shutdown it gives up after a few attempts and counts the actions as lost.
+final class OutboxWriter: Sendable {
+    private let core: ActionLogCore
+    private let outbox: Outbox
+    private let wakeUploader: @Sendable () -> Void
+    private let done = DoneSignal()
+
+    init(core: ActionLogCore, outbox: Outbox, wakeUploader: @escaping @Sendable () -> Void) {
+        self.core = core
+        self.outbox = outbox
+        self.wakeUploader = wakeUploader
+    }
+
+    /// Starts the thread; it ends after ``ActionLogCore/stopWriter()`` once the queue is written.
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            done.signal()
+        }
+        thread.name = "runway.action-log"
+        thread.start()
+    }
+
+    /// Waits until the thread has ended.
+    func waitUntilDone() async {
+        await done.wait()
+    }
+
+    private func run() {
+        let settings = core.settings
+        var failures = 0
+        while let work = core.takeWork() {
+            core.reportRefusals(work.refusals)
+            guard !work.actions.isEmpty else { continue }
+            do {
+                let insertion = try outbox.insert(work.actions, maxRecords: settings.maxRecords, policy: settings.whenFull)
+                failures = 0
+                core.written(work, insertion)
+                if insertion.unassigned >= settings.batchSize { wakeUploader() }
+            } catch {
+                failures += 1
+                if core.isWriterStopping, failures >= 3 {
+                    core.gaveUp(work, error: error)
+                    continue
+                }
+                core.writeFailed(work, error: error)
+                Thread.sleep(forTimeInterval: min(1, 0.01 * Double(1 << min(failures, 7))))
+            }
+        }
+    }
+}
+
+/// A one-shot signal a task can wait for (the writer thread's end).
+final class DoneSignal: Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var isDone = false
+    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func signal() {
+        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            isDone = true
+            defer { self.waiters = [] }
+            return self.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = lock.withLock {
+                if isDone { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Runway
+import RunwayActionLog
+import RunwayCompression
+import RunwayLogging
+import RunwaySigning
+import RunwayTestServer
+import Testing
+
+/// Uploads against the test server: failures, timeouts, backoff, leftovers, and the pipeline.
+@Suite struct BatchUploaderTests {
+    @Test func serverErrorsKeepTheActionsAndRetriesBackOffWithTheSameBatch() async throws {
+        let sink = ActionSink(.init(failures: 3, failureStatus: 500))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.initialBackoff = .milliseconds(100)
+            configuration.maxBackoff = .seconds(2)
+            let actions = try ActionLogger(configuration)
+            for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 30 })
+            let requests = sink.requests
+            #expect(requests.map(\.status) == [500, 500, 500, 200])
+            #expect(Set(requests.map(\.batchID)).count == 1)
+            #expect(Set(requests.map(\.recordIDs)).count == 1)
+            #expect(sink.duplicates == 0)
+            // Exponential with half jitter: 50-100 ms, then 100-200 ms, then 200-400 ms.
+            let delays = events.of(.uploadFailed).compactMap(\.retryDelay)
+            #expect(delays.count == 3)
+            #expect(delays[0] <= .milliseconds(100) && delays[0] >= .milliseconds(50))
+            #expect(delays[2] >= .milliseconds(200) && delays[2] <= .milliseconds(400))
+            // The server saw each retry no sooner than the delay announced before it.
+            for index in 1..<requests.count {
+                #expect(requests[index].at - requests[index - 1].at >= delays[index - 1])
+            }
+            #expect(events.of(.uploadFailed).allSatisfy { $0.error?.code == .serverError })
+            #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
+            #expect(actions.statistics.uploadFailures == 3)
+            await actions.shutdown()
+        }
+    }
+
+    @Test func timeoutsResendTheSameBatchAndTheServerKeepsEachActionOnce() async throws {
+        // The server stores the first two sendings but answers after the client gave up.
+        let sink = ActionSink(.init(lateAnswers: 2, lateBy: .seconds(3)))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.requestOptions = RequestOptions(connectTimeout: .seconds(5), timeout: .milliseconds(500))
+            let actions = try ActionLogger(configuration)
+            for n in 0..<45 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { sink.requests.count >= 3 && actions.statistics.stored == 15 })
+            try await actions.flush()
+            #expect(events.of(.uploadFailed).prefix(2).allSatisfy { $0.error?.code == .timeout })
+            #expect(sink.stored.compactMap(\.n).sorted() == Array(0..<45))
+            #expect(sink.duplicates == 60)  // the first batch arrived three times
+            #expect(sink.changedResendCount == 0)
+            #expect(actions.statistics.uploaded == 45)
+            await actions.shutdown()
+        }
+    }
+
+    @Test func leftoversAreSentAtStartInTheirOwnBatchesAndAFailedBatchKeepsItsID() async throws {
+        let sink = ActionSink(.init(failures: 1_000, failureStatus: 502))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let registry = try analyticsRegistry(server)
+            do {
+                let actions = try ActionLogger(testConfiguration(folder, registry: registry))
+                for n in 0..<75 { actions.record("tap", attributes: ["n": String(n)]) }
+                #expect(await eventually(timeout: .seconds(60)) { sink.requests.count >= 2 })
+                await actions.shutdown()
+                #expect(actions.statistics.stored == 75)
+            }
+            let failedBatch = try #require(sink.requests.first?.batchID)
+            let failedIDs = try #require(sink.requests.first?.recordIDs)
+            sink.setBehaviour { $0.failures = 0 }
+            let events = EventRecorder()
+            let next = try ActionLogger(testConfiguration(folder, registry: registry, events: events))
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 75 })
+            let accepted = sink.acknowledgedBatches
+            #expect(accepted.map(\.recordIDs.count) == [30, 30, 15])
+            #expect(accepted.first?.batchID == failedBatch)
+            #expect(accepted.first?.recordIDs == failedIDs)
+            #expect(sink.stored.compactMap(\.n) == Array(0..<75))
+            #expect(events.total(.leftoversFound) == 75)
+            // This run's actions never join the previous run's batches.
+            for n in 0..<30 { next.record("new", attributes: ["n": String(1_000 + n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 105 })
+            #expect(sink.acknowledgedBatches.last?.recordIDs.count == 30)
+            await next.shutdown()
+        }
+    }
+
+    @Test func partialBatchesLeftBySeveralRunsAllGoOutWithoutAFlush() async throws {
+        let sink = ActionSink(.init(failures: 1_000, failureStatus: 503))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let registry = try analyticsRegistry(server)
+            // Two failing runs: 45 actions (a batch of 30 sent and failed, 15 left), then 10 more.
+            // Each start-up puts the leftovers into a batch of their own: 30, 15, 10.
+            for (run, count) in [45, 10].enumerated() {
+                let actions = try ActionLogger(testConfiguration(folder, registry: registry))
+                for n in 0..<count { actions.record("tap", attributes: ["n": String(run * 100 + n)]) }
+                try await actions.persist()
+                if run == 0 { #expect(await eventually(timeout: .seconds(60)) { sink.requests.count >= 1 }) }
+                await actions.shutdown()
+            }
+            sink.setBehaviour { $0.failures = 0 }
+            let actions = try ActionLogger(testConfiguration(folder, registry: registry))
+            #expect(actions.statistics.leftovers == 55)
+            // No flush, no new action: start-up sends every batch left, partial ones included.
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 55 })
+            #expect(sink.acknowledgedBatches.map(\.recordIDs.count) == [30, 15, 10])
+            #expect(sink.changedResendCount == 0)
+            await actions.shutdown()
+        }
+    }
+
+    @Test func theUploadIsSignedCompressedAndLoggedThroughTheServicePipeline() async throws {
+        let secret = "action-log-secret"
+        let sink = ActionSink(verifier: try SignatureVerifier.hmacSHA256(secret: secret))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        let logs = InMemoryLogHandler()
+        try await withTestServer(routes: sink.routes) { server in
+            let registry = try analyticsRegistry(server, interceptors: [
+                try .logging(Logger(label: "network") { _ in logs }),
+                try .retry(maxAttempts: 2),
+                try .compression(threshold: 256),
+                try SigningInterceptor.signing(secret: secret),
+            ])
+            let actions = try ActionLogger(testConfiguration(folder, registry: registry))
+            for n in 0..<30 { actions.record("tap", attributes: ["n": String(n), "screen": "listing/detail"]) }
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 30 })
+            #expect(sink.rejected.isEmpty)
+            let request = try #require(sink.requests.first)
+            #expect(request.headers["content-encoding"] == "gzip")
+            #expect(request.headers["x-runway-signature"] != nil)
+            #expect(request.headers["x-client"] == "runway-tests")  // the service's common header
+            #expect(request.headers["content-type"] == "application/json")
+            #expect(await eventually(timeout: .seconds(60)) { actions.statistics.uploaded == 30 })
+            #expect(logs.entries.contains { "\($0.message)".contains("POST") && "\($0.message)".contains("/v1/actions/batch") })
+            await actions.shutdown()
+        }
+    }
+
+    @Test func aDeadServerLosesNothingAndTheActionsGoOutWhenItIsBack() async throws {
+        let sink = ActionSink()
+        let folder = TestFolder()
+        defer { folder.remove() }
+        // A port with nobody listening: every upload fails to connect.
+        let deadServer = try await TestServer.start()
+        let deadRegistry = try analyticsRegistry(deadServer)
+        await deadServer.shutdown()
+        let events = EventRecorder()
+        do {
+            let actions = try ActionLogger(testConfiguration(folder, registry: deadRegistry, events: events))
+            for n in 0..<40 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { events.of(.uploadFailed).count >= 2 })
+            #expect(events.of(.uploadFailed).allSatisfy { $0.error?.code == .cannotConnect })
+            await actions.shutdown()
+            #expect(actions.statistics.stored == 40)
+        }
+        try await withTestServer(routes: sink.routes) { server in
+            let actions = try ActionLogger(testConfiguration(folder, registry: try analyticsRegistry(server)))
+            #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 40 })
+            #expect(sink.stored.compactMap(\.n) == Array(0..<40))
+            await actions.shutdown()
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import InMemoryLogging
+import Logging
+import Runway
+import RunwayActionLog
+import RunwayTestServer
+import Testing
+
+/// The outbox file: its bound and drop policies, and a corrupt file.
+@Suite struct OutboxTests {
+    @Test func dropOldestKeepsTheNewestAndCountsReportsAndLogsEveryDrop() async throws {
+        let sink = ActionSink(.init(failures: 1_000))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        let logs = InMemoryLogHandler()
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.maxRecords = 50
+            configuration.logger = Logger(label: "actions") { _ in logs }
+            let actions = try ActionLogger(configuration)
+            for n in 0..<200 {
+                #expect(actions.record("tap", attributes: ["n": String(n)]))  // dropOldest accepts the new one
+            }
+            try await actions.persist()
+            let statistics = actions.statistics
+            #expect(statistics.stored == 50)
+            #expect(statistics.dropped == 150)
+            #expect(statistics.dropped + statistics.stored == 200)
+            // The counts the triggers keep (so no write scans the table) are the real ones.
+            let reader = try DatabaseQueue(path: folder.outbox.path)
+            let (kept, real) = try reader.read { db in
+                (try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts"),
+                 try Row.fetchOne(db, sql: "SELECT count(*), count(*) FILTER (WHERE batch IS NULL) FROM action"))
+            }
+            #expect(kept?[0] as Int? == 50)
+            #expect(kept?[0] as Int? == real?[0] as Int?)
+            #expect(kept?[1] as Int? == real?[1] as Int?)
+            // Counted at once; reported and logged by the writer thread right after.
+            #expect(await eventually(timeout: .seconds(60)) { events.total(.dropped) == 150 })
+            #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("the outbox is full") })
+            // The server comes back: it gets what was kept, and the newest 20 are among it.
+            sink.setBehaviour { $0.failures = 0 }
+            try await actions.flush()
+            let received = Set(sink.stored.compactMap(\.n))
+            #expect(received.count == 50)
+            #expect(Set(180..<200).isSubset(of: received))
+            await actions.shutdown()
+        }
+    }
+
+    @Test func dropNewestRefusesNewActionsOnceFull() async throws {
+        let sink = ActionSink(.init(failures: 1_000))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.maxRecords = 50
+            configuration.whenFull = .dropNewest
+            let actions = try ActionLogger(configuration)
+            let accepted = (0..<120).filter { n in actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(accepted == Array(0..<50))
+            let failure = await outcome { try await actions.recordDurably("one.more") }
+            #expect(failure?.code == .fileIO)
+            try await actions.persist()
+            #expect(actions.statistics.dropped == 71)
+            #expect(await eventually(timeout: .seconds(60)) { events.total(.dropped) == 71 })
+            sink.setBehaviour { $0.failures = 0 }
+            try await actions.flush()
+            #expect(sink.stored.compactMap(\.n) == Array(0..<50))
+            await actions.shutdown()
+        }
+    }
+
+    @Test func aCorruptOutboxIsRebuiltAndTheLossIsReported() async throws {
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        try Data(repeating: 0x42, count: 8_192).write(to: folder.outbox)
+        let logs = InMemoryLogHandler()
+        try await withTestServer { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.logger = Logger(label: "actions") { _ in logs }
+            let actions = try ActionLogger(configuration)
+            #expect(events.of(.lost).count == 1)
+            #expect(logs.entries.contains { $0.level == .error && "\($0.message)".contains("corrupt") })
+            #expect(FileManager.default.fileExists(atPath: folder.outbox.path + ".corrupt"))
+            try await actions.recordDurably("after")
+            #expect(actions.statistics.stored == 1)
+            await actions.shutdown()
+        }
+    }
+}

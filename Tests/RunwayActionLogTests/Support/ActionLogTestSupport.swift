@@ -1,0 +1,78 @@
+import Foundation
+import Runway
+import RunwayActionLog
+import RunwayCurl
+import RunwayTestServer
+
+extension ServiceID {
+    static let analytics: ServiceID = "analytics"
+}
+
+/// The analytics service of the tests: the test server's `/v1`, with a common header.
+struct AnalyticsService: Service {
+    let id: ServiceID = .analytics
+    let baseURLs: BaseURLs
+    var commonHeaders: HTTPHeaders { ["X-Client": "runway-tests"] }
+}
+
+/// A fresh folder under the temporary directory, removed by ``remove()``.
+struct TestFolder {
+    let url = FileManager.default.temporaryDirectory.appending(path: "runway-actions-\(UUID().uuidString)")
+
+    var outbox: URL { url.appending(path: "actions.sqlite") }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A registry with the analytics service on `server`, through `interceptors` and libcurl.
+func analyticsRegistry(_ server: TestServer, interceptors: [any Interceptor] = []) throws -> ServiceRegistry {
+    var builder = ServiceRegistry.Builder(
+        environment: .release, pipeline: Pipeline(interceptors: interceptors, dispatcher: CurlDispatcher()))
+    builder.register(AnalyticsService(baseURLs: BaseURLs(server.url("/v1").absoluteString)))
+    return try builder.build()
+}
+
+/// The configuration most tests use: batches of 30, no interval, a fast backoff.
+func testConfiguration(_ folder: TestFolder, registry: ServiceRegistry, events: EventRecorder? = nil) -> ActionLogger.Configuration {
+    var configuration = ActionLogger.Configuration(file: folder.outbox, serviceID: .analytics)
+    configuration.registry = registry
+    configuration.flushInterval = nil
+    configuration.initialBackoff = .milliseconds(20)
+    configuration.maxBackoff = .milliseconds(200)
+    configuration.requestOptions = RequestOptions(connectTimeout: .seconds(5), timeout: .seconds(10))
+    if let events { configuration.onEvent = { events.append($0) } }
+    return configuration
+}
+
+/// Every event a logger reported, thread-safe.
+final class EventRecorder: Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var stored: [ActionLogEvent] = []
+
+    func append(_ event: ActionLogEvent) { lock.withLock { stored.append(event) } }
+
+    var events: [ActionLogEvent] { lock.withLock { stored } }
+
+    func of(_ kind: ActionLogEvent.Kind) -> [ActionLogEvent] { events.filter { $0.kind == kind } }
+
+    func total(_ kind: ActionLogEvent.Kind) -> Int { of(kind).reduce(0) { $0 + $1.count } }
+}
+
+/// The outcome of an async call, as a value.
+func outcome(_ body: () async throws -> Void) async -> RunwayError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as RunwayError {
+        return error
+    } catch {
+        return RunwayError(.transport, "not a RunwayError: \(error)", underlying: error)
+    }
+}
+
+extension ActionBatch.Record {
+    /// The `n` attribute the tests number actions with.
+    var n: Int? { attributes["n"].flatMap { Int($0) } }
+}

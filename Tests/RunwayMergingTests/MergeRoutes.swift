@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayTestServer
+
+/// A latch a route can wait on until the test opens it.
+final class Gate: Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var isOpen = false
+    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            isOpen = true
+            defer { self.waiters = [] }
+            return self.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = lock.withLock {
+                if isOpen { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// What the merge endpoints saw, and how they answer.
+final class MergeRouteState: Sendable {
+    /// Holds `/m/item?hold=1` until opened.
+    let itemGate = Gate()
+    /// Holds `/m/items/batch` until opened (open by default).
+    let batchGate: Gate
+    /// How `/m/items/batch` answers.
+    enum BatchAnswer: Sendable { case items, status(Int), oneItemShort, reset }
+    let answer: BatchAnswer
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var singleIDs: [String] = []
+    nonisolated(unsafe) private var batchIDs: [[String]] = []
+
+    init(answer: BatchAnswer = .items, holdBatches: Bool = false) {
+        self.answer = answer
+        batchGate = Gate()
+        if !holdBatches { batchGate.open() }
+    }
+
+    /// The `id` of every single request, in arrival order.
+    var singles: [String] { lock.withLock { singleIDs } }
+    /// The ids of every batch request, in arrival order.
+    var batches: [[String]] { lock.withLock { batchIDs } }
+
+    func recordSingle(_ id: String) { lock.withLock { singleIDs.append(id) } }
+    func recordBatch(_ ids: [String]) { lock.withLock { batchIDs.append(ids) } }
+}
+
+/// `GET /m/item?id=N[&hold=1]` answers `{"id":"N"}` (held at the item gate with `hold=1`);
+/// `POST /m/items/batch` with `{"ids":[...]}` answers `{"items":[{"id":...},...]}` in order, or
+/// as ``MergeRouteState/answer`` says.
+func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
+    { router in
+        router.get("/m/item") { request, _ -> Response in
+            let id = request.uri.queryParameters.get("id") ?? ""
+            state.recordSingle(id)
+            if request.uri.queryParameters.get("hold") == "1" { await state.itemGate.wait() }
+            return json(JSON.object(["id": .string(id)]))
+        }
+        router.post("/m/items/batch") { request, context -> Response in
+            var request = request
+            let body = Data(try await request.collectBody(upTo: 1 << 20).readableBytesView)
+            let ids = (try JSON(parsing: body)["ids"]?.array ?? []).compactMap(\.string)
+            state.recordBatch(ids)
+            await state.batchGate.wait()
+            switch state.answer {
+            case .items:
+                return json(JSON.object(["items": .array(ids.map { JSON.object(["id": .string($0)]) })]))
+            case .oneItemShort:
+                return json(JSON.object(["items": .array(ids.dropLast().map { JSON.object(["id": .string($0)]) })]))
+            case .status(let code):
+                return Response(status: HTTPResponse.Status(code: code))
+            case .reset:
+                await context.abortConnection()
+                throw HTTPError(.internalServerError)
+            }
+        }
+    }
+}
+
+private func json(_ value: JSON) -> Response {
+    Response(
+        status: .ok, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serializedData())))
+}
