@@ -40,7 +40,7 @@ private struct ContextProbe: Interceptor {
 
     @Test func anUnknownServiceAndAnUnreachableNetworkAreTypedErrors() async throws {
         let stub = StubDispatcher(status: 200)
-        let monitor = ReachabilityMonitor(source: ScriptedSource(.unreachable))
+        let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.unreachable))
         monitor.refresh()
         let registry = try makeRegistry(stub, reachability: monitor)
         await #expect { try await registry.send(api: "x", of: "nobody") } throws: {
