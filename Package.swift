@@ -385,20 +385,20 @@ package.targets += [
     .target(
         name: "HouseHunterServer",
         dependencies: [
-            "Runway", "RunwaySigning", "RunwayCompression", "RunwayTestServer",
+            "Runway", "RunwaySigning", "RunwayCompression", "RunwayActionLog", "RunwayTestServer",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
         ],
         path: "Samples/HouseHunter/Server",
         swiftSettings: strict
     ),
-    // The composition root: services, interceptor chain, action log, modules (generated
+    // The composition root: services, interceptor chain, action logger, modules (generated
     // registration), and the command line.
     .executableTarget(
         name: "HouseHunter",
         dependencies: [
             "Runway", "RunwayMediator", "RunwayCurl", "RunwaySigning", "RunwayCache", "RunwayDNSBypass", "RunwayCompression",
-            "RunwayLogging", "HouseHunterScreen", "HouseHunterServer",
+            "RunwayLogging", "RunwayActionLog", "HouseHunterScreen", "HouseHunterServer",
             "Listing", "Detail", "Account", "ListingInterface", "DetailInterface", "AccountInterface",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -410,8 +410,8 @@ package.targets += [
     .testTarget(
         name: "HouseHunterTests",
         dependencies: [
-            "Runway", "RunwayCurl", "RunwaySigning", "RunwayCompression", "RunwayDNSBypass", "RunwayTestServer", "RunwayMediator",
-            "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "ListingInterface",
+            "Runway", "RunwayCurl", "RunwaySigning", "RunwayCompression", "RunwayDNSBypass", "RunwayActionLog", "RunwayTestServer",
+            "RunwayMediator", "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "ListingInterface",
         ],
         swiftSettings: strict
     ),

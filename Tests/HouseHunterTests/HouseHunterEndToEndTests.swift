@@ -163,8 +163,24 @@ struct HouseHunterEndToEndTests {
         #expect(out.contains("memory-cache"))
         #expect(out.contains("== Log in =="))
         #expect(out.contains("token refreshes: 1"))
-        #expect(out.contains("not wired yet"))
+        // The action log: 11 screens opened and 3 filters changed, uploaded in one batch, received once.
+        #expect(out.contains("recorded this run: 14 actions (3 filter.changed, 11 screen.opened)"))
+        #expect(out.contains("uploaded: 14 actions in 1 batch"))
+        #expect(out.contains("the server received: 14 records in 1 batch (3 filter.changed, 11 screen.opened)"))
+        #expect(out.contains("e.g. filter.changed: city=sh kind=rent maxPrice=6000"))
         #expect(out.contains("Tour finished: 7 steps."))
         #expect(!out.contains("UNEXPECTED"))
+    }
+
+    @Test func whatARunLeavesInTheOutboxTheNextRunUploadsFirst() async throws {
+        let outbox = HouseHunterProcess.freshActionLog()
+        // One screen opened; fewer than 30 actions are not uploaded, they wait in the outbox.
+        let first = try await HouseHunterProcess.run(["app://detail/show?id=3"], actionLog: outbox)
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try await HouseHunterProcess.run(["tour"], actionLog: outbox)
+        #expect(second.status == 0, "\(second.stdout)\n\(second.stderr)")
+        #expect(second.stdout.contains("left by the last run: 1 action, uploaded first"))
+        #expect(second.stdout.contains("uploaded: 15 actions in 2 batches"))
+        #expect(second.stdout.contains("the server received: 15 records in 2 batches (3 filter.changed, 12 screen.opened)"))
     }
 }

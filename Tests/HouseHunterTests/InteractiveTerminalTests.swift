@@ -12,7 +12,8 @@ struct InteractiveTerminalTests {
     func typingAURLShowsItsScreen() async throws {
         let tmux = try Tmux(path: try #require(Self.tmuxPath))
         defer { tmux.killServer() }
-        try tmux.startSession(command: "\(try HouseHunterProcess.binary.path) interactive")
+        let outbox = HouseHunterProcess.freshActionLog().path
+        try tmux.startSession(command: "HOUSEHUNTER_ACTION_LOG=\(outbox) \(try HouseHunterProcess.binary.path) interactive")
         #expect(await tmux.waitForPane { $0.hasSuffix("househunter>") }, "no prompt:\n\(tmux.pane())")
 
         try tmux.run(["send-keys", "-t", "hh", "app://listing/list?kind=rent&city=sh", "Enter"])

@@ -13,6 +13,9 @@ struct AppOptions: ParsableArguments {
     @Option(help: "Network log on stderr: trace, debug, info, notice, warning, error or critical (the default: quiet).")
     var logLevel: String = "critical"
 
+    @Option(help: "The action log's outbox (SQLite); default $HOUSEHUNTER_ACTION_LOG or ~/.cache/househunter/actions.sqlite.")
+    var actionLog: String?
+
     @OptionGroup var shared: SharedOptions
 
     func validate() throws {

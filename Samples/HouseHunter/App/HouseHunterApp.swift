@@ -10,10 +10,10 @@ final class HouseHunterApp: Sendable {
     let network: AppNetwork
     /// The embedded server, `nil` with `--server`.
     let server: SampleServer?
-    let actions: any UserActionLog
+    let actions: UserActions
     let serverURL: URL
 
-    private init(mediator: Mediator, network: AppNetwork, server: SampleServer?, actions: any UserActionLog, serverURL: URL) {
+    private init(mediator: Mediator, network: AppNetwork, server: SampleServer?, actions: UserActions, serverURL: URL) {
         self.mediator = mediator
         self.network = network
         self.server = server
@@ -22,9 +22,9 @@ final class HouseHunterApp: Sendable {
     }
 
     /// Starts the embedded server (unless `options.server` names one), probes its addresses,
-    /// builds the chain and bootstraps the services. Once per process.
+    /// builds the chain, bootstraps the services and starts the action logger. Once per process.
     static func start(
-        options: AppOptions, mediator: Mediator, actions: any UserActionLog, tokenLifetime: Duration? = nil
+        options: AppOptions, mediator: Mediator, actions: UserActions, tokenLifetime: Duration? = nil
     ) async throws -> HouseHunterApp {
         var server: SampleServer?
         let address: ServerAddress
@@ -40,6 +40,7 @@ final class HouseHunterApp: Sendable {
         }
         do {
             let network = try await AppNetwork.start(server: address.url, endpoint: address.endpoint, options: options)
+            try actions.start(file: UserActions.file(option: options.actionLog), registry: network.registry, timeout: options.requestTimeout)
             return HouseHunterApp(mediator: mediator, network: network, server: server, actions: actions, serverURL: address.url)
         } catch {
             await server?.shutdown()
@@ -67,8 +68,10 @@ final class HouseHunterApp: Sendable {
         }
     }
 
-    /// Stops the embedded server.
+    /// Stops the action logger (what it has not uploaded waits in its outbox for the next run),
+    /// then the embedded server.
     func shutdown() async {
+        await actions.shutdown()
         await server?.shutdown()
     }
 }

@@ -34,7 +34,7 @@ struct OpenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let actions = PendingActionLog()
+        let actions = UserActions()
         let mediator = try AppMediator.make(actions: actions)
         for url in urls { try Console.checkURL(url, with: mediator) }
         let app = try await Startup.run { try await HouseHunterApp.start(options: options, mediator: mediator, actions: actions) }
@@ -54,7 +54,7 @@ struct RoutesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "routes", abstract: "List every route the app's mediator knows.")
 
     func run() async throws {
-        let mediator = try AppMediator.make(actions: PendingActionLog())
+        let mediator = try AppMediator.make(actions: UserActions())
         for route in mediator.routes { Console.out(route.description) }
     }
 }

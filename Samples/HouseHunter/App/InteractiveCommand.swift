@@ -12,7 +12,7 @@ struct InteractiveCommand: AsyncParsableCommand {
     static let prompt = "househunter> "
 
     func run() async throws {
-        let actions = PendingActionLog()
+        let actions = UserActions()
         let mediator = try AppMediator.make(actions: actions)
         let app = try await Startup.run { try await HouseHunterApp.start(options: options, mediator: mediator, actions: actions) }
         Console.out("HouseHunter: type a URL and press return; 'routes' lists them, 'help' shows examples, 'quit' ends.")

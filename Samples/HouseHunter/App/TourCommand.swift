@@ -14,7 +14,7 @@ struct TourCommand: AsyncParsableCommand {
     @OptionGroup var options: AppOptions
 
     func run() async throws {
-        let actions = PendingActionLog()
+        let actions = UserActions()
         let mediator = try AppMediator.make(actions: actions)
         // The embedded server's tokens live two seconds, so the tour can show a refresh.
         let lifetime = options.server == nil ? min(options.tokenLifetimeDuration, .seconds(2)) : options.tokenLifetimeDuration
@@ -92,7 +92,7 @@ struct Tour {
         lines.append(Field("services", app.network.registry.serviceIDs.map(\.rawValue).sorted().joined(separator: ", ")))
         let targets = app.mediator.targetNames.filter { $0 != AppMediator.shellTarget }
         lines.append(Field("modules", targets.joined(separator: ", ") + " (registered by the build-tool plugin; \(app.mediator.routes.count) routes)"))
-        lines.append(Field("action log", app.actions.isWired ? "wired" : "not wired yet (see step 7)"))
+        lines.append(Field("action log", "RunwayActionLog: an SQLite outbox, uploaded 30 at a time to POST actions/batch (step 7)"))
         Console.out(Screen(title: "Start-up", blocks: [.fields(lines)]).rendered())
     }
 
@@ -173,6 +173,16 @@ struct Tour {
     private func actionLog() async {
         step(7, "Action log: what the user did, flushed")
         for line in await app.actions.flush() { Console.out("  " + line) }
+        guard let log = app.server?.actionLog else { return }
+        let records = log.records
+        let names = Dictionary(grouping: records, by: \.name).mapValues(\.count).sorted { $0.key < $1.key }
+        Console.out(
+            "  the server received: \(records.count) records in \(log.batchCount) batch\(log.batchCount == 1 ? "" : "es") ("
+                + names.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "), de-duplicated by record id")
+        if let last = records.last(where: { $0.name == "filter.changed" }) {
+            let attributes = last.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            Console.out("  e.g. filter.changed: \(attributes)")
+        }
     }
 
     private func url(_ action: String, _ parameters: MediatorParameters, target: String = ListingRoutes.target) -> String {

@@ -23,11 +23,20 @@ enum HouseHunterProcess {
         }
     }
 
-    /// Runs `house-hunter arguments...` to the end (killing it after `timeout`).
-    static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Outcome {
+    /// A fresh action-log outbox file, so runs never see each other's actions.
+    static func freshActionLog() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("househunter-test-actions-\(UUID().uuidString).sqlite")
+    }
+
+    /// Runs `house-hunter arguments...` to the end (killing it after `timeout`), with its action
+    /// log in `actionLog` (a fresh file unless given).
+    static func run(_ arguments: [String], actionLog: URL = freshActionLog(), timeout: Duration = .seconds(120)) async throws -> Outcome {
         let process = Process()
         process.executableURL = try binary
         process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOUSEHUNTER_ACTION_LOG"] = actionLog.path
+        process.environment = environment
         let (stdout, stderr) = (Pipe(), Pipe())
         process.standardOutput = stdout
         process.standardError = stderr
