@@ -22,7 +22,9 @@ enum AccountErrorCode {
 /// Login and token refresh. Kept apart from ``AccountService``: a refresh must not wait for
 /// the refresh it is.
 public struct AccountAuthService: Service {
+    /// The service's identifier.
     public let id: ServiceID = .accountAuth
+    /// The base URL in each environment.
     public let baseURLs = BaseURLs(
         develop: "http://api.dev.househunter.test/api/account", releaseCandidate: "http://api.rc.househunter.test/api/account",
         release: "http://api.househunter.test/api/account")
@@ -30,6 +32,7 @@ public struct AccountAuthService: Service {
     /// Creates the service.
     public init() {}
 
+    /// The team's error convention, mapped to `RunwayError`.
     public func error(for response: Response, json: JSON?) -> RunwayError? {
         if let code = json?["code"]?.int, code == AccountErrorCode.wrongPassword || code == AccountErrorCode.refreshRejected {
             return RunwayError(.needsLogin, json?["message"]?.string ?? "log in again", response: response)
@@ -41,13 +44,17 @@ public struct AccountAuthService: Service {
 /// The user's own data, with the session's access token; an expired token is refreshed once
 /// for every call that found it expired, and those calls replay (``TokenAuthenticator``).
 public struct AccountService: Service {
+    /// The service's identifier.
     public let id: ServiceID = .account
+    /// The base URL in each environment.
     public let baseURLs = AccountAuthService().baseURLs
+    /// The session's authenticator: refreshes the access token once when it expires.
     public var authenticator: TokenAuthenticator? { AccountSession.shared.authenticator }
 
     /// Creates the service.
     public init() {}
 
+    /// The team's error convention, mapped to `RunwayError`.
     public func error(for response: Response, json: JSON?) -> RunwayError? {
         if let code = json?["code"]?.int, code == AccountErrorCode.tokenExpired || code == AccountErrorCode.notLoggedIn {
             return RunwayError(.needsLogin, json?["message"]?.string ?? "log in again", response: response)

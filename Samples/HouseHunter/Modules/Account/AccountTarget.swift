@@ -14,13 +14,16 @@ import RunwayMediator
 /// - `app://account/logout`;
 /// - `status` (local-only): whether somebody is logged in.
 public struct AccountTarget: MediatorTarget {
+    /// The target's name: the host of its URLs.
     public static let name = "account"
 
     /// The sample server's user, shown on the login screen.
     static let sampleUser = (name: "demo", password: "househunter")
 
+    /// Creates the target (the mediator does, per call or once when kept).
     public init() {}
 
+    /// Declares the module's actions and their routes.
     public static func declareActions(_ actions: inout MediatorActions<AccountTarget>) {
         actions.action("login", access: .remote) { target, call in
             try await target.login(call)

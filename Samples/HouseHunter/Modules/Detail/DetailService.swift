@@ -7,7 +7,9 @@ extension ServiceID {
 
 /// The listing-detail API, run by the platform team for every kind of listing.
 public struct DetailService: Service {
+    /// The service's identifier.
     public let id: ServiceID = .detail
+    /// The base URL in each environment.
     public let baseURLs = BaseURLs(
         develop: "http://api.dev.househunter.test/api/listings", releaseCandidate: "http://api.rc.househunter.test/api/listings",
         release: "http://api.househunter.test/api/listings")
@@ -15,6 +17,7 @@ public struct DetailService: Service {
     /// Creates the service.
     public init() {}
 
+    /// The team's error convention, mapped to `RunwayError`.
     public func error(for response: Response, json: JSON?) -> RunwayError? {
         if response.status == 404 {
             return RunwayError(.serverError, json?["message"]?.string ?? "no such listing", response: response)

@@ -9,10 +9,13 @@ import RunwayMediator
 /// The answer is cached by the app for ``DetailCaching/ttl``: opening the same listing again
 /// within it shows `memory-cache` as the origin and costs no request.
 public struct DetailTarget: MediatorTarget {
+    /// The target's name: the host of its URLs.
     public static let name = "detail"
 
+    /// Creates the target (the mediator does, per call or once when kept).
     public init() {}
 
+    /// Declares the module's actions and their routes.
     public static func declareActions(_ actions: inout MediatorActions<DetailTarget>) {
         actions.action("show", access: .remote, routes: ["app://detail/show", "app://detail/<int:id>"]) { target, call in
             try await target.show(id: try call.parameters.int("id"), mediator: call.mediator)

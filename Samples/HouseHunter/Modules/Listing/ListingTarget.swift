@@ -13,13 +13,17 @@ import RunwayMediator
 /// Kept by the mediator (``TargetCaching/keep``), so its managers (and their page numbers)
 /// live as long as the app.
 public struct ListingTarget: MediatorTarget {
+    /// The target's name: the host of its URLs.
     public static let name = "listing"
+    /// Kept: the managers (and their page numbers) live as long as the app.
     public static var caching: TargetCaching { .keep }
 
     let state = ListingState()
 
+    /// Creates the target (the mediator does, per call or once when kept).
     public init() {}
 
+    /// Declares the module's actions and their routes.
     public static func declareActions(_ actions: inout MediatorActions<ListingTarget>) {
         actions.action("list", access: .remote) { target, call in
             let city = try call.parameters.string("city")
