@@ -20,7 +20,6 @@ let package = Package(
         .library(name: "RunwayTesting", targets: ["RunwayTesting"]),
         // The libcurl shims, for the raw-libcurl baseline in Benchmarks/; not an API.
         .library(name: "CCurl", targets: ["CCurl"]),
-        .executable(name: "runway-demo", targets: ["RunwayDemo"]),
     ] + interceptorProducts,
     dependencies: [
         // Test and sample server only; the library products never link these.
@@ -40,14 +39,6 @@ let package = Package(
         .target(name: "RunwayCurl", dependencies: ["Runway", "CCurl"], swiftSettings: strict),
         .target(name: "RunwayURLSession", dependencies: ["Runway"], swiftSettings: strict),
         .target(name: "RunwayTesting", dependencies: ["Runway"], swiftSettings: strict),
-
-        // MARK: Samples
-        .executableTarget(
-            name: "RunwayDemo",
-            dependencies: ["Runway", "RunwayCurl", "RunwayTestServer"],
-            path: "Samples/RunwayDemo",
-            swiftSettings: strict
-        ),
 
         // MARK: Tests
         // The in-process Hummingbird server every integration test talks to.
@@ -93,8 +84,8 @@ let package = Package(
 )
 
 // MARK: Mediator
-// The URL-scheme mediator (Foundation only), its code generator and plugins, and the sample
-// business modules that prove the build-tool plugin.
+// The URL-scheme mediator (Foundation only), its code generator and plugins. The business
+// modules that prove the build-tool plugin are HouseHunter's (see the Samples block).
 package.products += [
     .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
     .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
@@ -120,20 +111,16 @@ package.targets += [
         ),
         dependencies: ["MediatorCodegenTool"]
     ),
-    // Sample business modules: they never import each other, only the interface target.
-    .target(name: "SampleListingRoutes", dependencies: ["RunwayMediator"], path: "Samples/Mediator/SampleListingRoutes", swiftSettings: strict),
-    .target(name: "SampleListing", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleListing", swiftSettings: strict),
-    .target(name: "SampleSearch", dependencies: ["RunwayMediator", "SampleListingRoutes"], path: "Samples/Mediator/SampleSearch", swiftSettings: strict),
     .testTarget(
         name: "MediatorCodegenTests",
         dependencies: ["MediatorCodegen", "RunwayMediator"],
         exclude: ["Golden"],
         swiftSettings: strict
     ),
-    // The composition root of the samples: the build-tool plugin registers both modules.
+    // A composition root of HouseHunter's business modules: the build-tool plugin registers them.
     .testTarget(
         name: "MediatorPluginTests",
-        dependencies: ["RunwayMediator", "SampleListing", "SampleSearch", "SampleListingRoutes"],
+        dependencies: ["RunwayMediator", "Listing", "Detail", "Account", "AccountInterface", "DetailInterface", "ListingInterface", "HouseHunterScreen"],
         swiftSettings: strict,
         plugins: ["MediatorRegistrationPlugin"]
     ),
@@ -353,6 +340,78 @@ package.targets += [
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
+        ],
+        swiftSettings: strict
+    ),
+]
+
+// MARK: Samples (HouseHunter)
+// Runway's sample app and the main job: business modules that never import each other (only
+// interface targets), a composition root (`house-hunter`), and its sample API server.
+package.products += [
+    .executable(name: "house-hunter", targets: ["HouseHunter"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+]
+package.targets += [
+    // What business modules hand the shell: screens as values, rendered as terminal text.
+    .target(name: "HouseHunterScreen", dependencies: ["Runway"], path: "Samples/HouseHunter/Screen", swiftSettings: strict),
+    // Interface targets: names and typed helpers; they depend on the mediator only.
+    .target(name: "ListingInterface", dependencies: ["RunwayMediator"], path: "Samples/HouseHunter/Interfaces/ListingInterface", swiftSettings: strict),
+    .target(name: "DetailInterface", dependencies: ["RunwayMediator"], path: "Samples/HouseHunter/Interfaces/DetailInterface", swiftSettings: strict),
+    .target(name: "AccountInterface", dependencies: ["RunwayMediator"], path: "Samples/HouseHunter/Interfaces/AccountInterface", swiftSettings: strict),
+    // Business modules: Runway, RunwayMediator, the screen kit and the interfaces of the modules
+    // they call; never another business module (checked by ModuleGraphTests).
+    .target(
+        name: "Listing",
+        dependencies: ["Runway", "RunwayMediator", "HouseHunterScreen", "ListingInterface", "DetailInterface"],
+        path: "Samples/HouseHunter/Modules/Listing",
+        swiftSettings: strict
+    ),
+    .target(
+        name: "Detail",
+        dependencies: ["Runway", "RunwayMediator", "HouseHunterScreen", "ListingInterface", "AccountInterface"],
+        path: "Samples/HouseHunter/Modules/Detail",
+        swiftSettings: strict
+    ),
+    .target(
+        name: "Account",
+        dependencies: ["Runway", "RunwayMediator", "HouseHunterScreen", "AccountInterface", "DetailInterface"],
+        path: "Samples/HouseHunter/Modules/Account",
+        swiftSettings: strict
+    ),
+    // The sample API server (Hummingbird, through RunwayTestServer's in-process server).
+    .target(
+        name: "HouseHunterServer",
+        dependencies: [
+            "Runway", "RunwaySigning", "RunwayCompression", "RunwayActionLog", "RunwayTestServer",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ],
+        path: "Samples/HouseHunter/Server",
+        swiftSettings: strict
+    ),
+    // The composition root: services, interceptor chain, action logger, modules (generated
+    // registration), and the command line.
+    .executableTarget(
+        name: "HouseHunter",
+        dependencies: [
+            "Runway", "RunwayMediator", "RunwayCurl", "RunwaySigning", "RunwayCache", "RunwayDNSBypass", "RunwayCompression",
+            "RunwayLogging", "RunwayActionLog", "HouseHunterScreen", "HouseHunterServer",
+            "Listing", "Detail", "Account", "ListingInterface", "DetailInterface", "AccountInterface",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ],
+        path: "Samples/HouseHunter/App",
+        swiftSettings: strict,
+        plugins: ["MediatorRegistrationPlugin"]
+    ),
+    .testTarget(
+        name: "HouseHunterTests",
+        dependencies: [
+            "Runway", "RunwayCurl", "RunwaySigning", "RunwayCompression", "RunwayDNSBypass", "RunwayActionLog", "RunwayTestServer",
+            "RunwayMediator", "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "ListingInterface",
         ],
         swiftSettings: strict
     ),

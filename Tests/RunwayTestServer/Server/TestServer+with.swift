@@ -1,6 +1,6 @@
 /// Runs `body` against a freshly started ``TestServer`` and always shuts the server down,
 /// whether `body` returns or throws.
-/// - Parameters: as ``TestServer/start(host:tls:http2:responseDelay:routes:)``.
+/// - Parameters: as ``TestServer/start(host:tls:http2:responseDelay:port:builtInRoutes:routes:)``.
 public func withTestServer<T>(
     isolation: isolated (any Actor)? = #isolation,
     host: String = "127.0.0.1", tls: TestPKI.Identity? = nil, http2: Bool = true, responseDelay: Duration = .zero,

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// let response = try await dispatcher.dispatch(try Request(server.url("/json").absoluteString), ...)
 /// #expect(server.stats.connectionsAccepted == 1)
 /// ```
-/// Built-in endpoints (see ``TestServer/start(host:tls:http2:responseDelay:routes:)``) cover
+/// Built-in endpoints (see ``TestServer/start(host:tls:http2:responseDelay:port:builtInRoutes:routes:)``) cover
 /// echo, status codes, slow and reset responses, large and gzip bodies, downloads with `Range`,
 /// redirects and uploads. Tests add their own endpoints with the `routes` closure.
 public final class TestServer: Sendable {
@@ -77,18 +77,23 @@ public final class TestServer: Sendable {
     ///   - tls: The certificate and key to serve, from ``TestPKI``; `nil` for plain HTTP.
     ///   - http2: With TLS, offer HTTP/2 through ALPN (HTTP/1.1 stays available as fallback).
     ///   - responseDelay: Extra time every request waits before it is handled.
+    ///   - port: The port to bind; 0 (the default) takes a free one.
+    ///   - builtInRoutes: Whether to serve the built-in test endpoints; a server with an API of
+    ///     its own (the HouseHunter sample server) turns them off.
     ///   - routes: Adds endpoints of the calling test to the router.
     public static func start(
         host: String = "127.0.0.1",
         tls: TestPKI.Identity? = nil,
         http2: Bool = true,
         responseDelay: Duration = .zero,
+        port: Int = 0,
+        builtInRoutes: Bool = true,
         routes: Routes? = nil
     ) async throws -> TestServer {
         let stats = TestServerStats()
         let router = Router(context: TestRequestContext.self)
         router.add(middleware: StatsMiddleware(stats: stats, responseDelay: responseDelay))
-        BuiltInRoutes.add(to: router)
+        if builtInRoutes { BuiltInRoutes.add(to: router) }
         routes?(router)
 
         let server = try makeServerBuilder(tls: tls, http2: http2, stats: stats)
@@ -98,7 +103,7 @@ public final class TestServer: Sendable {
         let app = Application(
             router: router,
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: 0)),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in ready.succeed(port: channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -120,9 +125,9 @@ public final class TestServer: Sendable {
             }
         }
         do {
-            let port = try await ready.wait()
+            let boundPort = try await ready.wait()
             return TestServer(
-                host: host, port: port, isTLS: tls != nil, stats: stats, serviceGroup: serviceGroup, runTask: runTask)
+                host: host, port: boundPort, isTLS: tls != nil, stats: stats, serviceGroup: serviceGroup, runTask: runTask)
         } catch {
             await serviceGroup.triggerGracefulShutdown()
             throw error

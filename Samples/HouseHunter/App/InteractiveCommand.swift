@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import RunwayMediator
+
+/// `house-hunter interactive`: type URLs, see screens.
+struct InteractiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "interactive", abstract: "Type URLs and see their screens; 'routes' lists them, 'quit' ends.")
+
+    @OptionGroup var options: AppOptions
+
+    static let prompt = "househunter> "
+
+    func run() async throws {
+        let actions = UserActions()
+        let mediator = try AppMediator.make(actions: actions)
+        let app = try await Startup.run { try await HouseHunterApp.start(options: options, mediator: mediator, actions: actions) }
+        Console.out("HouseHunter: type a URL and press return; 'routes' lists them, 'help' shows examples, 'quit' ends.")
+        Self.showPrompt()
+        reading: for await line in StandardInput.lines() {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            switch text {
+            case "":
+                break
+            case "quit", "exit":
+                break reading
+            case "help":
+                Console.out("  app://listing/list?kind=all&city=sh    lists from the three teams")
+                Console.out("  app://listing/more?kind=rent&city=sh   the next page")
+                Console.out("  app://listing/filter?kind=rent&city=sh&maxPrice=6000")
+                Console.out("  app://detail/show?id=42                 one listing (cached for 3 minutes)")
+                Console.out("  app://account/favourites                behind the login gate")
+            case "routes":
+                for route in mediator.routes { Console.out("  \(route)") }
+            default:
+                do {
+                    try Console.checkURL(text, with: mediator)
+                    Console.show(text, await app.open(text, progress: Console.progress))
+                } catch {
+                    // checkURL printed the problem; the session goes on.
+                }
+            }
+            Self.showPrompt()
+        }
+        Console.out("bye")
+        await app.shutdown()
+    }
+
+    static func showPrompt() {
+        Console.out(prompt, terminator: "")
+    }
+}
+
+/// Lines typed on stdin, read on a thread of their own so no task blocks on the terminal.
+enum StandardInput {
+    static func lines() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        Thread.detachNewThread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        return stream
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// The README quotes HouseHunter's code in blocks that start with `// From <path>`; each quoted
+/// line must be in that file, in order (a `// ...` line skips ahead). So the README shows code
+/// that every build compiles, not a copy that drifts.
+@Suite("README excerpts")
+struct ReadmeExcerptTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    struct Excerpt {
+        let path: String
+        let lines: [String]
+    }
+
+    /// Every ```swift block of `markdown` whose first line is `// From <path>`.
+    static func excerpts(in markdown: String) -> [Excerpt] {
+        var result: [Excerpt] = []
+        var block: [String]?
+        for line in markdown.components(separatedBy: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if block == nil, trimmed == "```swift" {
+                block = []
+            } else if let lines = block, trimmed == "```" {
+                if let first = lines.first?.trimmingCharacters(in: .whitespaces), first.hasPrefix("// From ") {
+                    result.append(Excerpt(path: String(first.dropFirst("// From ".count)), lines: Array(lines.dropFirst())))
+                }
+                block = nil
+            } else if block != nil {
+                block?.append(line)
+            }
+        }
+        return result
+    }
+
+    /// The first quoted line not found in order in `source`, or `nil` when all are.
+    static func missingLine(of excerpt: Excerpt, in source: String) -> String? {
+        let file = source.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        var position = 0
+        var segments: [[String]] = [[]]
+        for line in excerpt.lines.map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line == "// ..." { segments.append([]) } else { segments[segments.count - 1].append(line) }
+        }
+        for segment in segments where !segment.isEmpty {
+            guard let start = (position...max(position, file.count - segment.count)).first(where: { start in
+                start + segment.count <= file.count && Array(file[start..<start + segment.count]) == segment
+            }) else { return segment.first { !file[position...].contains($0) } ?? segment[0] }
+            position = start + segment.count
+        }
+        return nil
+    }
+
+    @Test func everyQuotedSampleLineIsInItsFile() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let excerpts = Self.excerpts(in: readme)
+        #expect(excerpts.count >= 5)
+        for excerpt in excerpts {
+            let source = try String(contentsOf: Self.root.appendingPathComponent(excerpt.path), encoding: .utf8)
+            let missing = Self.missingLine(of: excerpt, in: source)
+            #expect(missing == nil, "README quotes \(excerpt.path) but this is not in it (in order): \(missing ?? "")")
+        }
+    }
+
+    @Test func aChangedLineIsNoticed() {
+        let source = "let a = 1\nlet b = 2\nlet c = 3\n"
+        #expect(Self.missingLine(of: Excerpt(path: "x", lines: ["let a = 1", "let b = 2"]), in: source) == nil)
+        #expect(Self.missingLine(of: Excerpt(path: "x", lines: ["let a = 1", "// ...", "let c = 3"]), in: source) == nil)
+        #expect(Self.missingLine(of: Excerpt(path: "x", lines: ["let a = 1", "let c = 3"]), in: source) != nil)
+        #expect(Self.missingLine(of: Excerpt(path: "x", lines: ["let c = 3", "// ...", "let a = 1"]), in: source) == "let a = 1")
+    }
+}
