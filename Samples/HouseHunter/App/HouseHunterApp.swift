@@ -1,3 +1,4 @@
+import AccountInterface
 import Foundation
 import HouseHunterScreen
 import HouseHunterServer
@@ -51,12 +52,27 @@ final class HouseHunterApp: Sendable {
     /// Opens `url` through the mediator and returns the screen to show: the module's screen
     /// with the address of every request annotated, or an error or not-found screen. Never throws.
     func open(_ url: String, progress: ScreenProgress.Reporter? = nil) async -> Screen {
+        await screen(for: url, progress: progress) { mediator in try await mediator.perform(url: url) }
+    }
+
+    /// Logs in with what the user typed into a login screen (a local call: the password never
+    /// goes into a URL), then shows what the login gate had stopped, `resumeURL`. Never throws.
+    func logIn(user: String, password: String, resumeURL: String?, progress: ScreenProgress.Reporter? = nil) async -> Screen {
+        await screen(for: "login \(user)", progress: progress) { mediator in
+            try await mediator.accountLogIn(user: user, password: password, redirectURL: resumeURL, as: (any Sendable).self)
+        }
+    }
+
+    /// Runs one mediator call and turns what it answers into the screen to show.
+    private func screen(
+        for label: String, progress: ScreenProgress.Reporter?, _ call: @Sendable (Mediator) async throws -> any Sendable
+    ) async -> Screen {
         do {
             let result = try await ScreenProgress.withReporter(progress ?? { _, _, _ in }) {
-                try await mediator.perform(url: url)
+                try await call(mediator)
             }
             guard let screen = result as? Screen else {
-                return Screen(kind: .error, title: "Error", blocks: [.text("\(url) answered \(type(of: result)), not a screen.")])
+                return Screen(kind: .error, title: "Error", blocks: [.text("\(label) answered \(type(of: result)), not a screen.")])
             }
             return screen.mappingResponseFacts { facts in
                 var annotated = facts
@@ -64,7 +80,7 @@ final class HouseHunterApp: Sendable {
                 return annotated
             }
         } catch {
-            return ErrorScreen.make(error, url: url)
+            return ErrorScreen.make(error, url: label)
         }
     }
 

@@ -26,11 +26,20 @@ struct OpenCommand: AsyncParsableCommand {
 
     @OptionGroup var options: AppOptions
 
+    @Option(help: "USER:PASSWORD to type into a login screen when one appears (the sample user is demo:househunter).")
+    var login: String?
+
     @Argument(help: "URLs such as 'app://listing/list?kind=rent&city=sh'.")
     var urls: [String] = []
 
     func validate() throws {
         if urls.isEmpty { throw ValidationError("give a URL to open, e.g. 'app://listing/list?kind=rent&city=sh'") }
+        if let login, credentials(login) == nil { throw ValidationError("--login takes USER:PASSWORD") }
+    }
+
+    private func credentials(_ text: String) -> (user: String, password: String)? {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.index(after: colon) != text.endIndex else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     func run() async throws {
@@ -40,8 +49,12 @@ struct OpenCommand: AsyncParsableCommand {
         let app = try await Startup.run { try await HouseHunterApp.start(options: options, mediator: mediator, actions: actions) }
         var failed = false
         for url in urls {
-            let screen = await app.open(url, progress: Console.progress)
+            var screen = await app.open(url, progress: Console.progress)
             Console.show(url, screen)
+            if screen.kind == .login, let login, let (user, password) = credentials(login) {
+                screen = await app.logIn(user: user, password: password, resumeURL: screen.resumeURL, progress: Console.progress)
+                Console.show("login \(user) \(String(repeating: "*", count: password.count))", screen)
+            }
             failed = failed || screen.kind.isFailure
         }
         await app.shutdown()

@@ -5,7 +5,7 @@ import RunwayMediator
 /// `house-hunter interactive`: type URLs, see screens.
 struct InteractiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "interactive", abstract: "Type URLs and see their screens; 'routes' lists them, 'quit' ends.")
+        commandName: "interactive", abstract: "Type URLs and see their screens; 'login USER PASSWORD' logs in, 'routes' lists them, 'quit' ends.")
 
     @OptionGroup var options: AppOptions
 
@@ -17,8 +17,22 @@ struct InteractiveCommand: AsyncParsableCommand {
         let app = try await Startup.run { try await HouseHunterApp.start(options: options, mediator: mediator, actions: actions) }
         Console.out("HouseHunter: type a URL and press return; 'routes' lists them, 'help' shows examples, 'quit' ends.")
         Self.showPrompt()
+        // What the last login screen would open once the user has logged in.
+        var resumeURL: String?
         reading: for await line in StandardInput.lines() {
             let text = line.trimmingCharacters(in: .whitespaces)
+            let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            if words.first == "login" {
+                if words.count == 3 {
+                    let screen = await app.logIn(user: words[1], password: words[2], resumeURL: resumeURL, progress: Console.progress)
+                    Console.show("login \(words[1]) \(String(repeating: "*", count: words[2].count))", screen)
+                    resumeURL = screen.kind == .login ? screen.resumeURL : nil
+                } else {
+                    Console.out("  usage: login USER PASSWORD   (typed here, never in a URL)")
+                }
+                Self.showPrompt()
+                continue
+            }
             switch text {
             case "":
                 break
@@ -30,12 +44,18 @@ struct InteractiveCommand: AsyncParsableCommand {
                 Console.out("  app://listing/filter?kind=rent&city=sh&maxPrice=6000")
                 Console.out("  app://detail/show?id=42                 one listing (cached for 3 minutes)")
                 Console.out("  app://account/favourites                behind the login gate")
+                Console.out("  login demo househunter                  log in (then what the gate stopped opens)")
             case "routes":
                 for route in mediator.routes { Console.out("  \(route)") }
             default:
                 do {
                     try Console.checkURL(text, with: mediator)
-                    Console.show(text, await app.open(text, progress: Console.progress))
+                    let screen = await app.open(text, progress: Console.progress)
+                    Console.show(text, screen)
+                    if screen.kind == .login {
+                        resumeURL = screen.resumeURL
+                        Console.out("  type: login USER PASSWORD\n")
+                    }
                 } catch {
                     // checkURL printed the problem; the session goes on.
                 }

@@ -9,6 +9,10 @@ enum SampleSetup {
     /// The signing secret of the sample (a real app gets its own from its server team).
     static let secret = "househunter-sample-secret"
 
+    /// The embedded sample server's user (the login screen shows it too): what the tour types
+    /// into the login form.
+    static let sampleUser = (name: "demo", password: "househunter")
+
     /// The environment the app runs in.
     static let environment = ServiceEnvironment.release
 

@@ -150,16 +150,14 @@ struct Tour {
         step(6, "A screen behind the login gate: favourites")
         let favourites = url("favourites", [:], target: "account")
         let gate = await open(favourites, expecting: .login)
-        let login = gate.blocks.lazy.compactMap { block -> String? in
-            guard case .links(let links) = block else { return nil }
-            return links.first { $0.label == "log in" }?.url
-        }.first
-        guard let login else {
-            Console.out("  UNEXPECTED: the login screen has no login link\n")
+        // The user types the sample credentials into the form: a local call, never a URL.
+        let (user, password) = SampleSetup.sampleUser
+        let screen = await app.logIn(user: user, password: password, resumeURL: gate.resumeURL, progress: Console.progress)
+        Console.show("login \(user) \(String(repeating: "*", count: password.count))   (typed into the form: a local call, never a URL)", screen)
+        if screen.kind != .content {
+            Console.out("  UNEXPECTED: a \(screen.kind) screen after logging in\n")
             problems.add()
-            return
         }
-        await open(login)
         let wait = tokenLifetime + .milliseconds(500)
         guard wait <= .seconds(10) else {
             Console.out("  (the server's tokens live \(Milliseconds(tokenLifetime)); not waiting for one to expire)")

@@ -101,7 +101,7 @@ struct UserActionRecorder: RouteInterceptor {
     func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable {
         if call.origin == .remote {
             var attributes = ["screen": "\(call.target)/\(call.action)"]
-            if let url = call.url { attributes["url"] = url }
+            if let url = call.url { attributes["url"] = Self.redacted(url) }
             actions.record("screen.opened", attributes: attributes)
             if call.target == ListingRoutes.target, call.action == ListingRoutes.filter {
                 var filter: [String: String] = [:]
@@ -110,5 +110,21 @@ struct UserActionRecorder: RouteInterceptor {
             }
         }
         return try await next(call)
+    }
+
+    /// Query parameters whose values never leave the device in the action log, whatever a user
+    /// pastes into a link.
+    static let secretParameters = ["password", "passwd", "token", "secret", "code"]
+
+    /// `url` with the value of every query parameter whose name contains one of
+    /// ``secretParameters`` replaced by `<redacted>`.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), let items = components.queryItems, !items.isEmpty else { return url }
+        components.queryItems = items.map { item in
+            let name = item.name.lowercased()
+            guard secretParameters.contains(where: { name.contains($0) }) else { return item }
+            return URLQueryItem(name: item.name, value: "<redacted>")
+        }
+        return components.string ?? url
     }
 }

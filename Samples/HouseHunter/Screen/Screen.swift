@@ -44,12 +44,16 @@ public struct Screen: Sendable, Equatable {
     public var title: String
     /// The content, top to bottom.
     public var blocks: [Block]
+    /// For a login screen: the URL to open once the user has logged in (what the login gate
+    /// stopped), if any. The shell passes it back with the credentials the user typed.
+    public var resumeURL: String?
 
     /// Creates a screen.
-    public init(kind: Kind = .content, title: String, blocks: [Block] = []) {
+    public init(kind: Kind = .content, title: String, blocks: [Block] = [], resumeURL: String? = nil) {
         self.kind = kind
         self.title = title
         self.blocks = blocks
+        self.resumeURL = resumeURL
     }
 
     /// Every request's facts on this screen, in order.

@@ -9,8 +9,10 @@ import RunwayMediator
 ///
 /// - `app://account/favourites`: tagged ``LoginGate/requiresLogin``; the app's gate sends it to
 ///   `login` while nobody is logged in;
-/// - `app://account/login`: the login screen; with `user` and `password` it logs in, then
-///   opens `redirectURL` (set by the gate) if there is one;
+/// - `app://account/login`: the login screen. A local call with `user` and `password` (the
+///   shell's form, ``Mediator/accountLogIn(user:password:redirectURL:as:)``) logs in, then opens
+///   `redirectURL` (set by the gate) if there is one. A URL never logs anybody in: a password in
+///   a link would end up in deep links, histories and logs, so a remote call only shows the form;
 /// - `app://account/logout`;
 /// - `status` (local-only): whether somebody is logged in.
 public struct AccountTarget: MediatorTarget {
@@ -43,7 +45,10 @@ public struct AccountTarget: MediatorTarget {
         let parameters = call.parameters
         let redirectURL = parameters.contains("redirectURL") ? try parameters.string("redirectURL") : nil
         guard parameters.contains("user") || parameters.contains("password") else {
-            return loginForm(redirectURL: redirectURL, message: nil, mediator: call.mediator)
+            return loginForm(redirectURL: redirectURL, message: nil)
+        }
+        guard call.origin == .local else {
+            return loginForm(redirectURL: redirectURL, message: "A link never logs anybody in: type the password into the app, not into a URL.")
         }
         let user = (try? parameters.string("user")) ?? ""
         let manager = LoginAPIManager()
@@ -52,7 +57,7 @@ public struct AccountTarget: MediatorTarget {
             json = try await manager.load(params: ["user": .string(user), "password": .string((try? parameters.string("password")) ?? "")])
         } catch {
             guard error.code == .needsLogin || error.code == .paramsInvalid else { throw error }
-            return loginForm(redirectURL: redirectURL, message: error.message, mediator: call.mediator)
+            return loginForm(redirectURL: redirectURL, message: error.message)
         }
         guard let access = json["access_token"]?.string, let refresh = json["refresh_token"]?.string else {
             throw RunwayError(.responseInvalid, "the login answered without tokens")
@@ -91,7 +96,7 @@ public struct AccountTarget: MediatorTarget {
             // The refresh token was rejected too: the session is over.
             AccountSession.shared.end()
             let url = try? mediator?.accountFavouritesURL()
-            return loginForm(redirectURL: url, message: "Your session has ended (\(error.message)).", mediator: mediator)
+            return loginForm(redirectURL: url, message: "Your session has ended (\(error.message)).")
         }
         let items = json["favourites"]?.array ?? []
         let rows = items.map { item -> [String] in
@@ -115,16 +120,11 @@ public struct AccountTarget: MediatorTarget {
         return Screen(title: "Favourites", blocks: blocks)
     }
 
-    func loginForm(redirectURL: String?, message: String?, mediator: Mediator?) -> Screen {
+    func loginForm(redirectURL: String?, message: String?) -> Screen {
         var blocks: [Screen.Block] = []
         if let message { blocks.append(.text(message)) }
         blocks.append(.text(redirectURL.map { "Log in to open \($0)." } ?? "Log in."))
         blocks.append(.fields([Field("sample user", "\(Self.sampleUser.name) / \(Self.sampleUser.password)")]))
-        var parameters: MediatorParameters = ["user": Self.sampleUser.name, "password": Self.sampleUser.password]
-        if let redirectURL { parameters["redirectURL"] = redirectURL }
-        if let url = try? mediator?.url(target: AccountRoutes.target, action: AccountRoutes.login, parameters: parameters) {
-            blocks.append(.links([Link("log in", url: url)]))
-        }
-        return Screen(kind: .login, title: "Log in", blocks: blocks)
+        return Screen(kind: .login, title: "Log in", blocks: blocks, resumeURL: redirectURL)
     }
 }
