@@ -40,13 +40,14 @@ extension ManagerEngine {
         if let reason = engine.lock.withLock({ call.cancelReason }) {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
-        let outcome = evaluate(manager, entry: entry, sent: sent, stage: stage)
+        let outcome = evaluate(manager, engine: engine, entry: entry, sent: sent, stage: stage)
         return await engine.land(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
     private static func evaluate<Manager: APIManager>(
-        _ manager: Manager, entry: ServiceEntry, sent: Result<Response, RunwayError>, stage: RunwayError.Stage
+        _ manager: Manager, engine: ManagerEngine, entry: ServiceEntry, sent: Result<Response, RunwayError>,
+        stage: RunwayError.Stage
     ) -> Result<APIResponse, RunwayError> {
         let response: Response
         switch sent {
@@ -58,7 +59,7 @@ extension ManagerEngine {
         var parseError: RunwayError?
         if !response.body.isEmpty {
             do {
-                json = try JSON(parsing: response.body)
+                json = try engine.parse(response.body)
             } catch {
                 json = nil
                 parseError = error
@@ -111,19 +112,10 @@ extension ManagerEngine {
             return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: stage))
         }
         if case .success(let response) = outcome { afterSuccess?(response.json) }
-        let delivered = await delivery.run { [self] () -> Bool in
-            switch outcome {
-            case .success(let response):
-                guard manager.beforePerformSuccess(response) else { return false }
-                currentDelegate()?.managerCallAPIDidSucceed(manager)
-                manager.afterPerformSuccess(response)
-            case .failure(let error):
-                guard manager.beforePerformFail(error) else { return false }
-                currentDelegate()?.managerCallAPIDidFail(manager, error: error)
-                manager.afterPerformFail(error)
-            }
-            return true
-        }
+        // Inline delivery calls straight through: no closure to allocate for an executor hop.
+        let delivered =
+            delivery.isInline
+            ? deliver(manager, outcome) : await delivery.run { [self] in deliver(manager, outcome) }
         switch outcome {
         case .success(let response) where delivered:
             return .success(response.json)
@@ -136,6 +128,21 @@ extension ManagerEngine {
         }
     }
 
+    /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery.
+    private func deliver<Manager: APIManager>(_ manager: Manager, _ outcome: Result<APIResponse, RunwayError>) -> Bool {
+        switch outcome {
+        case .success(let response):
+            guard manager.beforePerformSuccess(response) else { return false }
+            currentDelegate()?.managerCallAPIDidSucceed(manager)
+            manager.afterPerformSuccess(response)
+        case .failure(let error):
+            guard manager.beforePerformFail(error) else { return false }
+            currentDelegate()?.managerCallAPIDidFail(manager, error: error)
+            manager.afterPerformFail(error)
+        }
+        return true
+    }
+
     func currentDelegate() -> (any APIManagerDelegate)? {
         lock.withLock { state.delegate }
     }
@@ -145,5 +152,16 @@ extension Result {
     fileprivate var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
+    }
+}
+
+extension ManagerEngine {
+    /// The body parsed as JSON; a body equal to the last one parsed gives the same value without
+    /// parsing again (cache hits and unchanged refreshes answer with the same bytes).
+    func parse(_ body: Data) throws(RunwayError) -> JSON {
+        if let last = read({ $0.lastParsed }), last.body == body { return last.json }
+        let json = try JSON(parsing: body)
+        lock.withLock { state.lastParsed = (body, json) }
+        return json
     }
 }
