@@ -87,6 +87,39 @@ public struct RequestParameters: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The canonical form of the parameters of a percent-encoded query (without `?`): the same
+    /// as ``canonicalForm`` of `RequestParameters(percentEncodedQuery:contentType:body:)`, but a
+    /// query that already is canonical (as API managers build them) is returned without decoding.
+    public static func canonicalForm(percentEncodedQuery query: Substring) -> String {
+        isCanonical(query.utf8) ? String(query) : RequestParameters(decode(String(query))).canonicalForm
+    }
+
+    /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
+    /// characters only, each with one `=`, sorted by name and then value.
+    static func isCanonical(_ query: Substring.UTF8View) -> Bool {
+        var previous: (name: Substring.UTF8View.SubSequence, value: Substring.UTF8View.SubSequence)?
+        var start = query.startIndex
+        while start < query.endIndex {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            let piece = query[start..<end]
+            guard let equals = piece.firstIndex(of: UInt8(ascii: "=")) else { return false }
+            let name = piece[..<equals]
+            let value = piece[piece.index(after: equals)...]
+            guard !name.isEmpty, name.allSatisfy(isUnreserved), value.allSatisfy(isUnreserved) else { return false }
+            if let previous {
+                let ordered =
+                    previous.name.elementsEqual(name)
+                    ? !value.lexicographicallyPrecedes(previous.value) : previous.name.lexicographicallyPrecedes(name)
+                guard ordered else { return false }
+            }
+            previous = (name, value)
+            guard end < query.endIndex else { return true }
+            start = query.index(after: end)
+            guard start < query.endIndex else { return false }  // a trailing "&"
+        }
+        return true
+    }
+
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
     public static func encode(_ text: String) -> String {
         guard !text.utf8.allSatisfy(isUnreserved) else { return text }
