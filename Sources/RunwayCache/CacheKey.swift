@@ -29,27 +29,46 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key of `request` in `environment`, for the API and service named in `context`.
     public init(_ request: Request, context: RequestContext, environment: String) {
-        let url = request.url.absoluteString
+        var url = request.url.absoluteString
         // The URL up to its query (or fragment), and the query, read from the string itself:
         // cheaper than URL's component accessors, and the same for the same request.
-        let utf8 = url.utf8
-        let queryMark = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
-        let base = url[..<queryMark]
-        var query: Substring = ""
-        if queryMark < utf8.endIndex, utf8[queryMark] == UInt8(ascii: "?") {
-            let start = utf8.index(after: queryMark)
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
-            query = url[start..<end]
+        let (queryMark, queryEnd) = url.withUTF8 { bytes -> (Int, Int) in
+            var mark = 0
+            while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
+            guard mark < bytes.count, bytes[mark] == UInt8(ascii: "?") else { return (mark, mark) }
+            var end = mark + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+            return (mark, end)
         }
+        let utf8 = url.utf8
+        let base = url[..<utf8.index(utf8.startIndex, offsetBy: queryMark)]
+        let query =
+            queryEnd > queryMark
+            ? url[utf8.index(utf8.startIndex, offsetBy: queryMark + 1)..<utf8.index(utf8.startIndex, offsetBy: queryEnd)] : ""
         let body = request.body.flatMap { $0.isEmpty ? nil : $0 }
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
-        let canonical = isForm ? RequestParameters(request).canonicalForm : RequestParameters.canonicalForm(percentEncodedQuery: query)
+        // A canonical query is used as it is (API managers build them so); others are decoded.
+        let canonical: Substring =
+            !isForm && RequestParameters.isCanonical(query)
+            ? query : Substring(isForm ? RequestParameters(request).canonicalForm : RequestParameters.canonicalForm(percentEncodedQuery: query))
 
-        var text = context.serviceID ?? ""
-        for part in [environment, context.apiName ?? "", request.method.rawValue, String(base), canonical] {
-            text += "\u{0}"
-            text += part
-        }
+        let service = context.serviceID ?? "", api = context.apiName ?? "", method = request.method.rawValue
+        var text = ""
+        // One allocation: the fields, five separators and a body digest's 64 hex digits.
+        text.reserveCapacity(
+            service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.utf8.count
+                + canonical.utf8.count + 70)
+        text += service
+        text += "\u{0}"
+        text += environment
+        text += "\u{0}"
+        text += api
+        text += "\u{0}"
+        text += method
+        text += "\u{0}"
+        text += base
+        text += "\u{0}"
+        text += canonical
         if let body, !isForm {
             text += "\u{0}"
             for byte in SHA256.hash(data: body) {

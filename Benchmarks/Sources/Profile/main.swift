@@ -6,7 +6,8 @@
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/load.cg .build/release/Profile load 10000
 //   callgrind_annotate /tmp/load.cg | head -40
 //
-// Scenarios: load, load-params, fetch, cache-manager, cache-pipeline, and
+// Scenarios: load, load-params, fetch, cache-manager, cache-pipeline,
+// `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx), and
 // `http <runway|raw-libcurl|async-http-client|urlsession> <concurrency> [url]` (GETs against the
 // benchmarks' nginx, started here unless a URL is given).
 import BenchSupport
@@ -70,10 +71,64 @@ func runScenario(_ scenario: String) async throws {
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print("\(name) c=\(concurrency): \(n) requests in \(elapsed), \(Int(Double(n) / seconds)) req/s")
+    case "compare":
+        // compare <concurrency> <requests> [rounds] [path] [plain|tls-h1|tls-h2]: one nginx; wrk
+        // (the ceiling: C, no Swift), then each Swift client, interleaved round after round so
+        // that a machine whose load changes affects them alike; medians and ratios.
+        let concurrency = count(at: 1, default: 16)
+        let n = count(at: 2, default: 20_000)
+        let rounds = count(at: 3, default: 3)
+        let path = arguments.dropFirst(4).first ?? "/json"
+        let transport = arguments.dropFirst(5).first ?? "plain"
+        let server = try Nginx()
+        defer { server.stop() }
+        let tls = transport != "plain"
+        let url = (tls ? server.tlsURL : server.plainURL) + path
+        let setup = ClientSetup(connections: concurrency, caFile: tls ? server.caFile : nil, http1Only: transport == "tls-h1")
+        var clients: [(String, any BenchClient)] = [
+            ("raw-libcurl", RawCurlClient(setup)), ("runway", RunwayClient(setup)), ("async-http-client", try AHCClient(setup)),
+        ]
+        // URLSession on Linux cannot trust a custom CA.
+        if !tls { clients.append(("urlsession", URLSessionClient(setup))) }
+        var rates: [String: [Double]] = [:]
+        for _ in 0..<rounds {
+            rates["wrk", default: []].append(wrk(url: url, connections: concurrency, gzip: path == "/gzip"))
+            for (name, client) in clients {
+                _ = try await client.get(url)
+                let start = ContinuousClock.now
+                try await run(name == "urlsession" ? n / 10 : n, concurrency: concurrency) { _ = try await client.get(url) }
+                let elapsed = ContinuousClock.now - start
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                rates[name, default: []].append(Double(name == "urlsession" ? n / 10 : n) / seconds)
+            }
+        }
+        func median(_ name: String) -> Double { rates[name, default: [0]].sorted()[rates[name, default: [0]].count / 2] }
+        print("\(path) c=\(concurrency) \(transport), median of \(rounds) rounds (req/s):")
+        for name in ["wrk", "raw-libcurl", "runway", "async-http-client", "urlsession"] {
+            print("  \(name): \(Int(median(name)))  [\(rates[name, default: []].map { String(Int($0)) }.joined(separator: " "))]")
+        }
+        let runway = median("runway")
+        print(String(format: "  runway ÷ raw %.2f, ÷ AHC %.2f, ÷ URLSession %.2f; raw ÷ wrk %.2f, raw ÷ AHC %.2f",
+            runway / median("raw-libcurl"), runway / median("async-http-client"), tls ? 0 : runway / median("urlsession"),
+            median("raw-libcurl") / median("wrk"), median("raw-libcurl") / median("async-http-client")))
     default:
         print("unknown scenario \(scenario)")
         exit(2)
     }
+}
+
+/// Requests per second `wrk` (one thread) reaches against `url` in two seconds; 0 without wrk.
+func wrk(url: String, connections: Int, gzip: Bool) -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+    process.arguments = ["-t1", "-c\(connections)", "-d2s"] + (gzip ? ["-H", "Accept-Encoding: gzip"] : []) + [url]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return 0 }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let line = output.split(separator: "\n").first { $0.hasPrefix("Requests/sec:") }
+    return line.flatMap { Double($0.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
 }
 
 // Blocks the main thread on a semaphore rather than top-level `await`: valgrind 3.19 crashes in
