@@ -9,14 +9,27 @@ struct WeakReference<Object: AnyObject & Sendable>: Sendable {
     }
 }
 
+/// Everything the task of one call needs, captured once.
+struct CallPlan<Manager: APIManager>: Sendable {
+    let manager: WeakReference<Manager>
+    let engine: WeakReference<ManagerEngine>
+    let call: ManagerCall
+    let entry: ServiceEntry
+    let request: Request
+    let params: [String: JSON]
+    let apiName: String
+    let monitor: ReachabilityMonitor?
+    let afterSuccess: (@Sendable (JSON) -> Void)?
+}
+
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task. Holds the manager and the engine weakly while the
     /// request is in flight.
-    static func execute<Manager: APIManager>(
-        manager: WeakReference<Manager>, engine: WeakReference<ManagerEngine>, call: ManagerCall,
-        entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String,
-        monitor: ReachabilityMonitor?, afterSuccess: (@Sendable (JSON) -> Void)?
-    ) async -> Result<JSON, RunwayError> {
+    static func execute<Manager: APIManager>(_ plan: CallPlan<Manager>) async -> Result<JSON, RunwayError> {
+        let (manager, engine, call, entry, request, params, apiName, monitor, afterSuccess) = (
+            plan.manager, plan.engine, plan.call, plan.entry, plan.request, plan.params, plan.apiName, plan.monitor,
+            plan.afterSuccess
+        )
         let stage = RunwayError.Stage.manager(apiName)
         manager.object?.afterCallingAPI(with: params)
         let sent: Result<Response, RunwayError>

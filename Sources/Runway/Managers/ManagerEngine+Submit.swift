@@ -76,11 +76,9 @@ extension ManagerEngine {
         let apiName = manager.apiName
         // Made before the lock (its id is given under it) so the task's closure is built once.
         let call = ManagerCall(shareKey: shareKey)
-        let run: @Sendable () async -> Result<JSON, RunwayError> = {
-            await Self.execute(
-                manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request,
-                params: params, apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
-        }
+        let plan = CallPlan(
+            manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request, params: params,
+            apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
         let registered: Registration = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
@@ -101,7 +99,7 @@ extension ManagerEngine {
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
             state.calls[call.id] = call
             if immediate { return .startImmediately }
-            let task = Task(operation: run)
+            let task = Task { await Self.execute(plan) }
             call.task = task
             return .running(call, task)
         }
@@ -113,7 +111,14 @@ extension ManagerEngine {
         case .running(let call, let task):
             return .running(call, task)
         case .startImmediately:
-            let task = Self.startImmediately(run)
+            // Closure literals passed straight to the task initialisers: a closure stored first
+            // would be re-wrapped (one more allocation) to match their parameter type.
+            let task: Task<Result<JSON, RunwayError>, Never>
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                task = Task.immediate { await Self.execute(plan) }
+            } else {
+                task = Task { await Self.execute(plan) }
+            }
             // A cancellation (cancelAll, a newer cancelPrevious call) that came before the task
             // was stored found no task to cancel; it left its reason on the call, so cancel here.
             let cancelled = lock.withLock {
@@ -130,17 +135,6 @@ extension ManagerEngine {
         case notStarted(RunwayError)
         case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
         case startImmediately
-    }
-
-    /// Starts a task that runs on the caller's thread until it first suspends (`Task.immediate`
-    /// where the platform has it, else an ordinary task).
-    private static func startImmediately(
-        _ operation: sending @escaping () async -> Result<JSON, RunwayError>
-    ) -> Task<Result<JSON, RunwayError>, Never> {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return Task.immediate(operation: operation)
-        }
-        return Task(operation: operation)
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
