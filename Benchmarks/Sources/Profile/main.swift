@@ -109,7 +109,7 @@ func runScenario(_ scenario: String) async throws {
         }
         let runway = median("runway")
         print(String(format: "  runway ÷ raw %.2f, ÷ AHC %.2f, ÷ URLSession %.2f; raw ÷ wrk %.2f, raw ÷ AHC %.2f",
-            runway / median("raw-libcurl"), runway / median("async-http-client"), tls ? 0 : runway / median("urlsession"),
+            runway / median("raw-libcurl"), runway / median("async-http-client"), tls ? 0.0 : runway / median("urlsession"),
             median("raw-libcurl") / median("wrk"), median("raw-libcurl") / median("async-http-client")))
     default:
         print("unknown scenario \(scenario)")
