@@ -61,6 +61,11 @@ extension ManagerEngine {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
 
+        // A `load()` from a task that is already cancelled would be cancelled as soon as it
+        // waits; it is not started (deterministically, whatever the chain answers at once).
+        if awaiting, Task.isCancelled {
+            return .notStarted(RunwayError(.cancelled, "not started: the awaiting task was cancelled", stage: stage))
+        }
         let policy = policy ?? manager.loadPolicy
         let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
         // A `load()` whose call nobody can join runs in a task started immediately on the
