@@ -22,15 +22,30 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        // The clients, nginx and fixtures every benchmark and the profiling driver share.
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayCurl", package: runway),
+                .product(name: "RunwayURLSession", package: runway),
+                .product(name: "RunwayCache", package: runway),
+                .product(name: "CCurl", package: runway),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Runs one scenario N times for callgrind or perf (see its header); not a benchmark.
+        .executableTarget(
+            name: "Profile",
+            dependencies: ["BenchSupport", .product(name: "Runway", package: runway), .product(name: "RunwayCache", package: runway)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "DispatcherBenchmarks",
             dependencies: [
                 benchmark,
-                .product(name: "Runway", package: runway),
-                .product(name: "RunwayCurl", package: runway),
-                .product(name: "RunwayURLSession", package: runway),
-                .product(name: "CCurl", package: runway),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "BenchSupport",
             ],
             path: "Benchmarks/DispatcherBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
@@ -47,12 +62,12 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [plugin]
         ),
-            .executableTarget(
+        .executableTarget(
             name: "ManagerBenchmarks",
             dependencies: [
                 benchmark,
+                "BenchSupport",
                 .product(name: "Runway", package: runway),
-                .product(name: "RunwayTesting", package: runway),
             ],
             path: "Benchmarks/ManagerBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
@@ -62,9 +77,9 @@ let package = Package(
             name: "CacheBenchmarks",
             dependencies: [
                 benchmark,
+                "BenchSupport",
                 .product(name: "Runway", package: runway),
                 .product(name: "RunwayCache", package: runway),
-                .product(name: "RunwayTesting", package: runway),
             ],
             path: "Benchmarks/CacheBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

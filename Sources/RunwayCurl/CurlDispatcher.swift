@@ -53,7 +53,9 @@ public final class CurlDispatcher: Dispatcher {
         }
         let transfer = CurlTransfer(request: request)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
+            // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
+            // once and drops it, and only the transfer's single owner calls `finish`.
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
                 transfer.continuation = continuation
                 multi.submit(transfer)
             }

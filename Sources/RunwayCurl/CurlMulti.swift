@@ -18,10 +18,19 @@ final class CurlMulti: @unchecked Sendable {
     private var pending: [CurlTransfer] = []
     private var cancels: [CurlTransfer] = []
     private var stopping = false
+    /// Whether the loop is (about to be) blocked in `curl_multi_poll`. While it is not, it will
+    /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
+    /// syscall, and a spurious wake of the loop, per request under load).
+    private var polling = false
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
+    private var batch: [CurlTransfer] = []
+    private var aborts: [CurlTransfer] = []
+    /// CA bundle paths found readable; checked once each instead of per request.
+    private var readableCAFiles: Set<String> = []
 
     init(configuration: CurlDispatcher.Configuration) {
         CurlGlobal.initialize()
@@ -38,25 +47,26 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Hands a transfer to the loop thread.
     func submit(_ transfer: CurlTransfer) {
-        let accepted = lock.withLock {
-            guard !stopping else { return false }
+        let (accepted, wake) = lock.withLock {
+            guard !stopping else { return (false, false) }
             pending.append(transfer)
-            return true
+            return (true, polling)
         }
-        if accepted {
+        if wake {
             curl_multi_wakeup(handle)
-        } else {
+        } else if !accepted {
             transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }
     }
 
     /// Asks the loop thread to abort a transfer, whether it has started yet or not.
     func cancel(_ transfer: CurlTransfer) {
-        lock.withLock {
+        let wake = lock.withLock {
             transfer.cancelRequested = true
             cancels.append(transfer)
+            return polling
         }
-        curl_multi_wakeup(handle)
+        if wake { curl_multi_wakeup(handle) }
     }
 
     /// Stops the loop: running and queued transfers fail with `.cancelled`.
@@ -70,25 +80,29 @@ final class CurlMulti: @unchecked Sendable {
     private func run() {
         var stillRunning: Int32 = 0
         while true {
-            let (started, aborted, stop) = lock.withLock {
-                let batch = pending
-                pending = []
-                let abort = cancels
-                cancels = []
-                return (batch.map { ($0, $0.cancelRequested) }, abort, stopping)
+            // Swap the shared queues with the loop's empty ones: both keep their storage.
+            let stop = lock.withLock {
+                polling = false
+                swap(&batch, &pending)
+                swap(&aborts, &cancels)
+                return stopping
             }
-            for (transfer, cancelled) in started {
-                if cancelled {
+            for transfer in batch {
+                // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
+                // after this read is in `cancels` and handled on the next turn.
+                if lock.withLock({ transfer.cancelRequested }) {
                     transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
                 } else {
                     start(transfer)
                 }
             }
-            for transfer in aborted {
+            batch.removeAll(keepingCapacity: true)
+            for transfer in aborts {
                 if let easy = transfer.easy, active[easy] === transfer {
                     complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
                 }
             }
+            aborts.removeAll(keepingCapacity: true)
             if stop { break }
 
             curl_multi_perform(handle, &stillRunning)
@@ -100,7 +114,12 @@ final class CurlMulti: @unchecked Sendable {
                     complete(easy, transfer.outcome(code: code))
                 }
             }
-            curl_multi_poll(handle, nil, 0, 1000, nil)
+            // Block only when nothing was handed over meanwhile; from here on callers wake us.
+            let idle = lock.withLock {
+                polling = pending.isEmpty && cancels.isEmpty && !stopping
+                return polling
+            }
+            if idle { curl_multi_poll(handle, nil, 0, 1000, nil) }
         }
         shutDown()
     }
@@ -112,7 +131,7 @@ final class CurlMulti: @unchecked Sendable {
             return
         }
         do {
-            try transfer.configure(easy, userAgent: configuration.userAgent)
+            try transfer.configure(easy, userAgent: configuration.userAgent, readableCAFiles: &readableCAFiles)
         } catch {
             transfer.releaseResources()
             recycle(easy)

@@ -4,7 +4,8 @@ import Runway
 
 extension CurlTransfer {
     /// Applies the request to an easy handle (fresh or reset).
-    func configure(_ easy: UnsafeMutableRawPointer, userAgent: String) throws(RunwayError) {
+    /// - Parameter readableCAFiles: CA bundle paths already found readable (the loop's cache).
+    func configure(_ easy: UnsafeMutableRawPointer, userAgent: String, readableCAFiles: inout Set<String>) throws(RunwayError) {
         let options = request.options
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -103,8 +104,11 @@ extension CurlTransfer {
         }
         if let authorities = tls.certificateAuthorities {
             if let path = authorities.filePath {
-                guard FileManager.default.isReadableFile(atPath: path) else {
-                    throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
+                if !readableCAFiles.contains(path) {
+                    guard FileManager.default.isReadableFile(atPath: path) else {
+                        throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
+                    }
+                    readableCAFiles.insert(path)
                 }
                 try set(easy, CURLOPT_CAINFO, path)
                 try set(easy, CURLOPT_CAPATH, nil as String?)

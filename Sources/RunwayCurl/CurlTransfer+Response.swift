@@ -53,7 +53,7 @@ extension CurlTransfer {
             total: time(CURLINFO_TOTAL_TIME_T),
             connectionReused: long(CURLINFO_NUM_CONNECTS) == 0,
             httpVersion: version,
-            remoteAddress: address.isEmpty ? "" : address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)",
+            remoteAddress: address.isEmpty ? "" : address.utf8.contains(UInt8(ascii: ":")) ? "[\(address)]:\(port)" : "\(address):\(port)",
             redirectCount: long(CURLINFO_REDIRECT_COUNT))
     }
 }

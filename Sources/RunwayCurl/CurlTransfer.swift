@@ -19,7 +19,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Computed on the caller's thread, so the loop thread does not touch `URL`.
     let urlString: String
     let isSecure: Bool
-    var continuation: CheckedContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Response, any Error>?
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
 
@@ -89,9 +89,12 @@ final class CurlTransfer: @unchecked Sendable {
             }
             status = code
             headers = HTTPHeaders()
+            // Room for a typical response's fields at once, rather than growing field by field.
+            headers.reserveCapacity(12)
             return
         }
-        guard let colon = bytes[..<end].firstIndex(of: UInt8(ascii: ":")) else { return }
+        guard let base = bytes.baseAddress, let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
+        let colon = base.distance(to: UnsafeRawPointer(found))
         var start = colon + 1
         while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
         var stop = end

@@ -32,6 +32,16 @@ import Testing
         #expect(spelled.canonicalForm == "n=~A")
     }
 
+    @Test(arguments: [
+        "a=1&b=2", "b=2&a=1", "a=1&a=0", "a=0&a=1&b=", "a-=1&a=2", "a=2&a-=1", "a&b=1", "a=1&&b=2", "a=1&",
+        "&a=1", "a=b=c", "a=x%20y&b=1", "a=x+y", "=1", "", "page=2&city=Shanghai", "city=Shanghai&page=2&sort=price",
+        "Z=1&a=1", "a=1&Z=1", "n=%7e%41",
+    ])
+    func canonicalFormOfAQueryMatchesTheDecodedOne(query: String) {
+        let decoded = RequestParameters(percentEncodedQuery: query, contentType: nil, body: nil).canonicalForm
+        #expect(RequestParameters.canonicalForm(percentEncodedQuery: Substring(query)) == decoded)
+    }
+
     @Test func malformedEscapesSurvive() {
         let parameters = RequestParameters(percentEncodedQuery: "a=%zz&b=%4&c=100%", contentType: nil, body: nil)
         #expect(parameters.values(for: "a") == ["%zz"])

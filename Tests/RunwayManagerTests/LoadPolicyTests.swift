@@ -136,6 +136,31 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         #expect(log.events.isEmpty)
     }
 
+    @Test func aLoadFromACancelledTaskIsNotStartedEvenWhenTheChainAnswersAtOnce() async throws {
+        let requests = Counter()
+        let stub = StubDispatcher { _ in
+            requests.increment()
+            return Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
+        }
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await outcome { try await manager.load() }
+        }
+        let result = await task.value
+        #expect(result.failure?.code == .cancelled)
+        #expect(result.failure?.message.contains("not started") == true)
+        #expect(requests.value == 0)
+        #expect(log.events.isEmpty)
+        #expect(!manager.isLoading)
+        // The manager still works for a caller that is not cancelled.
+        #expect(await outcome { try await manager.load() }.success == ["ok": true])
+        #expect(requests.value == 1)
+    }
+
     @Test func cancelAllEndsEveryCallWithoutDelivery() async throws {
         let cancellations = Counter()
         let requests = Counter()

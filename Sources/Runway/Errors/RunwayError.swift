@@ -9,16 +9,61 @@
 public struct RunwayError: Error, Sendable {
     /// What kind of failure this is.
     public var code: Code
+    /// Everything but the code, in one shared box: a `RunwayError` is two words, so the results
+    /// and typed-throws slots that carry one through every async frame of a call stay small
+    /// (the frames are allocated per call). Never mutated; a setter stores a new box.
+    private var details: Details
+
+    private final class Details: Sendable {
+        let stage: Stage?
+        let message: String
+        let field: String?
+        let response: Response?
+        let underlying: (any Error)?
+
+        init(stage: Stage?, message: String, field: String?, response: Response?, underlying: (any Error)?) {
+            self.stage = stage
+            self.message = message
+            self.field = field
+            self.response = response
+            self.underlying = underlying
+        }
+
+        func with(
+            stage: Stage?? = nil, message: String? = nil, field: String?? = nil, response: Response?? = nil,
+            underlying: (any Error)?? = nil
+        ) -> Details {
+            Details(
+                stage: stage ?? self.stage, message: message ?? self.message, field: field ?? self.field,
+                response: response ?? self.response, underlying: underlying ?? self.underlying)
+        }
+    }
+
     /// Where it failed; `nil` until the chain attributes it.
-    public var stage: Stage?
+    public var stage: Stage? {
+        get { details.stage }
+        set { details = details.with(stage: .some(newValue)) }
+    }
     /// What happened, for people.
-    public var message: String
+    public var message: String {
+        get { details.message }
+        set { details = details.with(message: newValue) }
+    }
     /// The parameter or field at fault, for validation failures.
-    public var field: String?
+    public var field: String? {
+        get { details.field }
+        set { details = details.with(field: .some(newValue)) }
+    }
     /// The response, when one was received (the raw data is kept for inspection).
-    public var response: Response?
+    public var response: Response? {
+        get { details.response }
+        set { details = details.with(response: .some(newValue)) }
+    }
     /// The error this one wraps, if any.
-    public var underlying: (any Error)?
+    public var underlying: (any Error)? {
+        get { details.underlying }
+        set { details = details.with(underlying: .some(newValue)) }
+    }
 
     /// Creates an error.
     public init(
@@ -26,11 +71,7 @@ public struct RunwayError: Error, Sendable {
         response: Response? = nil, underlying: (any Error)? = nil
     ) {
         self.code = code
-        self.message = message
-        self.stage = stage
-        self.field = field
-        self.response = response
-        self.underlying = underlying
+        details = Details(stage: stage, message: message, field: field, response: response, underlying: underlying)
     }
 }
 

@@ -35,7 +35,8 @@
 /// 8. `load()` returns (or throws) after step 7 has finished.
 ///
 /// ## Calls that do not land
-/// A call that is **not started** (vetoed, dropped by ``LoadPolicy/dropNew``) and a call that is
+/// A call that is **not started** (vetoed, dropped by ``LoadPolicy/dropNew``, a `load()` from a
+/// task that is already cancelled) and a call that is
 /// **cancelled** (``cancelAll()``, ``LoadPolicy/cancelPrevious``, the awaiting task cancelled,
 /// the manager released) are never delivered to the delegate and run no hook after
 /// ``afterCallingAPI(with:)``; `load()` throws ``RunwayError`` `.cancelled` whose message says

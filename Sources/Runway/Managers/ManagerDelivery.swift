@@ -23,6 +23,12 @@ public struct ManagerDelivery: Sendable {
     /// On a serial dispatch queue.
     public static func queue(_ queue: DispatchQueue) -> ManagerDelivery { ManagerDelivery(base: .queue(queue)) }
 
+    /// Whether delivery runs on the task that finished the call.
+    var isInline: Bool {
+        if case .inline = base { return true }
+        return false
+    }
+
     /// Runs `body` on this executor and returns its result when it has run.
     func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         switch base {

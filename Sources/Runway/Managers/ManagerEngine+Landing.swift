@@ -9,14 +9,27 @@ struct WeakReference<Object: AnyObject & Sendable>: Sendable {
     }
 }
 
+/// Everything the task of one call needs, captured once.
+struct CallPlan<Manager: APIManager>: Sendable {
+    let manager: WeakReference<Manager>
+    let engine: WeakReference<ManagerEngine>
+    let call: ManagerCall
+    let entry: ServiceEntry
+    let request: Request
+    let params: [String: JSON]
+    let apiName: String
+    let monitor: ReachabilityMonitor?
+    let afterSuccess: (@Sendable (JSON) -> Void)?
+}
+
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task. Holds the manager and the engine weakly while the
     /// request is in flight.
-    static func execute<Manager: APIManager>(
-        manager: WeakReference<Manager>, engine: WeakReference<ManagerEngine>, call: ManagerCall,
-        entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String,
-        monitor: ReachabilityMonitor?, afterSuccess: (@Sendable (JSON) -> Void)?
-    ) async -> Result<JSON, RunwayError> {
+    static func execute<Manager: APIManager>(_ plan: CallPlan<Manager>) async -> Result<JSON, RunwayError> {
+        let (manager, engine, call, entry, request, params, apiName, monitor, afterSuccess) = (
+            plan.manager, plan.engine, plan.call, plan.entry, plan.request, plan.params, plan.apiName, plan.monitor,
+            plan.afterSuccess
+        )
         let stage = RunwayError.Stage.manager(apiName)
         manager.object?.afterCallingAPI(with: params)
         let sent: Result<Response, RunwayError>
@@ -40,13 +53,14 @@ extension ManagerEngine {
         if let reason = engine.lock.withLock({ call.cancelReason }) {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
-        let outcome = evaluate(manager, entry: entry, sent: sent, stage: stage)
+        let outcome = evaluate(manager, engine: engine, entry: entry, sent: sent, stage: stage)
         return await engine.land(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
     private static func evaluate<Manager: APIManager>(
-        _ manager: Manager, entry: ServiceEntry, sent: Result<Response, RunwayError>, stage: RunwayError.Stage
+        _ manager: Manager, engine: ManagerEngine, entry: ServiceEntry, sent: Result<Response, RunwayError>,
+        stage: RunwayError.Stage
     ) -> Result<APIResponse, RunwayError> {
         let response: Response
         switch sent {
@@ -58,7 +72,7 @@ extension ManagerEngine {
         var parseError: RunwayError?
         if !response.body.isEmpty {
             do {
-                json = try JSON(parsing: response.body)
+                json = try engine.parse(response.body)
             } catch {
                 json = nil
                 parseError = error
@@ -111,19 +125,10 @@ extension ManagerEngine {
             return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: stage))
         }
         if case .success(let response) = outcome { afterSuccess?(response.json) }
-        let delivered = await delivery.run { [self] () -> Bool in
-            switch outcome {
-            case .success(let response):
-                guard manager.beforePerformSuccess(response) else { return false }
-                currentDelegate()?.managerCallAPIDidSucceed(manager)
-                manager.afterPerformSuccess(response)
-            case .failure(let error):
-                guard manager.beforePerformFail(error) else { return false }
-                currentDelegate()?.managerCallAPIDidFail(manager, error: error)
-                manager.afterPerformFail(error)
-            }
-            return true
-        }
+        // Inline delivery calls straight through: no closure to allocate for an executor hop.
+        let delivered =
+            delivery.isInline
+            ? deliver(manager, outcome) : await delivery.run { [self] in deliver(manager, outcome) }
         switch outcome {
         case .success(let response) where delivered:
             return .success(response.json)
@@ -136,6 +141,21 @@ extension ManagerEngine {
         }
     }
 
+    /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery.
+    private func deliver<Manager: APIManager>(_ manager: Manager, _ outcome: Result<APIResponse, RunwayError>) -> Bool {
+        switch outcome {
+        case .success(let response):
+            guard manager.beforePerformSuccess(response) else { return false }
+            currentDelegate()?.managerCallAPIDidSucceed(manager)
+            manager.afterPerformSuccess(response)
+        case .failure(let error):
+            guard manager.beforePerformFail(error) else { return false }
+            currentDelegate()?.managerCallAPIDidFail(manager, error: error)
+            manager.afterPerformFail(error)
+        }
+        return true
+    }
+
     func currentDelegate() -> (any APIManagerDelegate)? {
         lock.withLock { state.delegate }
     }
@@ -145,5 +165,16 @@ extension Result {
     fileprivate var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
+    }
+}
+
+extension ManagerEngine {
+    /// The body parsed as JSON; a body equal to the last one parsed gives the same value without
+    /// parsing again (cache hits and unchanged refreshes answer with the same bytes).
+    func parse(_ body: Data) throws(RunwayError) -> JSON {
+        if let last = read({ $0.lastParsed }), last.body == body { return last.json }
+        let json = try JSON(parsing: body)
+        lock.withLock { state.lastParsed = (body, json) }
+        return json
     }
 }

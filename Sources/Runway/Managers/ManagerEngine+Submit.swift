@@ -61,40 +61,85 @@ extension ManagerEngine {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
 
+        // A `load()` from a task that is already cancelled would be cancelled as soon as it
+        // waits; it is not started (deterministically, whatever the chain answers at once).
+        if awaiting, Task.isCancelled {
+            return .notStarted(RunwayError(.cancelled, "not started: the awaiting task was cancelled", stage: stage))
+        }
         let policy = policy ?? manager.loadPolicy
         let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
-        var superseded: [ManagerCall] = []
-        let submission: Submission = lock.withLock {
+        // A `load()` whose call nobody can join runs in a task started immediately on the
+        // caller's thread (no hop to start it; a call answered without suspending, such as a
+        // cache hit, finishes before `submit` returns). That task is created outside the lock,
+        // since it runs at once and takes the lock itself. Calls that others may join
+        // (`shareInFlight`) and delegate-path calls keep a task created under the lock, so a
+        // joiner always finds the task to wait for.
+        let immediate = awaiting && shareKey == nil
+        var superseded: [Task<Result<JSON, RunwayError>, Never>] = []
+        let weakManager = WeakReference(manager)
+        let weakEngine = WeakReference(self)
+        let apiName = manager.apiName
+        // Made before the lock (its id is given under it) so the task's closure is built once.
+        let call = ManagerCall(shareKey: shareKey)
+        let plan = CallPlan(
+            manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request, params: params,
+            apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
+        let registered: Registration = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
             if policy == .cancelPrevious {
-                superseded = Array(state.calls.values)
-                for call in superseded { call.markCancelled("superseded by a newer call (cancelPrevious)") }
-                state.calls = [:]
+                for call in state.calls.values {
+                    call.markCancelled("superseded by a newer call (cancelPrevious)")
+                    if let task = call.task { superseded.append(task) }
+                }
+                state.calls.removeAll(keepingCapacity: true)
             }
             if let shareKey, let joined = state.calls.values.first(where: { $0.shareKey == shareKey }), let task = joined.task {
                 if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }
                 return .running(joined, task)
             }
             state.nextCallID &+= 1
-            let call = ManagerCall(id: state.nextCallID, shareKey: shareKey)
+            call.id = state.nextCallID
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
-            let weakManager = WeakReference(manager)
-            let weakEngine = WeakReference(self)
-            let apiName = manager.apiName
-            let task = Task {
-                await Self.execute(
-                    manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request,
-                    params: params, apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
-            }
-            call.task = task
             state.calls[call.id] = call
+            if immediate { return .startImmediately }
+            let task = Task { await Self.execute(plan) }
+            call.task = task
             return .running(call, task)
         }
         // Outside the lock: cancellation handlers run synchronously and may take it.
-        for call in superseded { call.cancelRunning() }
-        return submission
+        for task in superseded { task.cancel() }
+        switch registered {
+        case .notStarted(let error):
+            return .notStarted(error)
+        case .running(let call, let task):
+            return .running(call, task)
+        case .startImmediately:
+            // Closure literals passed straight to the task initialisers: a closure stored first
+            // would be re-wrapped (one more allocation) to match their parameter type.
+            let task: Task<Result<JSON, RunwayError>, Never>
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                task = Task.immediate { await Self.execute(plan) }
+            } else {
+                task = Task { await Self.execute(plan) }
+            }
+            // A cancellation (cancelAll, a newer cancelPrevious call) that came before the task
+            // was stored found no task to cancel; it left its reason on the call, so cancel here.
+            let cancelled = lock.withLock {
+                call.task = task
+                return call.cancelReason != nil
+            }
+            if cancelled { task.cancel() }
+            return .running(call, task)
+        }
+    }
+
+    /// What `prepare` decided under the lock.
+    private enum Registration {
+        case notStarted(RunwayError)
+        case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
+        case startImmediately
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
@@ -104,7 +149,7 @@ extension ManagerEngine {
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
-        let call = ManagerCall(id: 0, shareKey: nil)
+        let call = ManagerCall(shareKey: nil)
         let failure = error
         let weakManager = WeakReference(manager)
         let weakEngine = WeakReference(self)
@@ -143,14 +188,14 @@ extension ManagerEngine {
         await withTaskCancellationHandler {
             await task.value
         } onCancel: {
-            let cancel: Bool = lock.withLock {
+            let cancel: Task<Result<JSON, RunwayError>, Never>? = lock.withLock {
                 call.awaiters -= 1
-                guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return false }
+                guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return nil }
                 call.markCancelled("the awaiting task was cancelled")
                 state.calls[call.id] = nil
-                return true
+                return call.task
             }
-            if cancel { call.cancelRunning() }
+            cancel?.cancel()
         }
     }
 }

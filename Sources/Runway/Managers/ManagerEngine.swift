@@ -32,6 +32,8 @@ public final class ManagerEngine: @unchecked Sendable {
         var rawData: JSON?
         var lastResponse: Response?
         var lastError: RunwayError?
+        /// The last body parsed and its JSON (see `parse(_:)`).
+        var lastParsed: (body: Data, json: JSON)?
         var calls: [UInt64: ManagerCall] = [:]
         var nextCallID: UInt64 = 0
         weak var delegate: (any APIManagerDelegate)?
@@ -80,15 +82,20 @@ public final class ManagerEngine: @unchecked Sendable {
 
     /// Cancels every call in flight; they end with `.cancelled` and are not delivered.
     func cancelAll(reason: String) {
-        let calls = lock.withLock { () -> [ManagerCall] in
-            let calls = Array(state.calls.values)
-            for call in calls { call.markCancelled(reason) }
-            state.calls = [:]
-            return calls
+        let tasks = lock.withLock { () -> [Task<Result<JSON, RunwayError>, Never>] in
+            var tasks: [Task<Result<JSON, RunwayError>, Never>] = []
+            for call in state.calls.values {
+                call.markCancelled(reason)
+                // A call whose task is not stored yet is cancelled by its creator, which checks
+                // the reason when it stores the task.
+                if let task = call.task { tasks.append(task) }
+            }
+            state.calls.removeAll(keepingCapacity: true)
+            return tasks
         }
         // Outside the lock: cancelling runs the task's cancellation handlers at once, and some
         // of ours take the lock.
-        for call in calls { call.cancelRunning() }
+        for task in tasks { task.cancel() }
     }
 }
 
@@ -97,27 +104,22 @@ public final class ManagerEngine: @unchecked Sendable {
 final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock, before the call is visible to anyone else).
-    let id: UInt64
+    // lock; for a task started immediately that is just after it started, and whoever cancels
+    // before then leaves `cancelReason` for the creator to act on).
+    /// Given under the lock when the call is registered (0 for a call that fails early).
+    var id: UInt64 = 0
     let shareKey: String?
     var task: Task<Result<JSON, RunwayError>, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
 
-    init(id: UInt64, shareKey: String?) {
-        self.id = id
+    init(shareKey: String?) {
         self.shareKey = shareKey
     }
 
     /// Records why the call ends; call under the engine's lock.
     func markCancelled(_ reason: String) {
         if cancelReason == nil { cancelReason = reason }
-    }
-
-    /// Cancels the task running the call; call after ``markCancelled(_:)``, **not** under the
-    /// engine's lock (cancellation handlers run synchronously and may take it).
-    func cancelRunning() {
-        task?.cancel()
     }
 }

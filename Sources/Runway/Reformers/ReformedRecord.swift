@@ -9,7 +9,9 @@
 /// ```
 /// Records compare equal when they hold the same keys with equal values.
 public struct ReformedRecord: Sendable, Hashable, CustomStringConvertible {
-    private var values: [String: AnyHashableSendable]
+    // Internal but visible to inlined code, so the generic subscript below is specialised in
+    // the reformer's module: reformers set a few fields per item, for every item.
+    @usableFromInline var values: [String: AnyHashableSendable]
 
     /// Creates an empty record.
     public init() {
@@ -17,9 +19,18 @@ public struct ReformedRecord: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value under `key`, if any; setting `nil` removes it.
-    public subscript<Value>(key: ReformedKey<Value>) -> Value? {
+    @inlinable public subscript<Value>(key: ReformedKey<Value>) -> Value? {
         get { values[key.name]?.base as? Value }
-        set { values[key.name] = newValue.map(AnyHashableSendable.init) }
+        set {
+            if let newValue {
+                // Room for a typical record at the first value: one allocation instead of a
+                // dictionary that grows (and rehashes) as fields are added one by one.
+                if values.isEmpty { values.reserveCapacity(8) }
+                values[key.name] = AnyHashableSendable(newValue)
+            } else {
+                values[key.name] = nil
+            }
+        }
     }
 
     /// The number of values.
@@ -34,18 +45,18 @@ public struct ReformedRecord: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A type-erased hashable, sendable value.
-private struct AnyHashableSendable: Hashable, Sendable {
-    let base: any Hashable & Sendable
+@usableFromInline struct AnyHashableSendable: Hashable, Sendable {
+    @usableFromInline let base: any Hashable & Sendable
 
-    init(_ base: any Hashable & Sendable) {
+    @inlinable init(_ base: any Hashable & Sendable) {
         self.base = base
     }
 
-    static func == (lhs: Self, rhs: Self) -> Bool {
+    @usableFromInline static func == (lhs: Self, rhs: Self) -> Bool {
         AnyHashable(lhs.base) == AnyHashable(rhs.base)
     }
 
-    func hash(into hasher: inout Hasher) {
+    @usableFromInline func hash(into hasher: inout Hasher) {
         hasher.combine(AnyHashable(base))
     }
 }

@@ -71,16 +71,20 @@ public struct Request: Sendable {
     }
 
     private func validateURL() throws(RunwayError) {
-        guard let scheme = url.scheme?.lowercased() else {
+        // Runs for every request (at creation and again in the dispatcher), so it compares
+        // without lower-casing copies and scans the bytes in one loop.
+        guard let scheme = url.scheme else {
             throw RunwayError(.invalidURL, "URL has no scheme: \"\(url.absoluteString)\"")
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw RunwayError(.unsupportedScheme, "scheme \"\(scheme)\" is not http or https")
+        guard scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https") else {
+            throw RunwayError(.unsupportedScheme, "scheme \"\(scheme.lowercased())\" is not http or https")
         }
         guard let host = url.host, !host.isEmpty else {
             throw RunwayError(.invalidURL, "URL has no host: \"\(url.absoluteString)\"")
         }
-        if url.absoluteString.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+        var absolute = url.absoluteString
+        let hasControl = absolute.withUTF8 { bytes in bytes.contains { $0 <= 0x20 || $0 == 0x7F } }
+        if hasControl {
             throw RunwayError(.invalidURL, "URL contains spaces or control characters")
         }
     }

@@ -87,6 +87,52 @@ public struct RequestParameters: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The canonical form of the parameters of a percent-encoded query (without `?`): the same
+    /// as ``canonicalForm`` of `RequestParameters(percentEncodedQuery:contentType:body:)`, but a
+    /// query that already is canonical (as API managers build them) is returned without decoding.
+    public static func canonicalForm(percentEncodedQuery query: Substring) -> String {
+        isCanonical(query) ? String(query) : RequestParameters(decode(String(query))).canonicalForm
+    }
+
+    /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
+    /// characters only, each with one `=`, sorted by name and then value.
+    public static func isCanonical(_ query: Substring) -> Bool {
+        var query = query
+        return query.withUTF8 { bytes in
+            var previousName = 0..<0, previousValue = 0..<0
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                var equals = -1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+                    if bytes[end] == UInt8(ascii: "=") {
+                        guard equals < 0 else { return false }
+                        equals = end
+                    } else if !isUnreserved(bytes[end]) {
+                        return false
+                    }
+                    end += 1
+                }
+                guard equals > start else { return false }  // no "=", or an empty name
+                let name = start..<equals, value = equals + 1..<end
+                if !previousName.isEmpty {
+                    let namesEqual = bytes[previousName].elementsEqual(bytes[name])
+                    let ordered =
+                        namesEqual
+                        ? !bytes[value].lexicographicallyPrecedes(bytes[previousValue])
+                        : bytes[previousName].lexicographicallyPrecedes(bytes[name])
+                    guard ordered else { return false }
+                }
+                previousName = name
+                previousValue = value
+                guard end < bytes.count else { return true }
+                start = end + 1
+                guard start < bytes.count else { return false }  // a trailing "&"
+            }
+            return true
+        }
+    }
+
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
     public static func encode(_ text: String) -> String {
         guard !text.utf8.allSatisfy(isUnreserved) else { return text }

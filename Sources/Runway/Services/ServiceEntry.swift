@@ -66,18 +66,24 @@ final class ServiceEntry: Sendable {
 
     /// `name=value` pairs sorted by name, percent-encoded; an array gives one pair per element.
     static func query(_ parameters: [String: JSON]) -> String {
-        var pairs: [String] = []
-        pairs.reserveCapacity(parameters.count)
-        for key in parameters.keys.sorted() {
-            guard let value = parameters[key] else { continue }
+        // Built in place: this runs for every GET call with parameters.
+        var query = ""
+        query.reserveCapacity(parameters.count * 16)
+        func append(_ name: String, _ value: JSON) {
+            if !query.isEmpty { query += "&" }
+            query += name
+            query += "="
+            query += percentEncoded(value.queryText)
+        }
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
             let name = percentEncoded(key)
             if case .array(let elements) = value {
-                for element in elements { pairs.append(name + "=" + percentEncoded(element.queryText)) }
+                for element in elements { append(name, element) }
             } else {
-                pairs.append(name + "=" + percentEncoded(value.queryText))
+                append(name, value)
             }
         }
-        return pairs.joined(separator: "&")
+        return query
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

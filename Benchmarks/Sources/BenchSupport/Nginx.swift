@@ -4,11 +4,11 @@ import Foundation
 /// `openssl`: plain HTTP/1.1 on one port, TLS with HTTP/1.1 and HTTP/2 (ALPN) on another.
 ///
 /// Endpoints: `/json` (a 300-byte JSON), `/gzip` (a 64 KiB JSON served gzip-compressed).
-final class Nginx: Sendable {
-    let directory: URL
-    let plainPort: Int
-    let tlsPort: Int
-    let caFile: String
+public final class Nginx: Sendable {
+    public let directory: URL
+    public let plainPort: Int
+    public let tlsPort: Int
+    public let caFile: String
     private let process: Process
 
     static let jsonBody: String = {
@@ -16,7 +16,7 @@ final class Nginx: Sendable {
         return head + String(repeating: "x", count: max(0, 300 - head.utf8.count - 2)) + "\"}"
     }()
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-bench-nginx-\(getpid())")
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("www"), withIntermediateDirectories: true)
@@ -81,14 +81,14 @@ final class Nginx: Sendable {
         try Self.waitForPort(tlsPort)
     }
 
-    func stop() {
+    public func stop() {
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
-    var plainURL: String { "http://127.0.0.1:\(plainPort)" }
-    var tlsURL: String { "https://127.0.0.1:\(tlsPort)" }
+    public var plainURL: String { "http://127.0.0.1:\(plainPort)" }
+    public var tlsURL: String { "https://127.0.0.1:\(tlsPort)" }
 
     private static func shell(_ command: String) throws {
         let p = Process()

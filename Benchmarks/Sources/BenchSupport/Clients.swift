@@ -11,30 +11,41 @@ import FoundationNetworking
 #endif
 
 /// How a client under test is set up.
-struct ClientSetup: Sendable {
-    var connections: Int
-    var caFile: String?
-    var http1Only = false
+public struct ClientSetup: Sendable {
+    public var connections: Int
+    public var caFile: String?
+    public var http1Only = false
+
+    public init(connections: Int, caFile: String? = nil, http1Only: Bool = false) {
+        self.connections = connections
+        self.caFile = caFile
+        self.http1Only = http1Only
+    }
 }
 
 /// One HTTP client under test: GET a URL, return the body size.
-protocol BenchClient: Sendable {
+public protocol BenchClient: Sendable {
     func get(_ url: String) async throws -> Int
 }
 
-struct NoOp: Interceptor {
-    let name: String
-    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+public struct NoOp: Interceptor {
+    public let name: String
+
+    public init(name: String) {
+        self.name = name
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         try await next(request, context)
     }
 }
 
 /// Runway's full stack: six no-op interceptors and the libcurl dispatcher.
-struct RunwayClient: BenchClient {
+public struct RunwayClient: BenchClient {
     let pipeline: Pipeline
     let options: RequestOptions
 
-    init(_ setup: ClientSetup) {
+    public init(_ setup: ClientSetup) {
         let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: setup.connections))
         pipeline = Pipeline(interceptors: (1...6).map { NoOp(name: "noop\($0)") }, dispatcher: dispatcher)
         var options = RequestOptions()
@@ -43,7 +54,7 @@ struct RunwayClient: BenchClient {
         self.options = options
     }
 
-    func get(_ url: String) async throws -> Int {
+    public func get(_ url: String) async throws -> Int {
         let request = try Request(url, options: options)
         let response = try await pipeline.send(request)
         guard response.status == 200 else { throw RunwayError(.serverError, "status \(response.status)") }
@@ -51,24 +62,24 @@ struct RunwayClient: BenchClient {
     }
 }
 
-struct RawCurlClient: BenchClient {
+public struct RawCurlClient: BenchClient {
     let multi: RawCurlMulti
     let setup: ClientSetup
 
-    init(_ setup: ClientSetup) {
+    public init(_ setup: ClientSetup) {
         multi = RawCurlMulti(maxConnectionsPerHost: setup.connections)
         self.setup = setup
     }
 
-    func get(_ url: String) async throws -> Int {
+    public func get(_ url: String) async throws -> Int {
         try await multi.get(url, caFile: setup.caFile, http1Only: setup.http1Only)
     }
 }
 
-struct AHCClient: BenchClient {
+public struct AHCClient: BenchClient {
     let client: HTTPClient
 
-    init(_ setup: ClientSetup) throws {
+    public init(_ setup: ClientSetup) throws {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: setup.connections)
         configuration.decompression = .enabled(limit: .none)
@@ -81,7 +92,7 @@ struct AHCClient: BenchClient {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    func get(_ url: String) async throws -> Int {
+    public func get(_ url: String) async throws -> Int {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept-Encoding", value: "gzip")
         let response = try await client.execute(request, timeout: .seconds(30))
@@ -90,23 +101,23 @@ struct AHCClient: BenchClient {
     }
 }
 
-struct URLSessionClient: BenchClient {
+public struct URLSessionClient: BenchClient {
     let session: URLSession
 
-    init(_ setup: ClientSetup) {
+    public init(_ setup: ClientSetup) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = setup.connections
         session = URLSession(configuration: configuration)
     }
 
-    func get(_ url: String) async throws -> Int {
+    public func get(_ url: String) async throws -> Int {
         let (data, _) = try await session.data(from: URL(string: url)!)
         return data.count
     }
 }
 
 /// Runs `total` calls of `body` with `concurrency` calls in flight at once.
-func run(_ total: Int, concurrency: Int, _ body: @escaping @Sendable () async throws -> Void) async throws {
+public func run(_ total: Int, concurrency: Int, _ body: @escaping @Sendable () async throws -> Void) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<concurrency {
             let share = total / concurrency + (worker < total % concurrency ? 1 : 0)

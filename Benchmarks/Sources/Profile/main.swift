@@ -1,0 +1,146 @@
+// A small driver for profilers: runs one scenario N times so that
+// `valgrind --tool=callgrind` (stable instruction counts on a noisy machine) or `perf` can
+// look at it. Not a benchmark: the numbers to report come from `swift package benchmark`.
+//
+//   swift build -c release --product Profile
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/load.cg .build/release/Profile load 10000
+//   callgrind_annotate /tmp/load.cg | head -40
+//
+// Scenarios: load, load-params, fetch, cache-manager, cache-pipeline,
+// `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx), and
+// `http <runway|raw-libcurl|async-http-client|urlsession> <concurrency> [url]` (GETs against the
+// benchmarks' nginx, started here unless a URL is given).
+import BenchSupport
+import Foundation
+import Runway
+import RunwayCache
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let scenario = arguments.first else {
+    print("usage: Profile <scenario> [count] ...")
+    exit(2)
+}
+
+func count(at index: Int, default value: Int) -> Int {
+    arguments.dropFirst(index).first.flatMap(Int.init) ?? value
+}
+
+// Nonisolated, so the loop runs on the global executor like a benchmark's, not on the main actor.
+func runScenario(_ scenario: String) async throws {
+    switch scenario {
+    case "load", "load-params":
+        let n = count(at: 1, default: 10_000)
+        let manager = BenchItemsAPIManager(registry: benchRegistry(body: #"{"ok":true}"#))
+        let params: [String: JSON]? = scenario == "load" ? nil : ["page": 2, "city": "Shanghai"]
+        for _ in 0..<n { _ = try await manager.load(params: params) }
+    case "fetch":
+        let n = count(at: 1, default: 1_000)
+        let manager = BenchItemsAPIManager(registry: benchRegistry(body: hundredItems))
+        try await manager.load()
+        let reformer = BenchListReformer()
+        var total = 0
+        for _ in 0..<n { total &+= try manager.fetchData(with: reformer).count }
+        print(total)
+    case "cache-manager":
+        let n = count(at: 1, default: 10_000)
+        let manager = try CacheFixture(policy: .memory(), diskFile: nil).manager()
+        for _ in 0..<n { _ = try await manager.load(params: CacheFixture.params) }
+    case "cache-pipeline":
+        let n = count(at: 1, default: 10_000)
+        let fixture = try CacheFixture(policy: .memory(), diskFile: nil)
+        for _ in 0..<n { _ = try await fixture.pipeline.send(fixture.request, context: fixture.context) }
+    case "http":
+        // http <client> <concurrency> <count> [base URL]
+        let name = arguments.dropFirst().first ?? "runway"
+        let concurrency = count(at: 2, default: 16)
+        let n = count(at: 3, default: 20_000)
+        let server: Nginx? = arguments.count > 4 ? nil : try Nginx()
+        defer { server?.stop() }
+        let url = (arguments.dropFirst(4).first ?? server!.plainURL) + "/json"
+        let setup = ClientSetup(connections: concurrency)
+        let client: any BenchClient =
+            switch name {
+            case "raw-libcurl": RawCurlClient(setup)
+            case "async-http-client": try AHCClient(setup)
+            case "urlsession": URLSessionClient(setup)
+            default: RunwayClient(setup)
+            }
+        _ = try await client.get(url)
+        let start = ContinuousClock.now
+        try await run(n, concurrency: concurrency) { _ = try await client.get(url) }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("\(name) c=\(concurrency): \(n) requests in \(elapsed), \(Int(Double(n) / seconds)) req/s")
+    case "compare":
+        // compare <concurrency> <requests> [rounds] [path] [plain|tls-h1|tls-h2]: one nginx; wrk
+        // (the ceiling: C, no Swift), then each Swift client, interleaved round after round so
+        // that a machine whose load changes affects them alike; medians and ratios.
+        let concurrency = count(at: 1, default: 16)
+        let n = count(at: 2, default: 20_000)
+        let rounds = count(at: 3, default: 3)
+        let path = arguments.dropFirst(4).first ?? "/json"
+        let transport = arguments.dropFirst(5).first ?? "plain"
+        let server = try Nginx()
+        defer { server.stop() }
+        let tls = transport != "plain"
+        let url = (tls ? server.tlsURL : server.plainURL) + path
+        let setup = ClientSetup(connections: concurrency, caFile: tls ? server.caFile : nil, http1Only: transport == "tls-h1")
+        var clients: [(String, any BenchClient)] = [
+            ("raw-libcurl", RawCurlClient(setup)), ("runway", RunwayClient(setup)), ("async-http-client", try AHCClient(setup)),
+        ]
+        // URLSession on Linux cannot trust a custom CA.
+        if !tls { clients.append(("urlsession", URLSessionClient(setup))) }
+        var rates: [String: [Double]] = [:]
+        for _ in 0..<rounds {
+            rates["wrk", default: []].append(wrk(url: url, connections: concurrency, gzip: path == "/gzip"))
+            for (name, client) in clients {
+                _ = try await client.get(url)
+                let start = ContinuousClock.now
+                try await run(name == "urlsession" ? n / 10 : n, concurrency: concurrency) { _ = try await client.get(url) }
+                let elapsed = ContinuousClock.now - start
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                rates[name, default: []].append(Double(name == "urlsession" ? n / 10 : n) / seconds)
+            }
+        }
+        func median(_ name: String) -> Double { rates[name, default: [0]].sorted()[rates[name, default: [0]].count / 2] }
+        print("\(path) c=\(concurrency) \(transport), median of \(rounds) rounds (req/s):")
+        for name in ["wrk", "raw-libcurl", "runway", "async-http-client", "urlsession"] {
+            print("  \(name): \(Int(median(name)))  [\(rates[name, default: []].map { String(Int($0)) }.joined(separator: " "))]")
+        }
+        let runway = median("runway")
+        print(String(format: "  runway ÷ raw %.2f, ÷ AHC %.2f, ÷ URLSession %.2f; raw ÷ wrk %.2f, raw ÷ AHC %.2f",
+            runway / median("raw-libcurl"), runway / median("async-http-client"), tls ? 0.0 : runway / median("urlsession"),
+            median("raw-libcurl") / median("wrk"), median("raw-libcurl") / median("async-http-client")))
+    default:
+        print("unknown scenario \(scenario)")
+        exit(2)
+    }
+}
+
+/// Requests per second `wrk` (one thread) reaches against `url` in two seconds; 0 without wrk.
+func wrk(url: String, connections: Int, gzip: Bool) -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+    process.arguments = ["-t1", "-c\(connections)", "-d2s"] + (gzip ? ["-H", "Accept-Encoding: gzip"] : []) + [url]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return 0 }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let line = output.split(separator: "\n").first { $0.hasPrefix("Requests/sec:") }
+    return line.flatMap { Double($0.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+}
+
+// Blocks the main thread on a semaphore rather than top-level `await`: valgrind 3.19 crashes in
+// the signal thread that `dispatch_main` starts once Foundation is loaded.
+let done = DispatchSemaphore(value: 0)
+Task.detached {
+    do {
+        try await runScenario(scenario)
+    } catch {
+        print("failed: \(error)")
+        exit(1)
+    }
+    done.signal()
+}
+done.wait()
