@@ -8,7 +8,13 @@ extension APIManager {
     /// - Returns: The raw data (also kept in ``rawData``).
     /// - Throws: ``RunwayError``: the failure delivered, or `.cancelled` for a call that was not
     ///   started or did not land (the message says which).
+    ///
+    /// `@concurrent`: it runs on the global executor, never on the caller's actor, whatever
+    /// the caller's isolation or language mode. The call's work (the chain's signing, gzip and
+    /// cache reads, JSON parsing) starts at once on that thread (`Task.immediate`), so it never
+    /// lands on the main actor.
     @discardableResult
+    @concurrent
     public func load(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
         switch engine.submit(self, params: params, awaiting: true) {
         case .notStarted(let error):

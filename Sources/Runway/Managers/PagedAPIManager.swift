@@ -69,7 +69,9 @@ extension PagedAPIManager {
     /// Loads the page after the last one loaded and waits for the landing.
     /// - Parameter params: Parameters besides the page ones; `nil` asks the param source.
     /// - Throws: ``RunwayError``; `.noContent` (not started) after the last page.
+    /// `@concurrent`, like ``APIManager/load(params:)``: never on the caller's actor.
     @discardableResult
+    @concurrent
     public func loadNextPage(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
         try await Self.nextPage(WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate, params: params, awaiting: true)
             .get()
