@@ -9,9 +9,20 @@ struct WeakReference<Object: AnyObject & Sendable>: Sendable {
     }
 }
 
+/// A weak reference to a manager as an existential. The call path is not generic over the
+/// concrete manager: a generic type or async frame per manager type would make the runtime
+/// look its metadata up on every call (about a tenth of a call's instructions).
+struct WeakManager: Sendable {
+    weak var object: (any APIManager)?
+
+    init(_ object: any APIManager) {
+        self.object = object
+    }
+}
+
 /// Everything the task of one call needs, captured once.
-struct CallPlan<Manager: APIManager>: Sendable {
-    let manager: WeakReference<Manager>
+struct CallPlan: Sendable {
+    let manager: WeakManager
     let engine: WeakReference<ManagerEngine>
     let call: ManagerCall
     let entry: ServiceEntry
@@ -25,7 +36,7 @@ struct CallPlan<Manager: APIManager>: Sendable {
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task. Holds the manager and the engine weakly while the
     /// request is in flight.
-    static func execute<Manager: APIManager>(_ plan: CallPlan<Manager>) async -> Result<JSON, RunwayError> {
+    static func execute(_ plan: CallPlan) async -> Result<JSON, RunwayError> {
         let (manager, engine, call, entry, request, params, apiName, monitor, afterSuccess) = (
             plan.manager, plan.engine, plan.call, plan.entry, plan.request, plan.params, plan.apiName, plan.monitor,
             plan.afterSuccess
@@ -58,8 +69,8 @@ extension ManagerEngine {
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
-    private static func evaluate<Manager: APIManager>(
-        _ manager: Manager, engine: ManagerEngine, entry: ServiceEntry, sent: Result<Response, RunwayError>,
+    private static func evaluate(
+        _ manager: any APIManager, engine: ManagerEngine, entry: ServiceEntry, sent: Result<Response, RunwayError>,
         stage: RunwayError.Stage
     ) -> Result<APIResponse, RunwayError> {
         let response: Response
@@ -102,8 +113,8 @@ extension ManagerEngine {
     }
 
     /// Step 7–8: update the state, then deliver on the delivery executor.
-    func land<Manager: APIManager>(
-        _ manager: Manager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
+    func land(
+        _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) async -> Result<JSON, RunwayError> {
         let stage = RunwayError.Stage.manager(manager.apiName)
@@ -142,7 +153,7 @@ extension ManagerEngine {
     }
 
     /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery.
-    private func deliver<Manager: APIManager>(_ manager: Manager, _ outcome: Result<APIResponse, RunwayError>) -> Bool {
+    private func deliver(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) -> Bool {
         switch outcome {
         case .success(let response):
             guard manager.beforePerformSuccess(response) else { return false }

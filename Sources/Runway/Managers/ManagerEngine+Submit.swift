@@ -76,7 +76,7 @@ extension ManagerEngine {
         // joiner always finds the task to wait for.
         let immediate = awaiting && shareKey == nil
         var superseded: [Task<Result<JSON, RunwayError>, Never>] = []
-        let weakManager = WeakReference(manager)
+        let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
         let apiName = manager.apiName
         // Made before the lock (its id is given under it) so the task's closure is built once.
@@ -151,7 +151,7 @@ extension ManagerEngine {
         if error.stage == nil { error.stage = stage }
         let call = ManagerCall(shareKey: nil)
         let failure = error
-        let weakManager = WeakReference(manager)
+        let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
         let task = Task {
             guard let manager = weakManager.object, let engine = weakEngine.object else {
