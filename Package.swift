@@ -36,7 +36,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        .target(name: "RunwayCurl", dependencies: ["Runway", "CCurl"], swiftSettings: strict),
+        .target(name: "RunwayCurl", dependencies: ["Runway", "CCurl", "RunwayCompression"], swiftSettings: strict),
         .target(name: "RunwayURLSession", dependencies: ["Runway"], swiftSettings: strict),
         .target(name: "RunwayTesting", dependencies: ["Runway"], swiftSettings: strict),
 

@@ -15,4 +15,10 @@ static inline int runway_inflate_init_auto(z_stream *stream) {
     return inflateInit2(stream, 15 + 32);
 }
 
+/// Starts an inflate stream that reads raw deflate data (no header), as some servers send for
+/// `Content-Encoding: deflate`.
+static inline int runway_inflate_init_raw(z_stream *stream) {
+    return inflateInit2(stream, -15);
+}
+
 #endif

@@ -1,6 +1,12 @@
 import CZlib
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// gzip encoding and bounded decoding, on zlib.
 ///
 /// ```swift
@@ -32,47 +38,83 @@ public enum Gzip {
         return output
     }
 
-    /// Decompresses gzip or zlib data, stopping as soon as the output would pass `limit` bytes,
-    /// so a small bomb cannot exhaust memory.
+    /// What compressed data looks like.
+    public enum Format: Sendable, Hashable {
+        /// gzip (RFC 1952) or zlib (RFC 1950), told apart by the header.
+        case gzipOrZlib
+        /// Deflate without a header (RFC 1951), which some servers send as `Content-Encoding: deflate`.
+        case rawDeflate
+    }
+
+    /// Decompresses `data`, stopping as soon as the output would pass `limit` bytes, so a small
+    /// bomb cannot exhaust memory.
+    ///
+    /// The output is inflated straight into one buffer, sized from the gzip trailer's length
+    /// when there is one (bounded by `limit` and by deflate's 1:1032 ratio, so a lying trailer
+    /// cannot reserve more), and doubled when it runs out.
     /// - Throws: ``CompressionError/tooLarge(limit:)``, ``CompressionError/truncated``,
     ///   ``CompressionError/corrupt(_:)``.
-    public static func decompress(_ data: Data, limit: Int) throws(CompressionError) -> Data {
-        guard data.count <= Int(UInt32.max) else { throw .tooLarge(limit: limit) }
+    public static func decompress(_ data: Data, limit: Int, format: Format = .gzipOrZlib) throws(CompressionError) -> Data {
+        guard data.count <= Int(uInt.max) else { throw .tooLarge(limit: limit) }
+        let limit = max(0, limit)
+        // One byte past the limit: inflating into it proves the output is too large.
+        let ceiling = limit == Int.max ? limit : limit + 1
         var stream = z_stream()
-        let initStatus = runway_inflate_init_auto(&stream)
+        let initStatus = format == .rawDeflate ? runway_inflate_init_raw(&stream) : runway_inflate_init_auto(&stream)
         guard initStatus == Z_OK else { throw .zlib(initStatus) }
         defer { inflateEnd(&stream) }
-        let chunkSize = 64 * 1024
-        var output = Data()
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
-        let result: Result<Void, CompressionError> = data.withUnsafeBytes { input in
+
+        var capacity = min(ceiling, initialCapacity(data, format: format))
+        guard var buffer = malloc(max(capacity, 1)) else { throw .zlib(Z_MEM_ERROR) }
+        let status: Int32 = data.withUnsafeBytes { input in
+            // zlib never writes through next_in; the cast only satisfies its C signature.
             stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
             stream.avail_in = uInt(input.count)
             while true {
-                let (status, produced) = chunk.withUnsafeMutableBufferPointer { buffer in
-                    stream.next_out = buffer.baseAddress
-                    stream.avail_out = uInt(buffer.count)
-                    let status = inflate(&stream, Z_NO_FLUSH)
-                    return (status, buffer.count - Int(stream.avail_out))
+                let produced = Int(stream.total_out)
+                stream.next_out = buffer.assumingMemoryBound(to: Bytef.self) + produced
+                stream.avail_out = uInt(clamping: capacity - produced)
+                let status = inflate(&stream, Z_NO_FLUSH)
+                guard status == Z_OK || status == Z_BUF_ERROR, stream.avail_out == 0, capacity < ceiling else {
+                    return status
                 }
-                if output.count + produced > limit { return .failure(.tooLarge(limit: limit)) }
-                output.append(contentsOf: chunk[0..<produced])
-                switch status {
-                case Z_STREAM_END:
-                    return .success(())
-                case Z_OK:
-                    continue
-                case Z_BUF_ERROR:
-                    // No progress possible: the input ran out before the stream ended.
-                    return .failure(.truncated)
-                case Z_DATA_ERROR, Z_NEED_DICT:
-                    return .failure(.corrupt(stream.msg.map { String(cString: $0) } ?? "invalid data"))
-                default:
-                    return .failure(.zlib(status))
-                }
+                // The buffer is full and the stream goes on: grow it (up to one past the limit).
+                let grown = capacity.multipliedReportingOverflow(by: 2)
+                let next = grown.overflow ? ceiling : min(ceiling, grown.partialValue)
+                guard let moved = realloc(buffer, next) else { return Z_MEM_ERROR }
+                buffer = moved
+                capacity = next
             }
         }
-        try result.get()
-        return output
+        let produced = Int(stream.total_out)
+        if status == Z_STREAM_END, produced <= limit {
+            return Data(bytesNoCopy: buffer, count: produced, deallocator: .free)
+        }
+        free(buffer)
+        if produced > limit { throw .tooLarge(limit: limit) }
+        switch status {
+        case Z_OK, Z_BUF_ERROR:
+            // No progress possible: the input ran out before the stream ended.
+            throw .truncated
+        case Z_DATA_ERROR, Z_NEED_DICT:
+            throw .corrupt(stream.msg.map { String(cString: $0) } ?? "invalid data")
+        default:
+            throw .zlib(status)
+        }
+    }
+
+    /// A first guess at the decompressed size: the gzip trailer's length (the size modulo
+    /// 2^32) when it is plausible, else four times the input.
+    private static func initialCapacity(_ data: Data, format: Format) -> Int {
+        let count = data.count
+        let plausible = count.multipliedReportingOverflow(by: 1032)
+        let most = plausible.overflow ? Int.max : plausible.partialValue
+        if format == .gzipOrZlib, count >= 18, data[data.startIndex] == 0x1F, data[data.startIndex + 1] == 0x8B {
+            let end = data.endIndex
+            let stated = Int(data[end - 4]) | Int(data[end - 3]) << 8 | Int(data[end - 2]) << 16 | Int(data[end - 1]) << 24
+            // 0 is the empty stream, or a size that wrapped at 4 GiB; either way not a guide.
+            if stated > 0 { return min(stated, most) }
+        }
+        return min(most, max(4096, count * 4))
     }
 }

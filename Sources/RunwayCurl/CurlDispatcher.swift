@@ -11,6 +11,8 @@ import Runway
 ///   one connection);
 /// - connect and total timeouts, a response-size limit counted after decompression, redirects
 ///   off by default;
+/// - compressed responses inflated by the awaiting task rather than the loop thread (see
+///   ``Configuration/ResponseDecoding``);
 /// - task cancellation that removes the transfer at once, so the server sees the connection
 ///   abort (HTTP/1.1) or a stream reset (HTTP/2);
 /// - TLS verification on by default, a custom CA bundle, public-key pinning, connect overrides
@@ -26,10 +28,12 @@ import Runway
 /// and HTTP/1.1 over cleartext.
 public final class CurlDispatcher: Dispatcher {
     private let multi: CurlMulti
+    private let decoding: Configuration.ResponseDecoding
 
     /// Starts a dispatcher and its thread.
     public init(configuration: Configuration = Configuration()) {
         multi = CurlMulti(configuration: configuration)
+        decoding = configuration.responseDecoding
     }
 
     deinit {
@@ -51,8 +55,8 @@ public final class CurlDispatcher: Dispatcher {
             request.progress?.finish()
             throw error
         }
-        let transfer = CurlTransfer(request: request)
-        return try await withTaskCancellationHandler {
+        let transfer = CurlTransfer(request: request, decoding: decoding)
+        let response = try await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
             // once and drops it, and only the transfer's single owner calls `finish`.
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
@@ -62,6 +66,9 @@ public final class CurlDispatcher: Dispatcher {
         } onCancel: {
             multi.cancel(transfer)
         }
+        // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for
+        // every other transfer meanwhile.
+        return transfer.decodesOnAwaitingTask ? try ResponseDecoder.decode(response, limit: request.options.maxResponseSize) : response
     }
 }
 
@@ -79,19 +86,41 @@ extension CurlDispatcher {
         public var userAgent: String
         /// How long idle easy handles are kept for reuse, at most this many.
         public var easyHandlePoolSize: Int
+        /// Who inflates compressed responses (``RequestOptions/acceptCompressedResponses``).
+        public var responseDecoding: ResponseDecoding
 
         public init(
             maxConnectionsPerHost: Int = 8,
             maxTotalConnections: Int = 0,
             connectionCacheSize: Int = 64,
             userAgent: String = "Runway/0.1",
-            easyHandlePoolSize: Int = 64
+            easyHandlePoolSize: Int = 64,
+            responseDecoding: ResponseDecoding = .awaitingTask
         ) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxTotalConnections = maxTotalConnections
             self.connectionCacheSize = connectionCacheSize
             self.userAgent = userAgent
             self.easyHandlePoolSize = easyHandlePoolSize
+            self.responseDecoding = responseDecoding
+        }
+
+        /// Who inflates a compressed response body, and so which encodings are asked for.
+        ///
+        /// Either way the body a caller gets is decoded, its headers are as the server sent
+        /// them, and ``RequestOptions/maxResponseSize`` counts decoded bytes (a gzip bomb is
+        /// `.responseTooLarge`, never an out-of-memory). Downloads to a file are always decoded
+        /// by libcurl.
+        public enum ResponseDecoding: Sendable, Hashable {
+            /// Asks for `gzip, deflate`; libcurl hands over the body as it came and the task
+            /// awaiting the response inflates it. The default: inflating is the costliest step
+            /// of a compressed response, and the dispatcher has one loop thread for every
+            /// transfer, so it is done by the callers' tasks, in parallel, instead. A server
+            /// that answers with an encoding that was not asked for gets `.responseInvalid`.
+            case awaitingTask
+            /// Asks for every encoding this libcurl decodes (gzip and deflate, plus br and
+            /// zstd where it is built with them) and lets libcurl inflate on its loop thread.
+            case libcurl
         }
     }
 }

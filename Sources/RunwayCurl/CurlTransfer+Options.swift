@@ -45,6 +45,11 @@ extension CurlTransfer {
             list = curl_slist_append(list, line)
         }
         list = curl_slist_append(list, "Expect:")
+        if decodesOnAwaitingTask {
+            // Only what `ResponseDecoder` inflates; libcurl passes the body through as sent.
+            list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)")
+            try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        }
         var resume: Int64 = 0
         if let download = request.download, download.resume,
             let size = (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path))?[.size] as? NSNumber,
@@ -56,7 +61,7 @@ extension CurlTransfer {
         resumeOffset = resume
         headerList = list
         try set(easy, CURLOPT_HTTPHEADER, list)
-        if options.acceptCompressedResponses && !hasAcceptEncoding {
+        if options.acceptCompressedResponses && !hasAcceptEncoding && !decodesOnAwaitingTask {
             // "" = every encoding this libcurl can decode; decoded before our write callback.
             try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         }

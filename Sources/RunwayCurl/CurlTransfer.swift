@@ -40,8 +40,14 @@ final class CurlTransfer: @unchecked Sendable {
     var file: Int32 = -1
     var bodyGoesToFile = false
 
-    init(request: Request) {
+    /// Whether the body is left encoded for the awaiting task to inflate (see
+    /// ``CurlDispatcher/Configuration/ResponseDecoding``); fixed before the hand-over.
+    let decodesOnAwaitingTask: Bool
+
+    init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
         self.request = request
+        decodesOnAwaitingTask = decoding == .awaitingTask && request.options.acceptCompressedResponses
+            && request.download == nil && request.headers["Accept-Encoding"] == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
     }
@@ -104,7 +110,8 @@ final class CurlTransfer: @unchecked Sendable {
             value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
     }
 
-    /// A chunk of the (decompressed) body; returns false to abort the transfer.
+    /// A chunk of the body (decoded by libcurl, or as sent when ``decodesOnAwaitingTask``);
+    /// returns false to abort the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if !bodyStarted {
             bodyStarted = true

@@ -31,4 +31,30 @@ import Testing
         flipped[flipped.count - 6] ^= 0xFF  // inside the CRC32 trailer
         #expect(throws: CompressionError.corrupt("")) { try Gzip.decompress(flipped, limit: 1 << 20) }
     }
+
+    @Test func oneByteOverTheLimitIsTooLarge() throws {
+        let text = Data(String(repeating: "page=2&size=30&", count: 500).utf8)
+        let packed = try Gzip.compress(text)
+        #expect(try Gzip.decompress(packed, limit: text.count) == text)
+        #expect(throws: CompressionError.tooLarge(limit: text.count - 1)) { try Gzip.decompress(packed, limit: text.count - 1) }
+    }
+
+    @Test func rawDeflateDecodesOnlyAsRawDeflate() throws {
+        let text = Data(String(repeating: "city=sh&kind=rent&", count: 300).utf8)
+        let packed = try Gzip.compress(text)
+        // zlib's gzip: a 10-byte header, raw deflate, an 8-byte trailer.
+        let raw = packed.subdata(in: 10..<(packed.count - 8))
+        #expect(try Gzip.decompress(raw, limit: 1 << 20, format: .rawDeflate) == text)
+        #expect(throws: CompressionError.corrupt("")) { try Gzip.decompress(raw, limit: 1 << 20) }
+    }
+
+    @Test func aLyingLengthInTheTrailerIsCorruptNotAHugeAllocation() throws {
+        let text = Data(String(repeating: "id=42&", count: 2000).utf8)
+        for stated: UInt32 in [0xFFFF_FFF0, 1, UInt32(text.count * 2)] {
+            var packed = try Gzip.compress(text)
+            let end = packed.count
+            for byte in 0..<4 { packed[end - 4 + byte] = UInt8(truncatingIfNeeded: stated >> UInt32(byte * 8)) }
+            #expect(throws: CompressionError.corrupt(""), "\(stated)") { try Gzip.decompress(packed, limit: .max) }
+        }
+    }
 }

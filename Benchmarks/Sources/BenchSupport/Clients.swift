@@ -15,11 +15,17 @@ public struct ClientSetup: Sendable {
     public var connections: Int
     public var caFile: String?
     public var http1Only = false
+    /// Who inflates compressed responses in Runway's libcurl dispatcher.
+    public var responseDecoding = CurlDispatcher.Configuration.ResponseDecoding.awaitingTask
 
-    public init(connections: Int, caFile: String? = nil, http1Only: Bool = false) {
+    public init(
+        connections: Int, caFile: String? = nil, http1Only: Bool = false,
+        responseDecoding: CurlDispatcher.Configuration.ResponseDecoding = .awaitingTask
+    ) {
         self.connections = connections
         self.caFile = caFile
         self.http1Only = http1Only
+        self.responseDecoding = responseDecoding
     }
 }
 
@@ -46,7 +52,8 @@ public struct RunwayClient: BenchClient {
     let options: RequestOptions
 
     public init(_ setup: ClientSetup) {
-        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: setup.connections))
+        let dispatcher = CurlDispatcher(
+            configuration: .init(maxConnectionsPerHost: setup.connections, responseDecoding: setup.responseDecoding))
         pipeline = Pipeline(interceptors: (1...6).map { NoOp(name: "noop\($0)") }, dispatcher: dispatcher)
         var options = RequestOptions()
         if let caFile = setup.caFile { options.tls.certificateAuthorities = .file(caFile) }

@@ -88,6 +88,12 @@ func runScenario(_ scenario: String) async throws {
         var clients: [(String, any BenchClient)] = [
             ("raw-libcurl", RawCurlClient(setup)), ("runway", RunwayClient(setup)), ("async-http-client", try AHCClient(setup)),
         ]
+        if path == "/gzip" {
+            // The same stack with libcurl inflating on its loop thread (the default inflates on the awaiting task).
+            var loopDecodes = setup
+            loopDecodes.responseDecoding = .libcurl
+            clients.append(("runway-libcurl-decodes", RunwayClient(loopDecodes)))
+        }
         // URLSession on Linux cannot trust a custom CA.
         if !tls { clients.append(("urlsession", URLSessionClient(setup))) }
         var rates: [String: [Double]] = [:]
@@ -104,7 +110,7 @@ func runScenario(_ scenario: String) async throws {
         }
         func median(_ name: String) -> Double { rates[name, default: [0]].sorted()[rates[name, default: [0]].count / 2] }
         print("\(path) c=\(concurrency) \(transport), median of \(rounds) rounds (req/s):")
-        for name in ["wrk", "raw-libcurl", "runway", "async-http-client", "urlsession"] {
+        for name in ["wrk", "raw-libcurl", "runway", "runway-libcurl-decodes", "async-http-client", "urlsession"] where rates[name] != nil {
             print("  \(name): \(Int(median(name)))  [\(rates[name, default: []].map { String(Int($0)) }.joined(separator: " "))]")
         }
         let runway = median("runway")

@@ -27,6 +27,41 @@ extension BuiltInRoutes {
         }
     }
 
+    /// `/encoded/{n}?as=...`: n bytes of ``DeterministicBytes`` in one of the forms a client
+    /// may meet: `gzip`, `x-gzip`, `deflate` (zlib-wrapped, as HTTP means it), `raw-deflate`
+    /// (sent as `deflate` without the zlib wrapper, as some servers do), `gzip-twice`
+    /// (`Content-Encoding: gzip, gzip`), `truncated` and `corrupt` gzip, `br` (bytes that are
+    /// not brotli) and `empty` (no body, `Content-Encoding: gzip`).
+    static func addEncodings(to router: Router<TestRequestContext>) {
+        router.get("/encoded/:n") { request, context in
+            guard let count = context.parameters.get("n", as: Int.self), (0...(64 << 20)).contains(count) else {
+                return badRequest("n must be a number from 0 to 64 MiB")
+            }
+            let plain = DeterministicBytes.data(count: count)
+            let gzip = try Gzip.compress(plain)
+            // A gzip stream from zlib: a 10-byte header, raw deflate, an 8-byte trailer.
+            let raw = gzip.subdata(in: 10..<(gzip.count - 8))
+            let form = request.uri.queryParameters.get("as") ?? "gzip"
+            let (encoding, body): (String, Data)
+            switch form {
+            case "gzip", "x-gzip": (encoding, body) = (form, gzip)
+            case "deflate": (encoding, body) = ("deflate", Gzip.zlibWrapped(raw: raw, of: plain))
+            case "raw-deflate": (encoding, body) = ("deflate", raw)
+            case "gzip-twice": (encoding, body) = ("gzip, gzip", try Gzip.compress(gzip))
+            case "truncated": (encoding, body) = ("gzip", gzip.prefix(gzip.count / 2))
+            case "corrupt":
+                var flipped = gzip
+                for index in stride(from: 12, to: flipped.count - 8, by: 7) { flipped[index] ^= 0x5A }
+                (encoding, body) = ("gzip", flipped)
+            case "br": (encoding, body) = ("br", Data("these bytes are not brotli".utf8))
+            case "empty": (encoding, body) = ("gzip", Data())
+            default: return badRequest("unknown form \(form)")
+            }
+            let headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: encoding]
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+
     private static func gzipResponse(_ body: Data, uncompressedLength: Int) -> Response {
         var headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: "gzip"]
         headers.append(customField("X-Uncompressed-Length", String(uncompressedLength)))

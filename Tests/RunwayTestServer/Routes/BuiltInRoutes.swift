@@ -11,6 +11,7 @@ enum BuiltInRoutes {
         addStreaming(to: router)
         addDownload(to: router)
         addCompression(to: router)
+        addEncodings(to: router)
         addRedirect(to: router)
         addUpload(to: router)
     }

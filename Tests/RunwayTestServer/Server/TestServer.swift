@@ -17,7 +17,7 @@ import ServiceLifecycle
 /// #expect(server.stats.connectionsAccepted == 1)
 /// ```
 /// Built-in endpoints (see ``TestServer/start(host:tls:http2:responseDelay:port:builtInRoutes:routes:)``) cover
-/// echo, status codes, slow and reset responses, large and gzip bodies, downloads with `Range`,
+/// echo, status codes, slow and reset responses, large, gzip and otherwise encoded bodies, downloads with `Range`,
 /// redirects and uploads. Tests add their own endpoints with the `routes` closure.
 public final class TestServer: Sendable {
     /// Adds routes to the server's router before it starts.

@@ -1,7 +1,7 @@
 import CZlibTest
 import Foundation
 
-/// Gzip compression through zlib, for the `/gzip` and `/gzip-bomb` endpoints.
+/// Gzip compression through zlib, for the `/gzip`, `/gzip-bomb` and `/encoded` endpoints.
 enum Gzip {
     /// Gzip-compresses the chunks `next` yields until it returns `nil`.
     static func compress(level: Int32 = 6, chunks next: () -> Data?) throws -> Data {
@@ -42,6 +42,17 @@ enum Gzip {
     static func compress(_ data: Data) throws -> Data {
         var pending: Data? = data
         return try compress { defer { pending = nil }; return pending }
+    }
+
+    /// The zlib format (RFC 1950) around raw deflate data of `plain`.
+    static func zlibWrapped(raw: Data, of plain: Data) -> Data {
+        let checksum = plain.withUnsafeBytes { bytes in
+            adler32(adler32(0, nil, 0), bytes.bindMemory(to: Bytef.self).baseAddress, uInt(bytes.count))
+        }
+        var wrapped = Data([0x78, 0x9C])
+        wrapped.append(raw)
+        for shift in stride(from: 24, through: 0, by: -8) { wrapped.append(UInt8(truncatingIfNeeded: checksum >> UInt(shift))) }
+        return wrapped
     }
 
     /// Gzip of `megabytes` MiB of zeros: about 1 KiB per MiB (deflate's ratio tops out near 1:1000).

@@ -1,0 +1,58 @@
+import Foundation
+import Runway
+import RunwayCompression
+
+/// Inflates a response body that libcurl handed over as sent
+/// (``CurlDispatcher/Configuration/ResponseDecoding/awaitingTask``).
+enum ResponseDecoder {
+    /// The encodings asked for: the ones ``decode(_:limit:)`` undoes.
+    static let acceptEncoding = "gzip, deflate"
+
+    /// The response with its body decoded per `Content-Encoding`; headers stay as sent, as
+    /// libcurl leaves them when it decodes.
+    /// - Parameter limit: The most decoded bytes (``RequestOptions/maxResponseSize``).
+    /// - Throws: ``RunwayError`` `.responseTooLarge` past `limit`; `.responseInvalid` for a
+    ///   corrupt or truncated body, or an encoding that was not asked for.
+    static func decode(_ response: Response, limit: Int) throws(RunwayError) -> Response {
+        guard !response.body.isEmpty, let header = response.headers["Content-Encoding"] else { return response }
+        var body = response.body
+        // Listed in the order they were applied: undone last to first.
+        for token in header.split(separator: ",").reversed() {
+            let encoding = token.trimmingCharacters(in: .whitespaces).lowercased()
+            switch encoding {
+            case "", "identity":
+                continue
+            case "gzip", "x-gzip":
+                body = try inflate(body, format: .gzipOrZlib, encoding: encoding, limit: limit, response: response)
+            case "deflate":
+                // Meant to be zlib-wrapped; some servers send it raw, which libcurl accepts too.
+                do {
+                    body = try inflate(body, format: .gzipOrZlib, encoding: encoding, limit: limit, response: response)
+                } catch where error.code == .responseInvalid {
+                    body = try inflate(body, format: .rawDeflate, encoding: encoding, limit: limit, response: response)
+                }
+            default:
+                throw RunwayError(
+                    .responseInvalid,
+                    "the response is \(encoding)-encoded, which was not asked for (Accept-Encoding: \(acceptEncoding)); "
+                        + "CurlDispatcher.Configuration(responseDecoding: .libcurl) asks for every encoding libcurl decodes",
+                    response: response)
+            }
+        }
+        var decoded = response
+        decoded.body = body
+        return decoded
+    }
+
+    private static func inflate(
+        _ body: Data, format: Gzip.Format, encoding: String, limit: Int, response: Response
+    ) throws(RunwayError) -> Data {
+        do {
+            return try Gzip.decompress(body, limit: limit, format: format)
+        } catch where error.isTooLarge {
+            throw RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
+        } catch {
+            throw RunwayError(.responseInvalid, "the \(encoding) response body cannot be decoded: \(error)", response: response, underlying: error)
+        }
+    }
+}

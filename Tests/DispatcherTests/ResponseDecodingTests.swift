@@ -1,0 +1,120 @@
+import Foundation
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Who inflates a compressed response in ``CurlDispatcher``: the awaiting task (the default) or
+/// libcurl on its loop thread. Both must give the caller the same decoded body and the same
+/// typed errors.
+@Suite("libcurl response decoding")
+struct ResponseDecodingTests {
+    static let modes: [CurlDispatcher.Configuration.ResponseDecoding] = [.awaitingTask, .libcurl]
+
+    private func dispatcher(_ mode: CurlDispatcher.Configuration.ResponseDecoding) -> CurlDispatcher {
+        CurlDispatcher(configuration: .init(responseDecoding: mode))
+    }
+
+    private func send(_ dispatcher: CurlDispatcher, _ request: Request) async throws -> Response {
+        try await dispatcher.dispatch(request, context: RequestContext())
+    }
+
+    @Test("every form a server sends is decoded to the same bytes", arguments: modes)
+    func forms(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let dispatcher = dispatcher(mode)
+        try await withTestServer { server in
+            for form in ["gzip", "x-gzip", "deflate", "raw-deflate", "gzip-twice"] {
+                let response = try await send(dispatcher, makeRequest(server.url("/encoded/150000?as=\(form)")))
+                #expect(response.status == 200, "\(form)")
+                #expect(response.body == DeterministicBytes.data(count: 150_000), "\(form)")
+                // Headers stay as the server sent them, whoever decoded.
+                #expect(response.headers["Content-Encoding"] != nil, "\(form)")
+            }
+            let empty = try await send(dispatcher, makeRequest(server.url("/encoded/0?as=empty")))
+            #expect(empty.status == 200)
+            #expect(empty.body.isEmpty)
+        }
+    }
+
+    @Test("a corrupt, truncated or unrequested encoding is .responseInvalid", arguments: modes)
+    func badBodies(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let dispatcher = dispatcher(mode)
+        try await withTestServer { server in
+            for form in ["corrupt", "truncated", "br"] {
+                let request = makeRequest(server.url("/encoded/100000?as=\(form)"))
+                if form == "truncated", mode == .libcurl {
+                    // libcurl (7.88) hands over what it inflated from a gzip stream that a
+                    // complete HTTP message cut short, without an error: one more reason the
+                    // awaiting task decodes by default.
+                    await withKnownIssue("libcurl accepts a truncated gzip body") {
+                        #expect(await runwayError { try await send(dispatcher, request) }?.code == .responseInvalid)
+                    }
+                    continue
+                }
+                let error = await runwayError { try await send(dispatcher, request) }
+                #expect(error?.code == .responseInvalid, "\(form): \(String(describing: error))")
+                if mode == .awaitingTask {
+                    #expect(error?.response?.status == 200, "\(form): the response is kept")
+                }
+            }
+            // The dispatcher is fine afterwards.
+            let response = try await send(dispatcher, makeRequest(server.url("/encoded/1000")))
+            #expect(response.body == DeterministicBytes.data(count: 1000))
+        }
+    }
+
+    @Test("the limit counts decoded bytes: a bomb stops there, a body at the limit passes", arguments: modes)
+    func limit(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let dispatcher = dispatcher(mode)
+        try await withTestServer { server in
+            let bomb = makeRequest(server.url("/gzip-bomb/64")) { $0.maxResponseSize = 4 << 20 }
+            let error = await runwayError { try await send(dispatcher, bomb) }
+            #expect(error?.code == .responseTooLarge)
+
+            let atLimit = makeRequest(server.url("/encoded/65536?as=deflate")) { $0.maxResponseSize = 65536 }
+            let passed = try await send(dispatcher, atLimit)
+            #expect(passed.body.count == 65536)
+            let overLimit = makeRequest(server.url("/encoded/65537?as=deflate")) { $0.maxResponseSize = 65536 }
+            #expect(await runwayError { try await send(dispatcher, overLimit) }?.code == .responseTooLarge)
+        }
+    }
+
+    @Test("what is asked for: gzip and deflate by the task, libcurl's own list, or nothing")
+    func acceptEncoding() async throws {
+        try await withTestServer { server in
+            let ownTask = try decodeEcho(try await send(dispatcher(.awaitingTask), makeRequest(server.url("/echo"))))
+            #expect(ownTask.headers["accept-encoding"] == "gzip, deflate")
+
+            let byLibcurl = try decodeEcho(try await send(dispatcher(.libcurl), makeRequest(server.url("/echo"))))
+            let listed = Set((byLibcurl.headers["accept-encoding"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(listed.isSuperset(of: ["gzip", "deflate"]))
+
+            let off = makeRequest(server.url("/echo")) { $0.acceptCompressedResponses = false }
+            #expect(try decodeEcho(try await send(dispatcher(.awaitingTask), off)).headers["accept-encoding"] == nil)
+        }
+    }
+
+    @Test("a caller's own Accept-Encoding gets the body as sent", arguments: modes)
+    func callersOwnHeader(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        try await withTestServer { server in
+            let request = makeRequest(server.url("/encoded/5000?as=gzip"), headers: ["Accept-Encoding": "gzip"])
+            let response = try await send(dispatcher(mode), request)
+            #expect(response.body.starts(with: [0x1F, 0x8B]))
+            #expect(response.body.count < 5000)
+        }
+    }
+
+    @Test("downloads to a file are decoded too")
+    func download() async throws {
+        try await withTestServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-decoding-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var request = makeRequest(server.url("/encoded/70000?as=gzip"))
+            request.download = DownloadTarget(file: directory.appendingPathComponent("body"))
+            let response = try await send(dispatcher(.awaitingTask), request)
+            let file = try #require(response.fileURL)
+            #expect(try Data(contentsOf: file) == DeterministicBytes.data(count: 70_000))
+        }
+    }
+}
