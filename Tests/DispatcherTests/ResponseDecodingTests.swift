@@ -36,6 +36,22 @@ struct ResponseDecodingTests {
         }
     }
 
+    @Test("over HTTP/2 too", arguments: modes)
+    func http2(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let pki = try await TestPKI.load()
+        let dispatcher = dispatcher(mode)
+        try await withTestServer(tls: pki.server, http2: true) { server in
+            for form in ["gzip", "deflate"] {
+                let request = makeRequest(server.url("/encoded/80000?as=\(form)")) {
+                    $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                }
+                let response = try await send(dispatcher, request)
+                #expect(response.metrics.httpVersion == "2")
+                #expect(response.body == DeterministicBytes.data(count: 80_000), "\(form)")
+            }
+        }
+    }
+
     @Test("a corrupt, truncated or unrequested encoding is .responseInvalid", arguments: modes)
     func badBodies(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
         let dispatcher = dispatcher(mode)
