@@ -56,16 +56,17 @@ public final class CurlDispatcher: Dispatcher {
             throw error
         }
         let transfer = CurlTransfer(request: request, decoding: decoding)
-        let response = try await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
             // once and drops it, and only the transfer's single owner calls `finish`.
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Response, any Error>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 transfer.continuation = continuation
                 multi.submit(transfer)
             }
         } onCancel: {
             multi.cancel(transfer)
         }
+        let response = try transfer.takeOutcome().get()
         // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for
         // every other transfer meanwhile.
         return transfer.decodesOnAwaitingTask ? try ResponseDecoder.decode(response, limit: request.options.maxResponseSize) : response

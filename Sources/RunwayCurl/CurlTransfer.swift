@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Runway
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -12,14 +13,22 @@ import Darwin
 ///
 /// `@unchecked Sendable` because it is handed over exactly once: the caller fills it and
 /// submits it under the multi's lock, and from then on only the loop thread touches it (libcurl
-/// calls the callbacks below on that thread, inside `curl_multi_perform`). The one exception,
+/// calls the callbacks below on that thread, inside `curl_multi_perform`), until `finish` hands
+/// the outcome back to the caller (``takeOutcome()``, after the resume). The one exception,
 /// `cancelRequested`, is only read and written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: Request
     /// Computed on the caller's thread, so the loop thread does not touch `URL`.
     let urlString: String
     let isSecure: Bool
-    var continuation: UnsafeContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Void, Never>?
+    /// The outcome, written by `finish` on the loop thread before it resumes the caller and read
+    /// by the caller after (``takeOutcome()``). The release/acquire on `outcomeSet` is the
+    /// hand-over the thread sanitizer can see: when libcurl finishes a transfer before the
+    /// caller has suspended (a refused connection), the Swift runtime hands the continuation
+    /// over on a path TSan does not observe, and it would report the outcome's fields as a race.
+    private var outcome: Result<Response, RunwayError>?
+    private let outcomeSet = Atomic<Bool>(false)
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
 
@@ -52,12 +61,22 @@ final class CurlTransfer: @unchecked Sendable {
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
     }
 
-    /// Resumes the caller, once.
+    /// Leaves the outcome and resumes the caller, once.
     func finish(_ result: Result<Response, RunwayError>) {
         request.progress?.finish()
         guard let continuation else { return }
         self.continuation = nil
-        continuation.resume(with: result.mapError { $0 as any Error })
+        outcome = result
+        outcomeSet.store(true, ordering: .releasing)
+        continuation.resume()
+    }
+
+    /// The outcome `finish` left, for the resumed caller.
+    func takeOutcome() -> Result<Response, RunwayError> {
+        guard outcomeSet.load(ordering: .acquiring), let outcome else {
+            return .failure(RunwayError(.transport, "the transfer ended without an outcome"))
+        }
+        return outcome
     }
 
     /// Frees what libcurl no longer needs once the easy handle has left the multi handle.
