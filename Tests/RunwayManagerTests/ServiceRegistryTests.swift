@@ -75,6 +75,29 @@ import Testing
         #expect(log.events == ["app>", "service>", "dispatcher", "<service", "<app"])
     }
 
+    @Test func queryParametersArePercentEncodedLikeFoundation() async throws {
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub))
+        let texts = ["a&b=c", "上海 浦东", "~-._", "😀 ok", "100%", "x+y/z?#", "", "ÅÉ\u{301}"]
+        var params: [String: JSON] = [:]
+        for (index, text) in texts.enumerated() { params["k\(index) \(text)"] = .string(text) }
+        params["list"] = [.string("a b"), 2, true]
+        params["number"] = -42
+        params["flag"] = false
+        params["ratio"] = 2.5
+        try await manager.load(params: params)
+        let request = try #require(stub.requests.first)
+        // The oracle: Foundation's encoder, over the same sorted pairs.
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "?" }
+        var pairs: [String] = []
+        for (key, value) in params.sorted(by: { $0.key < $1.key }) {
+            let values: [JSON] = if case .array(let elements) = value { elements } else { [value] }
+            for element in values { pairs.append(encoded(key) + "=" + encoded(element.queryText)) }
+        }
+        #expect(request.url.query(percentEncoded: true) == pairs.joined(separator: "&"))
+    }
+
     @Test func postSendsParametersAsAJSONBody() async throws {
         let stub = jsonStub("{}")
         let manager = ItemListAPIManager(registry: try makeRegistry(stub), method: .post)

@@ -64,33 +64,44 @@ final class ServiceEntry: Sendable {
         return Request(method: method, url: url, headers: headers, body: body, options: options)
     }
 
-    /// `name=value` pairs sorted by name, percent-encoded; an array gives one pair per element.
+    /// `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters kept,
+    /// every other UTF-8 byte as `%XX`); an array gives one pair per element.
     static func query(_ parameters: [String: JSON]) -> String {
-        // Built in place: this runs for every GET call with parameters.
-        var query = ""
-        query.reserveCapacity(parameters.count * 16)
+        // Written as bytes into one buffer and made a String once: this runs for every GET call
+        // with parameters, and String appends of small pieces cost more than the encoding.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(parameters.count * 24)
         func append(_ name: String, _ value: JSON) {
-            if !query.isEmpty { query += "&" }
-            query += name
-            query += "="
-            query += percentEncoded(value.queryText)
-        }
-        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            let name = percentEncoded(key)
-            if case .array(let elements) = value {
-                for element in elements { append(name, element) }
-            } else {
-                append(name, value)
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: "&")) }
+            appendPercentEncoded(name, to: &bytes)
+            bytes.append(UInt8(ascii: "="))
+            switch value {
+            case .int(let number): bytes.append(contentsOf: String(number).utf8)
+            case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+            default: appendPercentEncoded(value.queryText, to: &bytes)
             }
         }
-        return query
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            if case .array(let elements) = value {
+                for element in elements { append(key, element) }
+            } else {
+                append(key, value)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func percentEncoded(_ text: String) -> String {
-        if text.utf8.allSatisfy(isUnreserved) { return text }
-        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    private static func appendPercentEncoded(_ text: String, to bytes: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hex.utf8Start[Int(byte >> 4)])
+                bytes.append(hex.utf8Start[Int(byte & 0x0F)])
+            }
+        }
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
