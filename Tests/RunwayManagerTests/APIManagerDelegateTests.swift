@@ -106,32 +106,3 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         #expect(onQueue.value == 1)
     }
 }
-
-/// Holds stub responses until opened.
-final class Gate: Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var isOpen = false
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = lock.withLock { () -> Bool in
-                if isOpen { return true }
-                waiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-}

@@ -4,35 +4,6 @@ import NIOCore
 import Runway
 import RunwayTestServer
 
-/// A latch a route can wait on until the test opens it.
-final class Gate: Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var isOpen = false
-    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func open() {
-        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            isOpen = true
-            defer { self.waiters = [] }
-            return self.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = lock.withLock {
-                if isOpen { return true }
-                waiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-}
-
 /// What the merge endpoints saw, and how they answer.
 final class MergeRouteState: Sendable {
     /// Holds `/m/item?hold=1` until opened.
