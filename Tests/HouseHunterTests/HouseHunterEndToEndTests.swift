@@ -56,10 +56,10 @@ struct HouseHunterEndToEndTests {
     }
 
     @Test func theLoginGateSendsToLoginWhichComesBack() async throws {
-        let run = try await HouseHunterProcess.run(["--login", "demo:househunter", "app://account/favourites"])
+        let run = try await HouseHunterProcess.run(["--login", "demo:househunter", "app://account/favourites", "app://account/logout"])
         #expect(run.status == 0, "\(run.stderr)")
         let screens = ("\n" + run.stdout).components(separatedBy: "\n> ")
-        #expect(screens.count == 3)
+        #expect(screens.count == 4)
         #expect(screens[1].hasPrefix("app://account/favourites"))
         #expect(screens[1].contains("== Log in =="))
         #expect(screens[1].contains("Log in to open app://account/favourites."))
@@ -67,6 +67,10 @@ struct HouseHunterEndToEndTests {
         #expect(screens[2].contains("Logged in as demo."))
         #expect(screens[2].contains("== Favourites =="))
         #expect(screens[2].contains("token refreshes: 0"))
+        // The server heard of the logout: no "was not told" line.
+        #expect(screens[3].hasPrefix("app://account/logout"))
+        #expect(screens[3].contains("== Logged out =="))
+        #expect(!screens[3].contains("was not told"))
         #expect(!run.stdout.contains("password="))
     }
 

@@ -78,12 +78,18 @@ public struct AccountTarget: MediatorTarget {
     }
 
     func logout() async -> Screen {
+        var blocks: [Screen.Block] = [.text("Nobody is logged in now.")]
         if let refreshToken = AccountSession.shared.refreshToken {
-            // Best effort: the session ends here whether or not the server hears of it.
-            _ = try? await LogoutAPIManager().load(params: ["refresh_token": .string(refreshToken)])
+            // The session ends here whether or not the server hears of it; if it does not, the
+            // screen says so (its refresh token stays valid until it expires).
+            do {
+                try await LogoutAPIManager().load(params: ["refresh_token": .string(refreshToken)])
+            } catch {
+                blocks.append(.text("The server was not told (\(error.code): \(error.message)); its refresh token expires on its own."))
+            }
         }
         AccountSession.shared.end()
-        return Screen(title: "Logged out", blocks: [.text("Nobody is logged in now.")])
+        return Screen(title: "Logged out", blocks: blocks)
     }
 
     func favourites(mediator: Mediator?) async throws -> Screen {
