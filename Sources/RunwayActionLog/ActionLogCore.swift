@@ -60,7 +60,7 @@ final class ActionLogCore: @unchecked Sendable {
 
     let settings: Settings
     let condition = NSCondition()
-    var state = State()
+    private var state = State()
 
     init(settings: Settings) {
         self.settings = settings
