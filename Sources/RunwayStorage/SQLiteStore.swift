@@ -115,7 +115,9 @@ public final class SQLiteStore: Sendable {
     }
 
     /// Rebuilds the file when `error` says it is corrupt (unless someone already replaced
-    /// `failed`); other errors (disk full, busy) leave it as it is.
+    /// `failed`); other errors (disk full, busy) leave it as it is. When the new file cannot be
+    /// opened either, `failed` stays in use (``pool`` is still it) and the next corrupt
+    /// read or write tries again.
     /// - Returns: Whether `error` was corruption.
     @discardableResult
     public func recover(from error: any Error, in failed: DatabasePool) -> Bool {
@@ -139,8 +141,15 @@ public final class SQLiteStore: Sendable {
 
     private func failure(_ error: any Error, in pool: DatabasePool, doing what: String) -> RunwayError {
         if let error = error as? RunwayError { return error }
-        let corrupt = recover(from: error, in: pool)
-        let message = corrupt ? "the database \(file.lastPathComponent) was corrupt and was rebuilt empty" : "\(what) failed: \(error)"
+        let message: String
+        if recover(from: error, in: pool) {
+            // Rebuilt here or by another caller meanwhile: the pool in use is not the failed one.
+            message = self.pool !== pool
+                ? "the database \(file.lastPathComponent) was corrupt and was rebuilt empty"
+                : "the database \(file.lastPathComponent) is corrupt and could not be rebuilt: \(error)"
+        } else {
+            message = "\(what) failed: \(error)"
+        }
         return RunwayError(.fileIO, message, stage: .storage(label), underlying: error)
     }
 
