@@ -56,7 +56,10 @@ public final class CurlDispatcher: Dispatcher {
             throw error
         }
         let transfer = CurlTransfer(request: request, decoding: decoding)
-        await withTaskCancellationHandler {
+        let multi = multi
+        // The task's cancellation and the call's (a manager's cancelPrevious, cancelAll,
+        // release) both remove the transfer at once.
+        await context.withCancellationHandler {
             // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
             // once and drops it, and only the transfer's single owner calls `finish`.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in

@@ -73,14 +73,14 @@ public final class URLSessionDispatcher: Dispatcher {
         do {
             try request.validate()
             try Self.checkSupported(request.options)
-            try Task.checkCancellation()
-            return try await send(request)
+            try context.checkCancellation()
+            return try await send(request, context: context)
         } catch {
             throw RunwayError.attributing(error, to: .dispatcher(name), fallback: .transport)
         }
     }
 
-    private func send(_ request: Request) async throws -> Response {
+    private func send(_ request: Request, context: RequestContext) async throws -> Response {
         let sink = try ResponseSink.make(for: request)
         var urlRequest = try URLRequestBuilder.make(for: request, resumeOffset: sink.resumeOffset)
         urlRequest.timeoutInterval = Self.backstopTimeout
@@ -95,10 +95,10 @@ public final class URLSessionDispatcher: Dispatcher {
             }
         }
         defer { timer?.cancel() }
-        return try await withTaskCancellationHandler {
+        return try await context.withCancellationHandler {
             try await transfer.run(task)
         } onCancel: {
-            transfer.abort(RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError()))
+            transfer.abort(RunwayError(.cancelled, "the call was cancelled", underlying: CancellationError()))
         }
     }
 

@@ -14,14 +14,18 @@ public struct RequestContext: Sendable {
     public var serviceID: String?
     /// The attempt number, starting at 1; retry interceptors increase it.
     public var attempt: Int
+    /// The call's cancellation apart from its task's, set by API managers for calls that run
+    /// in the caller's task (see ``CallCancellation``); `nil` when only the task cancels.
+    public var cancellation: CallCancellation?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
-    public init(apiName: String? = nil, serviceID: String? = nil) {
+    public init(apiName: String? = nil, serviceID: String? = nil, cancellation: CallCancellation? = nil) {
         self.callID = CallIDs.next()
         self.apiName = apiName
         self.serviceID = serviceID
         self.attempt = 1
+        self.cancellation = cancellation
         self.values = [:]
     }
 

@@ -11,8 +11,9 @@ extension APIManager {
     ///
     /// `@concurrent`: it runs on the global executor, never on the caller's actor, whatever
     /// the caller's isolation or language mode. The call's work (the chain's signing, gzip and
-    /// cache reads, JSON parsing) starts at once on that thread (`Task.immediate`), so it never
-    /// lands on the main actor.
+    /// cache reads, JSON parsing) runs in the caller's task on that executor, so it never lands
+    /// on the main actor (unless the call is joined to another under `shareInFlight`, which runs
+    /// in a task of its own).
     @discardableResult
     @concurrent
     public func load(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
@@ -21,6 +22,8 @@ extension APIManager {
             throw error
         case .running(let call, let task):
             return try await engine.wait(for: call, task: task).get()
+        case .inline(let plan):
+            return try await ManagerEngine.execute(plan).get()
         }
     }
 
@@ -31,7 +34,7 @@ extension APIManager {
     public func loadData(params: [String: JSON]? = nil) -> Bool {
         switch engine.submit(self, params: params, awaiting: false) {
         case .notStarted: false
-        case .running: true
+        case .running, .inline: true
         }
     }
 

@@ -34,23 +34,21 @@ struct CallPlan: Sendable {
 }
 
 extension ManagerEngine {
-    /// Steps 5–8 of a call, in its own task. Holds the manager and the engine weakly while the
-    /// request is in flight.
+    /// Steps 5–8 of a call, in its own task or the awaiting caller's. Holds the manager and the
+    /// engine weakly while the request is in flight.
     static func execute(_ plan: CallPlan) async -> Result<JSON, RunwayError> {
-        let (manager, engine, call, entry, request, params, apiName, monitor, afterSuccess) = (
-            plan.manager, plan.engine, plan.call, plan.entry, plan.request, plan.params, plan.apiName, plan.monitor,
-            plan.afterSuccess
-        )
-        let stage = RunwayError.Stage.manager(apiName)
-        manager.object?.afterCallingAPI(with: params)
+        // The plan's fields are used in place (a copy of each would retain it once more).
+        let stage = RunwayError.Stage.manager(plan.apiName)
+        plan.manager.object?.afterCallingAPI(with: plan.params)
         let sent: Result<Response, RunwayError>
         do {
-            let context = RequestContext(apiName: apiName, serviceID: entry.id.rawValue)
-            sent = .success(try await entry.pipeline.send(request, context: context))
+            let context = RequestContext(
+                apiName: plan.apiName, serviceID: plan.entry.id.rawValue, cancellation: plan.call.cancellation)
+            sent = .success(try await plan.entry.pipeline.send(plan.request, context: context))
         } catch {
             sent = .failure(error)
         }
-        if let monitor {
+        if let monitor = plan.monitor {
             switch sent {
             case .success: monitor.recordProbe(succeeded: true)
             case .failure(let error) where error.code == .cannotConnect || error.code == .dnsFailure:
@@ -58,14 +56,23 @@ extension ManagerEngine {
             case .failure: break
             }
         }
-        guard let engine = engine.object, let manager = manager.object else {
+        guard let engine = plan.engine.object, let manager = plan.manager.object else {
             return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
         }
-        if let reason = engine.lock.withLock({ call.cancelReason }) {
+        let reason: String? = engine.lock.withLock {
+            // A call run in the caller's task whose task was cancelled (a task-run call is
+            // cancelled only with a reason, by whoever cancelled it).
+            if plan.call.cancellation != nil, plan.call.cancelReason == nil, Task.isCancelled {
+                plan.call.markCancelled("the awaiting task was cancelled")
+                engine.state.removeCall(plan.call)
+            }
+            return plan.call.cancelReason
+        }
+        if let reason {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
-        let outcome = evaluate(manager, engine: engine, entry: entry, sent: sent, stage: stage)
-        return await engine.land(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
+        let outcome = evaluate(manager, engine: engine, entry: plan.entry, sent: sent, stage: stage)
+        return await engine.land(manager, call: plan.call, outcome: outcome, afterSuccess: plan.afterSuccess)
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
@@ -118,9 +125,14 @@ extension ManagerEngine {
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) async -> Result<JSON, RunwayError> {
         let stage = RunwayError.Stage.manager(manager.apiName)
+        // Inline delivery reads the delegate under this lock too (one lock less per call);
+        // another executor reads it when the delivery runs there.
+        let inline = delivery.isInline
+        var inlineDelegate: (any APIManagerDelegate)?
         let cancelled: String? = lock.withLock {
             if let reason = call.cancelReason { return reason }
-            if state.calls[call.id] === call { state.calls[call.id] = nil }
+            if inline { inlineDelegate = state.delegate }
+            state.removeCall(call)
             switch outcome {
             case .success(let response):
                 state.rawData = response.json
@@ -138,8 +150,9 @@ extension ManagerEngine {
         if case .success(let response) = outcome { afterSuccess?(response.json) }
         // Inline delivery calls straight through: no closure to allocate for an executor hop.
         let delivered =
-            delivery.isInline
-            ? deliver(manager, outcome) : await delivery.run { [self] in deliver(manager, outcome) }
+            inline
+            ? deliver(manager, outcome, to: inlineDelegate)
+            : await delivery.run { [self] in deliver(manager, outcome, to: currentDelegate()) }
         switch outcome {
         case .success(let response) where delivered:
             return .success(response.json)
@@ -153,15 +166,17 @@ extension ManagerEngine {
     }
 
     /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery.
-    private func deliver(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) -> Bool {
+    private func deliver(
+        _ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>, to delegate: (any APIManagerDelegate)?
+    ) -> Bool {
         switch outcome {
         case .success(let response):
             guard manager.beforePerformSuccess(response) else { return false }
-            currentDelegate()?.managerCallAPIDidSucceed(manager)
+            delegate?.managerCallAPIDidSucceed(manager)
             manager.afterPerformSuccess(response)
         case .failure(let error):
             guard manager.beforePerformFail(error) else { return false }
-            currentDelegate()?.managerCallAPIDidFail(manager, error: error)
+            delegate?.managerCallAPIDidFail(manager, error: error)
             manager.afterPerformFail(error)
         }
         return true

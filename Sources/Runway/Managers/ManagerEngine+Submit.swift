@@ -7,6 +7,9 @@ extension ManagerEngine {
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
         case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
+        /// Registered, to be run by the awaiting caller in its own task: `execute(_:)` lands
+        /// it and returns the outcome.
+        case inline(CallPlan)
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -41,7 +44,9 @@ extension ManagerEngine {
         awaiting: Bool, policy: LoadPolicy?, afterSuccess: (@Sendable (JSON) -> Void)?, monitor: ReachabilityMonitor?
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
-        var own = explicit ?? read { $0.paramSource }?.params(for: manager) ?? [:]
+        // One lock for both reads of the state a call needs before it starts.
+        let (source, cachedURL) = read { state in (explicit == nil ? state.paramSource : nil, state.baseURLCache) }
+        var own = explicit ?? source?.params(for: manager) ?? [:]
         if !extraParams.isEmpty { own.merge(extraParams) { _, extra in extra } }
         let params = entry.parameters(own)
 
@@ -55,7 +60,7 @@ extension ManagerEngine {
                 throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
             }
             request = try entry.request(
-                apiURL: apiURL(entry, manager.apiName), method: manager.method, parameters: params,
+                apiURL: apiURL(entry, manager.apiName, cached: cachedURL), method: manager.method, parameters: params,
                 options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
@@ -68,78 +73,41 @@ extension ManagerEngine {
         }
         let policy = policy ?? manager.loadPolicy
         let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
-        // A `load()` whose call nobody can join runs in a task started immediately on the
-        // caller's thread (no hop to start it; a call answered without suspending, such as a
-        // cache hit, finishes before `submit` returns). That task is created outside the lock,
-        // since it runs at once and takes the lock itself. Calls that others may join
-        // (`shareInFlight`) and delegate-path calls keep a task created under the lock, so a
-        // joiner always finds the task to wait for.
-        let immediate = awaiting && shareKey == nil
-        var superseded: [Task<Result<JSON, RunwayError>, Never>] = []
-        let weakManager = WeakManager(manager)
-        let weakEngine = WeakReference(self)
-        let apiName = manager.apiName
-        // Made before the lock (its id is given under it) so the task's closure is built once.
-        let call = ManagerCall(shareKey: shareKey)
+        // A `load()` whose call nobody can join runs in the caller's task: `load()` executes it
+        // when `submit` returns, on the caller's thread (no task to create, start and await; a
+        // call answered without suspending, such as a cache hit, never hops). Policies and
+        // the manager's release cancel it through its `CallCancellation`. Calls that others may
+        // join (`shareInFlight`) and delegate-path calls run in a task created under the lock,
+        // so a joiner always finds the task to wait for.
+        let inline = awaiting && shareKey == nil
+        var superseded: [ManagerCall.Cancel] = []
+        // Made before the lock so the task's closure (if any) is built once.
+        let call = ManagerCall(shareKey: shareKey, cancellation: inline ? CallCancellation() : nil)
         let plan = CallPlan(
-            manager: weakManager, engine: weakEngine, call: call, entry: entry, request: request, params: params,
-            apiName: apiName, monitor: monitor, afterSuccess: afterSuccess)
-        let registered: Registration = lock.withLock {
+            manager: WeakManager(manager), engine: WeakReference(self), call: call, entry: entry, request: request,
+            params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
+        let registered: Submission = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
             if policy == .cancelPrevious {
-                for call in state.calls.values {
-                    call.markCancelled("superseded by a newer call (cancelPrevious)")
-                    if let task = call.task { superseded.append(task) }
-                }
+                superseded = state.calls.compactMap { $0.cancel("superseded by a newer call (cancelPrevious)") }
                 state.calls.removeAll(keepingCapacity: true)
             }
-            if let shareKey, let joined = state.calls.values.first(where: { $0.shareKey == shareKey }), let task = joined.task {
+            if let shareKey, let joined = state.calls.first(where: { $0.shareKey == shareKey }), let task = joined.task {
                 if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }
                 return .running(joined, task)
             }
-            state.nextCallID &+= 1
-            call.id = state.nextCallID
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
-            state.calls[call.id] = call
-            if immediate { return .startImmediately }
+            state.calls.append(call)
+            if inline { return .inline(plan) }
             let task = Task { await Self.execute(plan) }
             call.task = task
             return .running(call, task)
         }
         // Outside the lock: cancellation handlers run synchronously and may take it.
-        for task in superseded { task.cancel() }
-        switch registered {
-        case .notStarted(let error):
-            return .notStarted(error)
-        case .running(let call, let task):
-            return .running(call, task)
-        case .startImmediately:
-            // Closure literals passed straight to the task initialisers: a closure stored first
-            // would be re-wrapped (one more allocation) to match their parameter type.
-            let task: Task<Result<JSON, RunwayError>, Never>
-            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                task = Task.immediate { await Self.execute(plan) }
-            } else {
-                task = Task { await Self.execute(plan) }
-            }
-            // A cancellation (cancelAll, a newer cancelPrevious call) that came before the task
-            // was stored found no task to cancel; it left its reason on the call, so cancel here.
-            let cancelled = lock.withLock {
-                call.task = task
-                return call.cancelReason != nil
-            }
-            if cancelled { task.cancel() }
-            return .running(call, task)
-        }
-    }
-
-    /// What `prepare` decided under the lock.
-    private enum Registration {
-        case notStarted(RunwayError)
-        case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
-        case startImmediately
+        for cancel in superseded { cancel.run() }
+        return registered
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
@@ -163,10 +131,10 @@ extension ManagerEngine {
         return .running(call, task)
     }
 
-    /// The URL of `apiName` on `entry`, from the cache when it is the same as last time.
-    private func apiURL(_ entry: ServiceEntry, _ apiName: String) throws(RunwayError) -> URL {
+    /// The URL of `apiName` on `entry`: `cached` (the state's) when it is the same as last time.
+    private func apiURL(_ entry: ServiceEntry, _ apiName: String, cached: BaseURLCache?) throws(RunwayError) -> URL {
         let key = ObjectIdentifier(entry)
-        if let cached = read({ $0.baseURLCache }), cached.entry == key, cached.apiName == apiName {
+        if let cached, cached.entry == key, cached.apiName == apiName {
             return cached.url
         }
         let url = try entry.apiURL(apiName)
@@ -192,7 +160,7 @@ extension ManagerEngine {
                 call.awaiters -= 1
                 guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return nil }
                 call.markCancelled("the awaiting task was cancelled")
-                state.calls[call.id] = nil
+                state.removeCall(call)
                 return call.task
             }
             cancel?.cancel()

@@ -19,7 +19,10 @@ public final class ManagerEngine: @unchecked Sendable {
     let registryOverride: ServiceRegistry?
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     let lock = NSLock()
-    var state = State()
+    // Unchecked: every access is under `lock`, so the runtime's dynamic exclusivity check (a
+    // thread-local access set, entered and left on every read and write of a class's stored
+    // `var`) only costs time on a manager's call path.
+    @exclusivity(unchecked) var state = State()
     let pageGate = PageGate()
 
     /// The options of managers that do not set ``APIManager/requestOptions``, built once.
@@ -34,8 +37,9 @@ public final class ManagerEngine: @unchecked Sendable {
         var lastError: RunwayError?
         /// The last body parsed and its JSON (see `parse(_:)`).
         var lastParsed: (body: Data, json: JSON)?
-        var calls: [UInt64: ManagerCall] = [:]
-        var nextCallID: UInt64 = 0
+        /// The calls in flight, in no particular order (a few at most for most managers: an
+        /// array is cheaper to add to and remove from than a dictionary that hashes a key).
+        var calls: [ManagerCall] = []
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?
         var paging = PagingState()
@@ -74,52 +78,81 @@ public final class ManagerEngine: @unchecked Sendable {
         return try body(&state)
     }
 
-    func read<R>(_ body: (State) -> R) -> R {
+    /// Reads under the lock. The state is passed in place (`inout`), not copied: a copy would
+    /// retain and release every field of it (the raw data, the last response, the delegate...).
+    func read<R>(_ body: (inout State) -> R) -> R {
         lock.lock()
         defer { lock.unlock() }
-        return body(state)
+        return body(&state)
     }
 
     /// Cancels every call in flight; they end with `.cancelled` and are not delivered.
     func cancelAll(reason: String) {
-        let tasks = lock.withLock { () -> [Task<Result<JSON, RunwayError>, Never>] in
-            var tasks: [Task<Result<JSON, RunwayError>, Never>] = []
-            for call in state.calls.values {
-                call.markCancelled(reason)
-                // A call whose task is not stored yet is cancelled by its creator, which checks
-                // the reason when it stores the task.
-                if let task = call.task { tasks.append(task) }
-            }
-            state.calls.removeAll(keepingCapacity: true)
-            return tasks
+        let cancels = lock.withLock { () -> [ManagerCall.Cancel] in
+            defer { state.calls.removeAll(keepingCapacity: true) }
+            return state.calls.compactMap { $0.cancel(reason) }
         }
-        // Outside the lock: cancelling runs the task's cancellation handlers at once, and some
-        // of ours take the lock.
-        for task in tasks { task.cancel() }
+        // Outside the lock: cancelling runs the cancellation handlers at once, and some of ours
+        // take the lock.
+        for cancel in cancels { cancel.run() }
     }
 }
 
-/// One call in flight, run by a task of its own so that policies, `cancelAll()` and the
-/// manager's release can cancel it without touching the caller's task.
+extension ManagerEngine.State {
+    /// Forgets `call` if it is still in flight (a call already removed by a cancellation is not).
+    mutating func removeCall(_ call: ManagerCall) {
+        guard let index = calls.firstIndex(where: { $0 === call }) else { return }
+        calls.swapAt(index, calls.count - 1)
+        calls.removeLast()
+    }
+}
+
+/// One call in flight. Policies, `cancelAll()` and the manager's release cancel it without
+/// touching the caller's task: a call that others may join (`shareInFlight`) or that lands on
+/// the delegate runs in a task of its own, which they cancel; an awaited call that nobody can
+/// join runs in the caller's task (no task to create and await), and they cancel its
+/// ``CallCancellation``, which the chain observes.
 final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock; for a task started immediately that is just after it started, and whoever cancels
-    // before then leaves `cancelReason` for the creator to act on).
-    /// Given under the lock when the call is registered (0 for a call that fails early).
-    var id: UInt64 = 0
+    // lock, when the call is registered).
     let shareKey: String?
+    /// Set for a call run in the caller's task; `nil` for a call run by `task`.
+    let cancellation: CallCancellation?
     var task: Task<Result<JSON, RunwayError>, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
 
-    init(shareKey: String?) {
+    init(shareKey: String?, cancellation: CallCancellation? = nil) {
         self.shareKey = shareKey
+        self.cancellation = cancellation
     }
 
     /// Records why the call ends; call under the engine's lock.
     func markCancelled(_ reason: String) {
         if cancelReason == nil { cancelReason = reason }
+    }
+
+    /// Marks the call cancelled and returns what stops it, to run once the engine's lock is
+    /// released; call under that lock.
+    func cancel(_ reason: String) -> Cancel? {
+        markCancelled(reason)
+        if let task { return .task(task) }
+        if let cancellation { return .call(cancellation) }
+        return nil
+    }
+
+    /// What stops a call: its task's cancellation or its own.
+    enum Cancel {
+        case task(Task<Result<JSON, RunwayError>, Never>)
+        case call(CallCancellation)
+
+        func run() {
+            switch self {
+            case .task(let task): task.cancel()
+            case .call(let cancellation): cancellation.cancel()
+            }
+        }
     }
 }

@@ -71,6 +71,45 @@ import Testing
         }
     }
 
+    @Test func aSupersededLoadIsAbortedAtTheServerAndLeavesItsCallersTaskAlone() async throws {
+        // An awaited call runs in the caller's task: cancelPrevious must stop it at the
+        // dispatcher (the server sees the abort) without cancelling that task.
+        try await withServer { server, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root, policy: .cancelPrevious)
+            let first = Task {
+                let result = await outcome { try await manager.load(params: ["ms": 10_000]) }
+                return (result, Task.isCancelled)
+            }
+            #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
+            let started = ContinuousClock.now
+            let second = await outcome { try await manager.load(params: ["ms": 1]) }
+            let (result, callerCancelled) = await first.value
+            #expect(ContinuousClock.now - started < .seconds(5))
+            // `/slow` answers bytes, not JSON: the newer call lands (as a failure of its own).
+            #expect(second.failure?.code == .responseInvalid)
+            #expect(server.stats.requests(path: "/slow") == 2)
+            #expect(result.failure?.code == .cancelled)
+            #expect(result.failure?.message.contains("superseded") == true)
+            #expect(!callerCancelled)
+            #expect(await server.waitForAbort())
+            #expect(server.stats.aborts(path: "/slow") == 1)
+            #expect(manager.lastError?.code == .responseInvalid)
+        }
+    }
+
+    @Test func cancelAllStopsAnAwaitedLoadAtTheServer() async throws {
+        try await withServer { server, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root)
+            let call = Task { await outcome { try await manager.load(params: ["ms": 10_000]) } }
+            #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
+            manager.cancelAll()
+            #expect(await call.value.failure?.message.contains("cancelAll") == true)
+            #expect(await server.waitForAbort())
+            #expect(!manager.isLoading)
+            #expect(manager.lastError == nil)
+        }
+    }
+
     @Test func dropNewUnderAHundredConcurrentCallsSendsOneRequest() async throws {
         let state = ManagerRouteState()
         try await withServer(state) { _, registry, _ in

@@ -70,7 +70,7 @@ public struct RequestMergingInterceptor: Interceptor {
         }
         let key = MergeLanes.Key(service: context.serviceID, api: api)
         let id = lanes.makeID()
-        let admission = await withTaskCancellationHandler {
+        let admission = await context.withCancellationHandler {
             await withCheckedContinuation { continuation in
                 lanes.admit(key, MergeLane.Waiter(id: id, request: request, context: context, next: next, continuation: continuation))
             }

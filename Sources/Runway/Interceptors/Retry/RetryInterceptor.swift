@@ -94,7 +94,7 @@ public struct RetryInterceptor: Interceptor {
                 event.status = response.status
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
-                guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
+                guard context.attempt < maxAttempts, !context.isCancelled, policy.retryableErrors.contains(failure.code),
                     !RetryPolicy.neverRetried.contains(failure.code),
                     mayRepeat || failure.code == .cannotConnect
                 else { throw error }
@@ -104,8 +104,17 @@ public struct RetryInterceptor: Interceptor {
             event.delay = delay
             onRetry?(event)
             do {
-                try Task.checkCancellation()
-                try await sleep(delay)
+                try context.checkCancellation()
+                if let cancellation = context.cancellation {
+                    // The call's cancellation does not reach a sleep in this task: sleep in
+                    // a task that either cancellation cancels.
+                    let sleep = sleep
+                    let sleeper = Task { try await sleep(delay) }
+                    try await context.withCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+                    if cancellation.isCancelled { throw CancellationError() }
+                } else {
+                    try await sleep(delay)
+                }
             } catch {
                 throw RunwayError(.cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))", stage: .interceptor(name), underlying: error)
             }
