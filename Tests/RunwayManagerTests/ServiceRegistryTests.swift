@@ -98,6 +98,22 @@ import Testing
         #expect(request.url.query(percentEncoded: true) == pairs.joined(separator: "&"))
     }
 
+    @Test func aRepeatedCallReusesItsURLOnlyForParametersWrittenTheSameWay() async throws {
+        // The engine keeps the last query URL for identical parameters: values that are `==`
+        // but written differently (composed and decomposed "é") must not share it.
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub))
+        let calls: [[String: JSON]] = [
+            ["x": 0.0], ["x": 0.0], ["x": 1], ["q": "\u{E9}"], ["q": "e\u{301}"], ["q": "\u{E9}"],
+            ["a": 1, "b": 2], ["b": 2, "a": 1], ["a": 1, "b": 3], [:], ["x": 0.0],
+        ]
+        for params in calls { try await manager.load(params: params) }
+        #expect(stub.requests.map { $0.url.query(percentEncoded: true) ?? "" } == [
+            "x=0.0", "x=0.0", "x=1", "q=%C3%A9", "q=e%CC%81", "q=%C3%A9",
+            "a=1&b=2", "a=1&b=2", "a=1&b=3", "", "x=0.0",
+        ])
+    }
+
     @Test func postSendsParametersAsAJSONBody() async throws {
         let stub = jsonStub("{}")
         let manager = ItemListAPIManager(registry: try makeRegistry(stub), method: .post)

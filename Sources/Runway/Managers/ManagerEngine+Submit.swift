@@ -59,9 +59,9 @@ extension ManagerEngine {
             if let monitor, monitor.status == .unreachable {
                 throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
             }
-            request = try entry.request(
-                apiURL: apiURL(entry, manager.apiName, cached: cachedURL), method: manager.method, parameters: params,
-                options: manager.requestOptions)
+            let method = manager.method
+            let url = try callURL(entry, manager.apiName, method: method, parameters: params, cached: cachedURL)
+            request = entry.request(url: url, method: method, parameters: params, options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
@@ -131,14 +131,28 @@ extension ManagerEngine {
         return .running(call, task)
     }
 
-    /// The URL of `apiName` on `entry`: `cached` (the state's) when it is the same as last time.
-    private func apiURL(_ entry: ServiceEntry, _ apiName: String, cached: BaseURLCache?) throws(RunwayError) -> URL {
+    /// The URL a call of `apiName` on `entry` goes to: with the query for methods that send
+    /// one. Both parts come from `cached` (the state's, read when the call began) when they are
+    /// the same as last time; what is built is stored for the next call.
+    private func callURL(
+        _ entry: ServiceEntry, _ apiName: String, method: HTTPMethod, parameters: [String: JSON], cached: BaseURLCache?
+    ) throws(RunwayError) -> URL {
         let key = ObjectIdentifier(entry)
+        var base: BaseURLCache
         if let cached, cached.entry == key, cached.apiName == apiName {
-            return cached.url
+            base = cached
+        } else {
+            base = BaseURLCache(entry: key, apiName: apiName, url: try entry.apiURL(apiName))
+            if !ServiceEntry.sendsQuery(method) || parameters.isEmpty {
+                lock.withLock { state.baseURLCache = base }
+                return base.url
+            }
         }
-        let url = try entry.apiURL(apiName)
-        lock.withLock { state.baseURLCache = BaseURLCache(entry: key, apiName: apiName, url: url) }
+        guard ServiceEntry.sendsQuery(method), !parameters.isEmpty else { return base.url }
+        if let last = base.lastQuery, last.parameters.isIdentical(to: parameters) { return last.url }
+        let url = try entry.queryURL(apiURL: base.url, parameters: parameters)
+        base.lastQuery = (parameters, url)
+        lock.withLock { state.baseURLCache = base }
         return url
     }
 

@@ -29,8 +29,8 @@ public final class ManagerEngine: @unchecked Sendable {
     static let defaultRequestOptions = RequestOptions()
 
     struct State {
-        /// The URL of the last call without query parameters, reused while the API name and
-        /// service stay the same (saves building a URL per call).
+        /// The URL of the last call without query parameters (and its last query URL), reused
+        /// while the API name and service stay the same (saves building a URL per call).
         var baseURLCache: BaseURLCache?
         var rawData: JSON?
         var lastResponse: Response?
@@ -49,6 +49,9 @@ public final class ManagerEngine: @unchecked Sendable {
         let entry: ObjectIdentifier
         let apiName: String
         let url: URL
+        /// The last query URL built on `url` and its parameters: a call repeated with identical
+        /// parameters (a refresh, a cache hit) reuses it instead of encoding and parsing again.
+        var lastQuery: (parameters: [String: JSON], url: URL)?
     }
 
     struct PagingState {

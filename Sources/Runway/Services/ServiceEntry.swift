@@ -42,22 +42,26 @@ final class ServiceEntry: Sendable {
         return url
     }
 
-    /// The request to `apiURL` with `parameters`: in the query for GET, HEAD and DELETE, as a
-    /// JSON body otherwise.
-    func request(apiURL: URL, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) throws(RunwayError) -> Request {
-        var url = apiURL
+    /// Whether `method` sends its parameters in the query (GET, HEAD, DELETE) or as a JSON body.
+    static func sendsQuery(_ method: HTTPMethod) -> Bool {
+        method == .get || method == .head || method == .delete
+    }
+
+    /// `apiURL` with `parameters` appended as its query (for methods that send a query).
+    func queryURL(apiURL: URL, parameters: [String: JSON]) throws(RunwayError) -> URL {
+        let text = apiURL.absoluteString + (apiURL.query == nil ? "?" : "&") + Self.query(parameters)
+        guard let url = URL(string: text) else {
+            throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
+        }
+        return url
+    }
+
+    /// The request to `url` with `parameters`: already in the URL's query for GET, HEAD and
+    /// DELETE (``queryURL(apiURL:parameters:)``), as a JSON body otherwise.
+    func request(url: URL, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) -> Request {
         var body: Data?
         var headers = commonHeaders
-        let inQuery = method == .get || method == .head || method == .delete
-        if inQuery {
-            if !parameters.isEmpty {
-                let text = apiURL.absoluteString + (apiURL.query == nil ? "?" : "&") + Self.query(parameters)
-                guard let withQuery = URL(string: text) else {
-                    throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
-                }
-                url = withQuery
-            }
-        } else {
+        if !Self.sendsQuery(method) {
             body = JSON.object(parameters).serializedData()
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
         }
