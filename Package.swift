@@ -195,7 +195,10 @@ var interceptorTargets: [Target] {
         ),
         .testTarget(
             name: "RunwayCacheTests",
-            dependencies: ["Runway", "RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer"],
+            dependencies: [
+                "Runway", "RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

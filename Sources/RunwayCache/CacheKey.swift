@@ -9,22 +9,35 @@ import Runway
 /// `?b=2&a=1` share an entry; a non-form body contributes its SHA-256. Headers (and so any
 /// signature or nonce) are not part of the key.
 ///
-/// The memory cache compares and hashes the key's text directly; the digest is computed only
+/// The memory cache compares and hashes the key's bytes directly; the digest is computed only
 /// when the disk is used, so a memory hit costs no SHA-256.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// The fields, NUL-separated (none of them can contain an unescaped NUL).
-    private let material: String
+    /// The fields' UTF-8, NUL-separated (none of them can contain an unescaped NUL). Bytes, not
+    /// a `String`: built with one allocation and hashed in one piece.
+    private let material: [UInt8]
     /// Digest bytes given as they are (keys made from bytes); `nil` for keys of requests.
     private let given: Data?
 
     /// The 32 digest bytes: the SHA-256 of the key's fields.
     public var bytes: Data {
-        given ?? Data(SHA256.hash(data: Array(material.utf8)))
+        given ?? Data(SHA256.hash(data: material))
     }
 
     init(bytes: Data) {
-        material = ""
+        material = []
         given = bytes
+    }
+
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.given == rhs.given
+            && lhs.material.withUnsafeBytes { a in
+                rhs.material.withUnsafeBytes { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+            }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        material.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(given)
     }
 
     /// The key of `request` in `environment`, for the API and service named in `context`.
@@ -53,27 +66,28 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             ? query : Substring(isForm ? RequestParameters(request).canonicalForm : RequestParameters.canonicalForm(percentEncodedQuery: query))
 
         let service = context.serviceID ?? "", api = context.apiName ?? "", method = request.method.rawValue
-        var text = ""
+        var text: [UInt8] = []
         // One allocation: the fields, five separators and a body digest's 64 hex digits.
         text.reserveCapacity(
             service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.utf8.count
                 + canonical.utf8.count + 70)
-        text += service
-        text += "\u{0}"
-        text += environment
-        text += "\u{0}"
-        text += api
-        text += "\u{0}"
-        text += method
-        text += "\u{0}"
-        text += base
-        text += "\u{0}"
-        text += canonical
+        // Copied from contiguous UTF-8 (a view's `append(contentsOf:)` goes byte by byte).
+        func append(_ field: Substring, separated: Bool = true) {
+            if separated { text.append(0) }
+            var field = field
+            field.withUTF8 { text.append(contentsOf: $0) }
+        }
+        append(Substring(service), separated: false)
+        append(Substring(environment))
+        append(Substring(api))
+        append(Substring(method))
+        append(base)
+        append(canonical)
         if let body, !isForm {
-            text += "\u{0}"
+            text.append(0)
             for byte in SHA256.hash(data: body) {
-                text.unicodeScalars.append(Unicode.Scalar(Self.hex[Int(byte >> 4)]))
-                text.unicodeScalars.append(Unicode.Scalar(Self.hex[Int(byte & 0x0F)]))
+                text.append(Self.hex[Int(byte >> 4)])
+                text.append(Self.hex[Int(byte & 0x0F)])
             }
         }
         material = text

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Runway
 import RunwayTesting
@@ -55,6 +56,11 @@ import Testing
         jsonB.body = Data("{\"q\":2}".utf8)
         #expect(CacheKey(jsonA, context: RequestContext(), environment: "") != CacheKey(jsonB, context: RequestContext(), environment: ""))
         #expect(base.description.count == 64)
+        // The digest (the disk key) is the SHA-256 of the NUL-separated fields: files written by
+        // earlier versions keep their keys.
+        let material = "s\u{0}prod\u{0}a\u{0}GET\u{0}https://api.test/x\u{0}a=1"
+        #expect(base.bytes == Data(SHA256.hash(data: Data(material.utf8))))
+        #expect(base.hashValue == CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod").hashValue)
     }
 
     @Test func neverCachedAPIsAlwaysGoToTheNetwork() async throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON value: what an API manager keeps as the raw response.
 ///
 /// The seed design hands business code the raw data plus reformers instead of model objects.
@@ -126,7 +128,7 @@ extension JSON {
         case (.bool(let a), .bool(let b)): a == b
         case (.int(let a), .int(let b)): a == b
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): a.hasSameUTF8(as: b)
         case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.object(let a), .object(let b)): a.isIdentical(to: b)
         default: false
@@ -140,8 +142,20 @@ extension [String: JSON] {
     func isIdentical(to other: [String: JSON]) -> Bool {
         guard count == other.count else { return false }
         for (mine, theirs) in zip(self, other) {
-            guard mine.key.utf8.elementsEqual(theirs.key.utf8), mine.value.isIdentical(to: theirs.value) else { return false }
+            guard mine.key.hasSameUTF8(as: theirs.key), mine.value.isIdentical(to: theirs.value) else { return false }
         }
         return true
+    }
+}
+
+extension String {
+    /// Whether the two are the same bytes (`==` compares by Unicode canonical equivalence).
+    func hasSameUTF8(as other: String) -> Bool {
+        var mine = self, theirs = other
+        return mine.withUTF8 { a in
+            theirs.withUTF8 { b in
+                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+            }
+        }
     }
 }
