@@ -43,46 +43,54 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The key of `request` in `environment`, for the API and service named in `context`.
     public init(_ request: Request, context: RequestContext, environment: String) {
         var url = request.url.absoluteString
-        // The URL up to its query (or fragment), and the query, read from the string itself:
-        // cheaper than URL's component accessors, and the same for the same request.
-        let (queryMark, queryEnd) = url.withUTF8 { bytes -> (Int, Int) in
-            var mark = 0
-            while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
-            guard mark < bytes.count, bytes[mark] == UInt8(ascii: "?") else { return (mark, mark) }
-            var end = mark + 1
-            while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
-            return (mark, end)
-        }
-        let utf8 = url.utf8
-        let base = url[..<utf8.index(utf8.startIndex, offsetBy: queryMark)]
-        let query =
-            queryEnd > queryMark
-            ? url[utf8.index(utf8.startIndex, offsetBy: queryMark + 1)..<utf8.index(utf8.startIndex, offsetBy: queryEnd)] : ""
         let body = request.body.flatMap { $0.isEmpty ? nil : $0 }
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
-        // A canonical query is used as it is (API managers build them so); others are decoded.
-        let canonical: Substring =
-            !isForm && RequestParameters.isCanonical(query)
-            ? query : Substring(isForm ? RequestParameters(request).canonicalForm : RequestParameters.canonicalForm(percentEncodedQuery: query))
-
-        let service = context.serviceID ?? "", api = context.apiName ?? "", method = request.method.rawValue
+        var service = context.serviceID ?? "", environment = environment, api = context.apiName ?? ""
+        var method = request.method.rawValue
         var text: [UInt8] = []
-        // One allocation: the fields, five separators and a body digest's 64 hex digits.
-        text.reserveCapacity(
-            service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.utf8.count
-                + canonical.utf8.count + 70)
-        // Copied from contiguous UTF-8 (a view's `append(contentsOf:)` goes byte by byte).
-        func append(_ field: Substring, separated: Bool = true) {
-            if separated { text.append(0) }
-            var field = field
+        // Fields are copied from contiguous UTF-8 (a view's `append(contentsOf:)` goes byte by byte).
+        func append(_ field: inout String) {
             field.withUTF8 { text.append(contentsOf: $0) }
         }
-        append(Substring(service), separated: false)
-        append(Substring(environment))
-        append(Substring(api))
-        append(Substring(method))
-        append(base)
-        append(canonical)
+        url.withUTF8 { bytes in
+            // The URL up to its query (or fragment), and the query, read from its bytes:
+            // cheaper than URL's component accessors, and the same for the same request.
+            var mark = 0
+            while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
+            var end = mark
+            if mark < bytes.count, bytes[mark] == UInt8(ascii: "?") {
+                end = mark + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+            }
+            let base = UnsafeBufferPointer(rebasing: bytes[..<mark])
+            let query = UnsafeBufferPointer(rebasing: bytes[(end > mark ? mark + 1 : mark)..<end])
+            // A canonical query is used as it is (API managers build them so); others are decoded.
+            var decoded: String?
+            if isForm {
+                decoded = RequestParameters(request).canonicalForm
+            } else if !request.hasCanonicalQuery, !RequestParameters.isCanonical(utf8: query) {
+                decoded = RequestParameters.canonicalForm(percentEncodedQuery: Substring(String(decoding: query, as: UTF8.self)))
+            }
+            // One allocation: the fields, five separators and a body digest's 64 hex digits.
+            text.reserveCapacity(
+                service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.count
+                    + (decoded?.utf8.count ?? query.count) + 70)
+            append(&service)
+            text.append(0)
+            append(&environment)
+            text.append(0)
+            append(&api)
+            text.append(0)
+            append(&method)
+            text.append(0)
+            text.append(contentsOf: base)
+            text.append(0)
+            if var decoded {
+                append(&decoded)
+            } else {
+                text.append(contentsOf: query)
+            }
+        }
         if let body, !isForm {
             text.append(0)
             for byte in SHA256.hash(data: body) {

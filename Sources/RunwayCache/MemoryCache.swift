@@ -8,7 +8,7 @@ final class MemoryCache: Sendable {
     let maxBytes: Int
     private let lock = NSLock()
     // Guarded by `lock`.
-    nonisolated(unsafe) private var list = LRUList()
+    @exclusivity(unchecked) nonisolated(unsafe) private var list = LRUList()
 
     init(maxEntries: Int, maxBytes: Int) {
         self.maxEntries = maxEntries

@@ -16,16 +16,25 @@ import Foundation
 /// (``Pipeline`` checks before dispatching).
 public final class CallCancellation: Sendable {
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
+    private let lock: NSLock
     // Guarded by `lock`.
-    nonisolated(unsafe) private var cancelled = false
+    @exclusivity(unchecked) nonisolated(unsafe) private var cancelled = false
     // Guarded by `lock`. Few at once: the dispatcher's, an interceptor's.
-    nonisolated(unsafe) private var handlers: [(id: UInt64, run: @Sendable () -> Void)] = []
+    @exclusivity(unchecked) nonisolated(unsafe) private var handlers: [(id: UInt64, run: @Sendable () -> Void)] = []
     // Guarded by `lock`.
-    nonisolated(unsafe) private var lastID: UInt64 = 0
+    @exclusivity(unchecked) nonisolated(unsafe) private var lastID: UInt64 = 0
 
     /// Creates a cancellation that has not happened.
-    public init() {}
+    public init() {
+        lock = NSLock()
+    }
+
+    /// A cancellation guarded by `lock`, which its owner also uses (an API manager's engine:
+    /// no lock to allocate per call). The owner must not call into the cancellation while it
+    /// holds `lock`.
+    init(sharing lock: NSLock) {
+        self.lock = lock
+    }
 
     /// Whether the call was cancelled.
     public var isCancelled: Bool {

@@ -50,7 +50,7 @@ public protocol ContextKey {
 /// Hands out call IDs; a lock-protected counter shared by the process.
 enum CallIDs {
     // A plain NSLock: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    nonisolated(unsafe) private static var counter: UInt64 = 0
+    @exclusivity(unchecked) nonisolated(unsafe) private static var counter: UInt64 = 0
     private static let lock = NSLock()
 
     static func next() -> UInt64 {

@@ -141,8 +141,13 @@ extension [String: JSON] {
     /// iteration order, with identical values.
     func isIdentical(to other: [String: JSON]) -> Bool {
         guard count == other.count else { return false }
-        for (mine, theirs) in zip(self, other) {
-            guard mine.key.hasSameUTF8(as: theirs.key), mine.value.isIdentical(to: theirs.value) else { return false }
+        var mine = startIndex, theirs = other.startIndex
+        while mine != endIndex {
+            let (name, value) = self[mine]
+            let (otherName, otherValue) = other[theirs]
+            guard name.hasSameUTF8(as: otherName), value.isIdentical(to: otherValue) else { return false }
+            formIndex(after: &mine)
+            other.formIndex(after: &theirs)
         }
         return true
     }
@@ -151,11 +156,11 @@ extension [String: JSON] {
 extension String {
     /// Whether the two are the same bytes (`==` compares by Unicode canonical equivalence).
     func hasSameUTF8(as other: String) -> Bool {
-        var mine = self, theirs = other
-        return mine.withUTF8 { a in
-            theirs.withUTF8 { b in
-                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-            }
+        let (mine, theirs) = (utf8, other.utf8)
+        guard mine.count == theirs.count else { return false }
+        let same = mine.withContiguousStorageIfAvailable { a in
+            theirs.withContiguousStorageIfAvailable { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
         }
+        return (same ?? nil) ?? mine.elementsEqual(theirs)
     }
 }

@@ -22,8 +22,16 @@ struct WeakManager: Sendable {
 
 /// Everything the task of one call needs, captured once.
 struct CallPlan: Sendable {
-    let manager: WeakManager
-    let engine: WeakReference<ManagerEngine>
+    /// How the call holds its manager and engine.
+    enum Holder: Sendable {
+        /// A call in a task of its own: weakly, so the call never extends their lifetime.
+        case weakly(WeakManager, WeakReference<ManagerEngine>)
+        /// A call in its awaiting caller's task (`load()`), which holds the manager (and so
+        /// the engine) until the call returns anyway: strongly, which costs no weak reference.
+        case strongly(any APIManager, ManagerEngine)
+    }
+
+    let holder: Holder
     let call: ManagerCall
     let entry: ServiceEntry
     let request: Request
@@ -31,15 +39,29 @@ struct CallPlan: Sendable {
     let apiName: String
     let monitor: ReachabilityMonitor?
     let afterSuccess: (@Sendable (JSON) -> Void)?
+
+    var manager: (any APIManager)? {
+        switch holder {
+        case .weakly(let manager, _): manager.object
+        case .strongly(let manager, _): manager
+        }
+    }
+
+    var engine: ManagerEngine? {
+        switch holder {
+        case .weakly(_, let engine): engine.object
+        case .strongly(_, let engine): engine
+        }
+    }
 }
 
 extension ManagerEngine {
-    /// Steps 5–8 of a call, in its own task or the awaiting caller's. Holds the manager and the
-    /// engine weakly while the request is in flight.
+    /// Steps 5–8 of a call, in its own task or the awaiting caller's. A call in its own task
+    /// holds the manager and the engine weakly while the request is in flight.
     static func execute(_ plan: CallPlan) async -> Result<JSON, RunwayError> {
         // The plan's fields are used in place (a copy of each would retain it once more).
         let stage = RunwayError.Stage.manager(plan.apiName)
-        plan.manager.object?.afterCallingAPI(with: plan.params)
+        plan.manager?.afterCallingAPI(with: plan.params)
         let sent: Result<Response, RunwayError>
         do {
             let context = RequestContext(
@@ -56,7 +78,7 @@ extension ManagerEngine {
             case .failure: break
             }
         }
-        guard let engine = plan.engine.object, let manager = plan.manager.object else {
+        guard let engine = plan.engine, let manager = plan.manager else {
             return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
         }
         let reason: String? = engine.lock.withLock {
@@ -72,7 +94,10 @@ extension ManagerEngine {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
         let outcome = evaluate(manager, engine: engine, entry: plan.entry, sent: sent, stage: stage)
-        return await engine.land(manager, call: plan.call, outcome: outcome, afterSuccess: plan.afterSuccess)
+        if let landed = engine.landHere(manager, call: plan.call, outcome: outcome, afterSuccess: plan.afterSuccess) {
+            return landed
+        }
+        return await engine.deliverElsewhere(manager, outcome)
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
@@ -124,7 +149,23 @@ extension ManagerEngine {
         _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) async -> Result<JSON, RunwayError> {
-        let stage = RunwayError.Stage.manager(manager.apiName)
+        if let landed = landHere(manager, call: call, outcome: outcome, afterSuccess: afterSuccess) { return landed }
+        return await deliverElsewhere(manager, outcome)
+    }
+
+    /// Step 8 on the delivery executor, after `landHere` returned `nil`.
+    func deliverElsewhere(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) async -> Result<JSON, RunwayError> {
+        let delivered = await delivery.run { [self] in deliver(manager, outcome, to: currentDelegate()) }
+        return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))
+    }
+
+    /// Step 7, and step 8 too when delivery is inline: what the call returns, or `nil` when the
+    /// delivery must run on the delivery executor. Synchronous, so a call delivered inline
+    /// lands without another async frame.
+    func landHere(
+        _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
+        afterSuccess: (@Sendable (JSON) -> Void)?
+    ) -> Result<JSON, RunwayError>? {
         // Inline delivery reads the delegate under this lock too (one lock less per call);
         // another executor reads it when the delivery runs there.
         let inline = delivery.isInline
@@ -145,23 +186,29 @@ extension ManagerEngine {
             return nil
         }
         if let cancelled {
-            return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: stage))
+            return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: .manager(manager.apiName)))
         }
         if case .success(let response) = outcome { afterSuccess?(response.json) }
+        guard inline else { return nil }
         // Inline delivery calls straight through: no closure to allocate for an executor hop.
-        let delivered =
-            inline
-            ? deliver(manager, outcome, to: inlineDelegate)
-            : await delivery.run { [self] in deliver(manager, outcome, to: currentDelegate()) }
+        let delivered = deliver(manager, outcome, to: inlineDelegate)
+        return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))
+    }
+
+    /// What a landed call returns: its outcome, or `.cancelled` when a `before` hook stopped
+    /// the delivery.
+    private static func result(
+        of outcome: Result<APIResponse, RunwayError>, delivered: Bool, stage: RunwayError.Stage
+    ) -> Result<JSON, RunwayError> {
         switch outcome {
         case .success(let response) where delivered:
-            return .success(response.json)
+            .success(response.json)
         case .success:
-            return .failure(RunwayError(.cancelled, "delivery stopped by beforePerformSuccess", stage: stage))
+            .failure(RunwayError(.cancelled, "delivery stopped by beforePerformSuccess", stage: stage))
         case .failure(let error) where delivered:
-            return .failure(error)
+            .failure(error)
         case .failure(let error):
-            return .failure(RunwayError(.cancelled, "delivery stopped by beforePerformFail", stage: stage, underlying: error))
+            .failure(RunwayError(.cancelled, "delivery stopped by beforePerformFail", stage: stage, underlying: error))
         }
     }
 

@@ -60,8 +60,10 @@ extension ManagerEngine {
                 throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
             }
             let method = manager.method
-            let url = try callURL(entry, manager.apiName, method: method, parameters: params, cached: cachedURL)
-            request = entry.request(url: url, method: method, parameters: params, options: manager.requestOptions)
+            let (url, isCanonical) = try callURL(entry, manager.apiName, method: method, parameters: params, cached: cachedURL)
+            var built = entry.request(url: url, method: method, parameters: params, options: manager.requestOptions)
+            if isCanonical { built.hasCanonicalQuery = true }
+            request = built
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
@@ -82,9 +84,11 @@ extension ManagerEngine {
         let inline = awaiting && shareKey == nil
         var superseded: [ManagerCall.Cancel] = []
         // Made before the lock so the task's closure (if any) is built once.
-        let call = ManagerCall(shareKey: shareKey, cancellation: inline ? CallCancellation() : nil)
+        // The call's cancellation shares the engine's lock, which is never held while calling it.
+        let call = ManagerCall(shareKey: shareKey, cancellation: inline ? CallCancellation(sharing: lock) : nil)
         let plan = CallPlan(
-            manager: WeakManager(manager), engine: WeakReference(self), call: call, entry: entry, request: request,
+            holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
+            entry: entry, request: request,
             params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
         let registered: Submission = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
@@ -132,11 +136,12 @@ extension ManagerEngine {
     }
 
     /// The URL a call of `apiName` on `entry` goes to: with the query for methods that send
-    /// one. Both parts come from `cached` (the state's, read when the call began) when they are
-    /// the same as last time; what is built is stored for the next call.
+    /// one, and whether that query is canonical (checked once per distinct parameters, for the
+    /// cache key). Both parts come from `cached` (the state's, read when the call began) when
+    /// they are the same as last time; what is built is stored for the next call.
     private func callURL(
         _ entry: ServiceEntry, _ apiName: String, method: HTTPMethod, parameters: [String: JSON], cached: BaseURLCache?
-    ) throws(RunwayError) -> URL {
+    ) throws(RunwayError) -> (URL, isCanonical: Bool) {
         let key = ObjectIdentifier(entry)
         var base: BaseURLCache
         if let cached, cached.entry == key, cached.apiName == apiName {
@@ -145,15 +150,16 @@ extension ManagerEngine {
             base = BaseURLCache(entry: key, apiName: apiName, url: try entry.apiURL(apiName))
             if !ServiceEntry.sendsQuery(method) || parameters.isEmpty {
                 lock.withLock { state.baseURLCache = base }
-                return base.url
+                return (base.url, false)
             }
         }
-        guard ServiceEntry.sendsQuery(method), !parameters.isEmpty else { return base.url }
-        if let last = base.lastQuery, last.parameters.isIdentical(to: parameters) { return last.url }
+        guard ServiceEntry.sendsQuery(method), !parameters.isEmpty else { return (base.url, false) }
+        if let last = base.lastQuery, last.parameters.isIdentical(to: parameters) { return (last.url, last.isCanonical) }
         let url = try entry.queryURL(apiURL: base.url, parameters: parameters)
-        base.lastQuery = (parameters, url)
+        let isCanonical = RequestParameters.isCanonical(Substring(url.query(percentEncoded: true) ?? ""))
+        base.lastQuery = (parameters, url, isCanonical)
         lock.withLock { state.baseURLCache = base }
-        return url
+        return (url, isCanonical)
     }
 
     /// Identical calls: same method, URL (so query parameters) and body.

@@ -51,7 +51,7 @@ public final class ManagerEngine: @unchecked Sendable {
         let url: URL
         /// The last query URL built on `url` and its parameters: a call repeated with identical
         /// parameters (a refresh, a cache hit) reuses it instead of encoding and parsing again.
-        var lastQuery: (parameters: [String: JSON], url: URL)?
+        var lastQuery: (parameters: [String: JSON], url: URL, isCanonical: Bool)?
     }
 
     struct PagingState {

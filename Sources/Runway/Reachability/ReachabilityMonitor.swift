@@ -23,7 +23,7 @@ public final class ReachabilityMonitor: Sendable {
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private let lock = NSLock()
     // Guarded by `lock`.
-    nonisolated(unsafe) private var state = State()
+    @exclusivity(unchecked) nonisolated(unsafe) private var state = State()
 
     private struct State {
         var sourceStatus = ReachabilityStatus.unknown

@@ -3,21 +3,107 @@ import Foundation
 /// One HTTP request as it travels through the interceptor chain to the dispatcher.
 ///
 /// A value: an interceptor that changes the request changes its own copy and passes it on.
+///
+/// The fields live in one shared box, copied on the first change (copy-on-write): a request is
+/// handed through every interceptor, plan and task of a call, and a copy then costs one
+/// reference count instead of one per field.
 public struct Request: Sendable {
+    /// The fields. Shared between copies and never changed while shared: `mutable` copies it
+    /// first unless this value is its only owner.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked Sendable: a storage is only written while uniquely referenced (see
+        // `mutable`), so shared storages are immutable. Exclusivity is not checked at run time
+        // for the same reason.
+        @exclusivity(unchecked) var method: HTTPMethod
+        @exclusivity(unchecked) var url: URL
+        @exclusivity(unchecked) var headers: HTTPHeaders
+        @exclusivity(unchecked) var body: Data?
+        @exclusivity(unchecked) var options: RequestOptions
+        @exclusivity(unchecked) var progress: ProgressReporter?
+        @exclusivity(unchecked) var download: DownloadTarget?
+        /// Whoever built the URL checked that its query is canonical (see `hasCanonicalQuery`).
+        @exclusivity(unchecked) var hasCanonicalQuery = false
+
+        init(
+            method: HTTPMethod, url: URL, headers: HTTPHeaders, body: Data?, options: RequestOptions,
+            progress: ProgressReporter?, download: DownloadTarget?
+        ) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+            self.options = options
+            self.progress = progress
+            self.download = download
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(
+                method: method, url: url, headers: headers, body: body, options: options, progress: progress,
+                download: download)
+            copy.hasCanonicalQuery = hasCanonicalQuery
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first if another request shares it.
+    private var mutable: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The request method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.method }
+        _modify { yield &mutable.method }
+    }
     /// The absolute `http` or `https` URL.
-    public var url: URL
+    public var url: URL {
+        get { storage.url }
+        _modify {
+            let storage = mutable
+            storage.hasCanonicalQuery = false
+            yield &storage.url
+        }
+    }
+
+    /// Whether the URL's query is known to be in canonical form (RFC 3986 unreserved
+    /// characters and percent escapes only, pairs sorted): set by API managers, which check
+    /// once per distinct set of parameters, so the cache does not check every call. Any change
+    /// of ``url`` clears it.
+    package var hasCanonicalQuery: Bool {
+        get { storage.hasCanonicalQuery }
+        set { mutable.hasCanonicalQuery = newValue }
+    }
     /// Header fields, in order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        _modify { yield &mutable.headers }
+    }
     /// The request body, sent as is; `nil` sends none.
-    public var body: Data?
+    public var body: Data? {
+        get { storage.body }
+        _modify { yield &mutable.body }
+    }
     /// Transport options: timeouts, limits, redirects, TLS, connection overrides.
-    public var options: RequestOptions
+    public var options: RequestOptions {
+        get { storage.options }
+        _modify { yield &mutable.options }
+    }
     /// Where upload and download progress is reported, if anywhere.
-    public var progress: ProgressReporter?
+    public var progress: ProgressReporter? {
+        get { storage.progress }
+        _modify { yield &mutable.progress }
+    }
     /// Streams the response body to a file instead of memory, if set.
-    public var download: DownloadTarget?
+    public var download: DownloadTarget? {
+        get { storage.download }
+        _modify { yield &mutable.download }
+    }
 
     /// Creates a request for a URL.
     public init(
@@ -27,11 +113,8 @@ public struct Request: Sendable {
         body: Data? = nil,
         options: RequestOptions = RequestOptions()
     ) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.options = options
+        storage = Storage(
+            method: method, url: url, headers: headers, body: body, options: options, progress: nil, download: nil)
     }
 
     /// Creates a request from a URL string.

@@ -98,39 +98,42 @@ public struct RequestParameters: Sendable, Equatable {
     /// characters only, each with one `=`, sorted by name and then value.
     public static func isCanonical(_ query: Substring) -> Bool {
         var query = query
-        return query.withUTF8 { bytes in
-            var previousName = 0..<0, previousValue = 0..<0
-            var start = 0
-            while start < bytes.count {
-                var end = start
-                var equals = -1
-                while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
-                    if bytes[end] == UInt8(ascii: "=") {
-                        guard equals < 0 else { return false }
-                        equals = end
-                    } else if !isUnreserved(bytes[end]) {
-                        return false
-                    }
-                    end += 1
+        return query.withUTF8 { isCanonical(utf8: $0) }
+    }
+
+    /// ``isCanonical(_:)`` for a query's UTF-8 bytes (no `String` to make first).
+    public static func isCanonical(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var previousName = 0..<0, previousValue = 0..<0
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            var equals = -1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+                if bytes[end] == UInt8(ascii: "=") {
+                    guard equals < 0 else { return false }
+                    equals = end
+                } else if !isUnreserved(bytes[end]) {
+                    return false
                 }
-                guard equals > start else { return false }  // no "=", or an empty name
-                let name = start..<equals, value = equals + 1..<end
-                if !previousName.isEmpty {
-                    let namesEqual = bytes[previousName].elementsEqual(bytes[name])
-                    let ordered =
-                        namesEqual
-                        ? !bytes[value].lexicographicallyPrecedes(bytes[previousValue])
-                        : bytes[previousName].lexicographicallyPrecedes(bytes[name])
-                    guard ordered else { return false }
-                }
-                previousName = name
-                previousValue = value
-                guard end < bytes.count else { return true }
-                start = end + 1
-                guard start < bytes.count else { return false }  // a trailing "&"
+                end += 1
             }
-            return true
+            guard equals > start else { return false }  // no "=", or an empty name
+            let name = start..<equals, value = equals + 1..<end
+            if !previousName.isEmpty {
+                let namesEqual = bytes[previousName].elementsEqual(bytes[name])
+                let ordered =
+                    namesEqual
+                    ? !bytes[value].lexicographicallyPrecedes(bytes[previousValue])
+                    : bytes[previousName].lexicographicallyPrecedes(bytes[name])
+                guard ordered else { return false }
+            }
+            previousName = name
+            previousValue = value
+            guard end < bytes.count else { return true }
+            start = end + 1
+            guard start < bytes.count else { return false }  // a trailing "&"
         }
+        return true
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).

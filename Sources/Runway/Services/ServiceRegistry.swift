@@ -50,7 +50,7 @@ extension ServiceRegistry {
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private static let lock = NSLock()
     // Written once under `lock` by `bootstrap`, read under `lock`.
-    nonisolated(unsafe) private static var installed: ServiceRegistry?
+    @exclusivity(unchecked) nonisolated(unsafe) private static var installed: ServiceRegistry?
 
     /// Installs the process-wide registry; allowed once.
     /// - Throws: ``RunwayError`` `.configuration` if a registry is already installed.
