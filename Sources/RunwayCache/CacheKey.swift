@@ -45,51 +45,26 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         var url = request.url.absoluteString
         let body = request.body.flatMap { $0.isEmpty ? nil : $0 }
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
-        var service = context.serviceID ?? "", environment = environment, api = context.apiName ?? ""
-        var method = request.method.rawValue
-        var text: [UInt8] = []
-        // Fields are copied from contiguous UTF-8 (a view's `append(contentsOf:)` goes byte by byte).
-        func append(_ field: inout String) {
-            field.withUTF8 { text.append(contentsOf: $0) }
-        }
-        url.withUTF8 { bytes in
-            // The URL up to its query (or fragment), and the query, read from its bytes:
-            // cheaper than URL's component accessors, and the same for the same request.
+        // The URL up to its query (or fragment), and the query, read from its bytes: cheaper
+        // than URL's component accessors, and the same for the same request.
+        let (queryMark, queryEnd) = url.withUTF8 { bytes -> (Int, Int) in
             var mark = 0
             while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
-            var end = mark
-            if mark < bytes.count, bytes[mark] == UInt8(ascii: "?") {
-                end = mark + 1
-                while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
-            }
-            let base = UnsafeBufferPointer(rebasing: bytes[..<mark])
-            let query = UnsafeBufferPointer(rebasing: bytes[(end > mark ? mark + 1 : mark)..<end])
-            // A canonical query is used as it is (API managers build them so); others are decoded.
-            var decoded: String?
-            if isForm {
-                decoded = RequestParameters(request).canonicalForm
-            } else if !request.hasCanonicalQuery, !RequestParameters.isCanonical(utf8: query) {
-                decoded = RequestParameters.canonicalForm(percentEncodedQuery: Substring(String(decoding: query, as: UTF8.self)))
-            }
-            // One allocation: the fields, five separators and a body digest's 64 hex digits.
-            text.reserveCapacity(
-                service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.count
-                    + (decoded?.utf8.count ?? query.count) + 70)
-            append(&service)
-            text.append(0)
-            append(&environment)
-            text.append(0)
-            append(&api)
-            text.append(0)
-            append(&method)
-            text.append(0)
-            text.append(contentsOf: base)
-            text.append(0)
-            if var decoded {
-                append(&decoded)
-            } else {
-                text.append(contentsOf: query)
-            }
+            guard mark < bytes.count, bytes[mark] == UInt8(ascii: "?") else { return (mark, mark) }
+            var end = mark + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+            return (mark, end)
+        }
+        var text: [UInt8] = []
+        Self.writeMaterial(
+            to: &text, service: context.serviceID ?? "", environment: environment, api: context.apiName ?? "",
+            method: request.method.rawValue, url: &url, queryMark: queryMark, queryEnd: queryEnd
+        ) { query in
+            // A canonical query is used as it is (API managers build them so, and say so);
+            // others are decoded.
+            if isForm { return RequestParameters(request).canonicalForm }
+            if request.hasCanonicalQuery || RequestParameters.isCanonical(utf8: query) { return nil }
+            return RequestParameters.canonicalForm(percentEncodedQuery: Substring(String(decoding: query, as: UTF8.self)))
         }
         if let body, !isForm {
             text.append(0)
@@ -100,6 +75,44 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         material = text
         given = nil
+    }
+
+    /// Writes the NUL-separated fields into `text` (one allocation: the fields, the separators
+    /// and room for a body digest). `decoded` gives the canonical query when the URL's own
+    /// (passed to it) is not. Copies come from contiguous UTF-8 (a view's `append(contentsOf:)`
+    /// goes byte by byte), into an `inout` buffer (a captured one is checked at run time).
+    private static func writeMaterial(
+        to text: inout [UInt8], service: String, environment: String, api: String, method: String, url: inout String,
+        queryMark: Int, queryEnd: Int, decoded: (UnsafeBufferPointer<UInt8>) -> String?
+    ) {
+        url.withUTF8 { bytes in
+            let base = UnsafeBufferPointer(rebasing: bytes[..<queryMark])
+            let query = UnsafeBufferPointer(rebasing: bytes[(queryEnd > queryMark ? queryMark + 1 : queryMark)..<queryEnd])
+            var canonical = decoded(query)
+            text.reserveCapacity(
+                service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.count
+                    + (canonical?.utf8.count ?? query.count) + 70)
+            appendUTF8(service, to: &text)
+            text.append(0)
+            appendUTF8(environment, to: &text)
+            text.append(0)
+            appendUTF8(api, to: &text)
+            text.append(0)
+            appendUTF8(method, to: &text)
+            text.append(0)
+            text.append(contentsOf: base)
+            text.append(0)
+            if canonical != nil {
+                canonical!.withUTF8 { text.append(contentsOf: $0) }
+            } else {
+                text.append(contentsOf: query)
+            }
+        }
+    }
+
+    private static func appendUTF8(_ field: String, to text: inout [UInt8]) {
+        var field = field
+        field.withUTF8 { text.append(contentsOf: $0) }
     }
 
     /// Lower-case hex of ``bytes``.

@@ -14,7 +14,9 @@ import Foundation
 /// `Task.isCancelled`. Runway's dispatchers and interceptors do; one that does not still ends the
 /// call as cancelled, only later: when it returns, or when the chain reaches the dispatcher
 /// (``Pipeline`` checks before dispatching).
-public final class CallCancellation: Sendable {
+public class CallCancellation: @unchecked Sendable {
+    // @unchecked Sendable: not final (an API manager's call record is one, saving an allocation
+    // per call; nothing outside this module can subclass it); every field is guarded by `lock`.
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private let lock: NSLock
     // Guarded by `lock`.
@@ -37,13 +39,13 @@ public final class CallCancellation: Sendable {
     }
 
     /// Whether the call was cancelled.
-    public var isCancelled: Bool {
+    public final var isCancelled: Bool {
         lock.withLock { cancelled }
     }
 
     /// Cancels the call: every handler registered runs once, now, on this thread; later ones run
     /// as they register. Cancelling again does nothing.
-    public func cancel() {
+    public final func cancel() {
         let running: [(id: UInt64, run: @Sendable () -> Void)]? = lock.withLock {
             guard !cancelled else { return nil }
             cancelled = true
@@ -55,7 +57,7 @@ public final class CallCancellation: Sendable {
     }
 
     /// Registers `handler`; runs it at once instead (and returns `nil`) if already cancelled.
-    func register(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
+    final func register(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
         let id: UInt64? = lock.withLock {
             guard !cancelled else { return nil }
             lastID &+= 1
@@ -66,7 +68,7 @@ public final class CallCancellation: Sendable {
         return id
     }
 
-    func unregister(_ id: UInt64) {
+    final func unregister(_ id: UInt64) {
         lock.withLock { handlers.removeAll { $0.id == id } }
     }
 }

@@ -23,29 +23,39 @@ extension ManagerEngine {
         afterSuccess: (@Sendable (JSON) -> Void)? = nil
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
-        let entry: ServiceEntry
-        let monitor: ReachabilityMonitor?
-        do throws(RunwayError) {
-            guard let registry = registryOverride ?? ServiceRegistry.shared else {
-                throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
+        let serviceID = manager.serviceID
+        // One lock for every read of the state a call needs before it starts.
+        let (source, cachedURL, resolved) = read { state in
+            (explicit == nil ? state.paramSource : nil, state.baseURLCache, state.resolvedService)
+        }
+        let service: ResolvedService
+        if let resolved, resolved.id == serviceID {
+            service = resolved
+        } else {
+            do throws(RunwayError) {
+                // The registry is frozen once built (and `shared` once bootstrapped), so its
+                // answer for a service is kept.
+                guard let registry = registryOverride ?? ServiceRegistry.shared else {
+                    throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
+                }
+                service = ResolvedService(id: serviceID, entry: try registry.entry(serviceID), monitor: registry.reachability)
+            } catch {
+                return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
             }
-            entry = try registry.entry(manager.serviceID)
-            monitor = registry.reachability
-        } catch {
-            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+            lock.withLock { state.resolvedService = service }
         }
         return prepare(
-            manager, entry: entry, explicit: explicit, extraParams: extraParams, awaiting: awaiting,
-            policy: policy, afterSuccess: afterSuccess, monitor: monitor)
+            manager, service: service, source: source, cachedURL: cachedURL, explicit: explicit, extraParams: extraParams,
+            awaiting: awaiting, policy: policy, afterSuccess: afterSuccess)
     }
 
     private func prepare<Manager: APIManager>(
-        _ manager: Manager, entry: ServiceEntry, explicit: [String: JSON]?, extraParams: [String: JSON],
-        awaiting: Bool, policy: LoadPolicy?, afterSuccess: (@Sendable (JSON) -> Void)?, monitor: ReachabilityMonitor?
+        _ manager: Manager, service: ResolvedService, source: (any APIManagerParamSource)?, cachedURL: BaseURLCache?,
+        explicit: [String: JSON]?, extraParams: [String: JSON], awaiting: Bool, policy: LoadPolicy?,
+        afterSuccess: (@Sendable (JSON) -> Void)?
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
-        // One lock for both reads of the state a call needs before it starts.
-        let (source, cachedURL) = read { state in (explicit == nil ? state.paramSource : nil, state.baseURLCache) }
+        let (entry, monitor) = (service.entry, service.monitor)
         var own = explicit ?? source?.params(for: manager) ?? [:]
         if !extraParams.isEmpty { own.merge(extraParams) { _, extra in extra } }
         let params = entry.parameters(own)
@@ -85,7 +95,7 @@ extension ManagerEngine {
         var superseded: [ManagerCall.Cancel] = []
         // Made before the lock so the task's closure (if any) is built once.
         // The call's cancellation shares the engine's lock, which is never held while calling it.
-        let call = ManagerCall(shareKey: shareKey, cancellation: inline ? CallCancellation(sharing: lock) : nil)
+        let call = ManagerCall(shareKey: shareKey, lock: lock, runsInline: inline)
         let plan = CallPlan(
             holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
             entry: entry, request: request,
@@ -95,7 +105,7 @@ extension ManagerEngine {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
             if policy == .cancelPrevious {
-                superseded = state.calls.compactMap { $0.cancel("superseded by a newer call (cancelPrevious)") }
+                superseded = state.calls.compactMap { $0.stop("superseded by a newer call (cancelPrevious)") }
                 state.calls.removeAll(keepingCapacity: true)
             }
             if let shareKey, let joined = state.calls.first(where: { $0.shareKey == shareKey }), let task = joined.task {
@@ -121,7 +131,7 @@ extension ManagerEngine {
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
-        let call = ManagerCall(shareKey: nil)
+        let call = ManagerCall(shareKey: nil, lock: lock, runsInline: false)
         let failure = error
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)

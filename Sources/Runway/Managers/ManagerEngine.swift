@@ -32,6 +32,8 @@ public final class ManagerEngine: @unchecked Sendable {
         /// The URL of the last call without query parameters (and its last query URL), reused
         /// while the API name and service stay the same (saves building a URL per call).
         var baseURLCache: BaseURLCache?
+        /// The service of the last call, as the registry resolved it.
+        var resolvedService: ResolvedService?
         var rawData: JSON?
         var lastResponse: Response?
         var lastError: RunwayError?
@@ -43,6 +45,12 @@ public final class ManagerEngine: @unchecked Sendable {
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?
         var paging = PagingState()
+    }
+
+    struct ResolvedService {
+        let id: ServiceID
+        let entry: ServiceEntry
+        let monitor: ReachabilityMonitor?
     }
 
     struct BaseURLCache {
@@ -93,7 +101,7 @@ public final class ManagerEngine: @unchecked Sendable {
     func cancelAll(reason: String) {
         let cancels = lock.withLock { () -> [ManagerCall.Cancel] in
             defer { state.calls.removeAll(keepingCapacity: true) }
-            return state.calls.compactMap { $0.cancel(reason) }
+            return state.calls.compactMap { $0.stop(reason) }
         }
         // Outside the lock: cancelling runs the cancellation handlers at once, and some of ours
         // take the lock.
@@ -115,21 +123,31 @@ extension ManagerEngine.State {
 /// the delegate runs in a task of its own, which they cancel; an awaited call that nobody can
 /// join runs in the caller's task (no task to create and await), and they cancel its
 /// ``CallCancellation``, which the chain observes.
-final class ManagerCall: @unchecked Sendable {
+final class ManagerCall: CallCancellation, @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock, when the call is registered).
+    // lock, when the call is registered). The call is its own `CallCancellation` (one
+    // allocation per call), sharing that lock.
     let shareKey: String?
-    /// Set for a call run in the caller's task; `nil` for a call run by `task`.
-    let cancellation: CallCancellation?
+    private let runsInline: Bool
     var task: Task<Result<JSON, RunwayError>, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
 
-    init(shareKey: String?, cancellation: CallCancellation? = nil) {
+    /// - Parameters:
+    ///   - lock: The owning engine's lock.
+    ///   - runsInline: Whether the call runs in its awaiting caller's task (else in `task`).
+    init(shareKey: String?, lock: NSLock, runsInline: Bool) {
         self.shareKey = shareKey
-        self.cancellation = cancellation
+        self.runsInline = runsInline
+        super.init(sharing: lock)
+    }
+
+    /// The cancellation the chain observes: set for a call run in the caller's task; `nil`
+    /// for a call run by `task`, which its task's cancellation stops.
+    var cancellation: CallCancellation? {
+        runsInline ? self : nil
     }
 
     /// Records why the call ends; call under the engine's lock.
@@ -139,7 +157,7 @@ final class ManagerCall: @unchecked Sendable {
 
     /// Marks the call cancelled and returns what stops it, to run once the engine's lock is
     /// released; call under that lock.
-    func cancel(_ reason: String) -> Cancel? {
+    func stop(_ reason: String) -> Cancel? {
         markCancelled(reason)
         if let task { return .task(task) }
         if let cancellation { return .call(cancellation) }

@@ -106,6 +106,11 @@ public struct TransferMetrics: Sendable, Equatable {
         set { values = values.with(redirectCount: newValue) }
     }
 
+    /// Metrics with everything zero and empty (a response that did not cross the network).
+    public init() {
+        values = Self.empty
+    }
+
     /// Creates metrics; all zero and empty by default.
     public init(
         nameLookup: Duration = .zero, connect: Duration = .zero, tlsHandshake: Duration = .zero,
