@@ -17,6 +17,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     private let material: [UInt8]
     /// Digest bytes given as they are (keys made from bytes); `nil` for keys of requests.
     private let given: Data?
+    /// The hash of `material` and `given`, computed once (a key is looked up more than once
+    /// when ``KeyMemo`` hands it out again).
+    private let hash: Int
 
     /// The 32 digest bytes: the SHA-256 of the key's fields.
     public var bytes: Data {
@@ -26,18 +29,25 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     init(bytes: Data) {
         material = []
         given = bytes
+        hash = Self.hash(material: [], given: bytes)
+    }
+
+    private static func hash(material: [UInt8], given: Data?) -> Int {
+        var hasher = Hasher()
+        material.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(given)
+        return hasher.finalize()
     }
 
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
-        lhs.given == rhs.given
+        lhs.hash == rhs.hash && lhs.given == rhs.given
             && lhs.material.withUnsafeBytes { a in
                 rhs.material.withUnsafeBytes { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
             }
     }
 
     public func hash(into hasher: inout Hasher) {
-        material.withUnsafeBytes { hasher.combine(bytes: $0) }
-        hasher.combine(given)
+        hasher.combine(hash)
     }
 
     /// The key of `request` in `environment`, for the API and service named in `context`.
@@ -75,6 +85,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         material = text
         given = nil
+        hash = Self.hash(material: text, given: nil)
     }
 
     /// Writes the NUL-separated fields into `text` (one allocation: the fields, the separators

@@ -46,6 +46,7 @@ public final class ResponseCache: Sendable {
 
     let memory: MemoryCache
     let disk: DiskCache?
+    private let keys = KeyMemo()
     let clock: @Sendable () -> Double
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
@@ -102,7 +103,7 @@ public final class ResponseCache: Sendable {
 
     /// The key `request` is cached under.
     public func key(for request: Request, context: RequestContext) -> CacheKey {
-        CacheKey(request, context: context, environment: environment)
+        keys.key(for: request, context: context) { CacheKey(request, context: context, environment: environment) }
     }
 
     /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk

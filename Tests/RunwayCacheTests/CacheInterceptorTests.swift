@@ -63,6 +63,45 @@ import Testing
         #expect(base.hashValue == CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod").hashValue)
     }
 
+    @Test func aRememberedKeyIsOnlyEverTheKeyOfTheSameRequest() throws {
+        // ResponseCache remembers the last few keys by the identity of the request's text;
+        // every answer must equal the key made afresh, whatever the mix of requests.
+        let cache = try makeCache(["a": .memory()])
+        func fresh(_ request: Request, _ context: RequestContext) -> CacheKey {
+            CacheKey(request, context: context, environment: cache.environment)
+        }
+        let a = RequestContext(apiName: "a", serviceID: "s")
+        let b = RequestContext(apiName: "b", serviceID: "s")
+        let t = RequestContext(apiName: "a", serviceID: "t")
+        var requests: [Request] = []
+        for index in 0..<6 { requests.append(try Request("https://api.test/x?page=\(index)")) }
+        var post = requests[0]
+        post.method = .post
+        var withBody = post
+        withBody.body = Data("{\"q\":1}".utf8)
+        var otherBody = post
+        otherBody.body = Data("{\"q\":2}".utf8)
+        let sameTextAgain = try Request("https://api.test/x?page=0")
+        // Round after round, more requests than the memo keeps, each under several contexts.
+        for _ in 0..<3 {
+            for request in requests + [post, withBody, otherBody, sameTextAgain] {
+                for context in [a, b, t] {
+                    #expect(cache.key(for: request, context: context) == fresh(request, context))
+                }
+            }
+        }
+        #expect(cache.key(for: requests[0], context: a) != cache.key(for: requests[0], context: b))
+        #expect(cache.key(for: requests[0], context: a) != cache.key(for: requests[0], context: t))
+        #expect(cache.key(for: requests[0], context: a) != cache.key(for: post, context: a))
+        #expect(cache.key(for: withBody, context: a) != cache.key(for: otherBody, context: a))
+        #expect(cache.key(for: sameTextAgain, context: a) == cache.key(for: requests[0], context: a))
+        // A changed URL on the same request value is a different request.
+        var moved = requests[1]
+        moved.url = URL(string: "https://api.test/y?page=1")!
+        #expect(cache.key(for: moved, context: a) == fresh(moved, a))
+        #expect(cache.key(for: moved, context: a) != cache.key(for: requests[1], context: a))
+    }
+
     @Test func neverCachedAPIsAlwaysGoToTheNetwork() async throws {
         let stub = CountingStub()
         let cache = try makeCache(["detail": .memory(), "account.balance": .never])

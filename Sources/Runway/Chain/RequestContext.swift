@@ -31,7 +31,11 @@ public struct RequestContext: Sendable {
 
     /// The value stored for `key`, if any.
     public subscript<Key: ContextKey>(_ key: Key.Type) -> Key.Value? {
-        get { values[ObjectIdentifier(key)] as? Key.Value }
+        get {
+            // Most contexts carry no values: no hashing, and no dynamic cast of a nil.
+            guard !values.isEmpty, let value = values[ObjectIdentifier(key)] else { return nil }
+            return value as? Key.Value
+        }
         set { values[ObjectIdentifier(key)] = newValue }
     }
 }
