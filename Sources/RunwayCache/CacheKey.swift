@@ -41,9 +41,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.given == rhs.given
-            && lhs.material.withUnsafeBytes { a in
-                rhs.material.withUnsafeBytes { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
-            }
+            && lhs.material.withUnsafeBytes { a in rhs.material.withUnsafeBytes { b in ByteEquality.equal(a, b) } }
     }
 
     public func hash(into hasher: inout Hasher) {

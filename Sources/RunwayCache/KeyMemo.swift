@@ -33,8 +33,8 @@ final class KeyMemo: Sendable {
         let url = request.url.absoluteString, method = request.method.rawValue
         let found: CacheKey? = lock.withLock {
             for entry in entries
-            where Self.same(entry.url, url) && Self.same(entry.method, method) && Self.same(entry.service, context.serviceID)
-                && Self.same(entry.api, context.apiName)
+            where entry.url.hasSameRepresentation(as: url) && entry.method.hasSameRepresentation(as: method)
+                && Self.same(entry.service, context.serviceID) && Self.same(entry.api, context.apiName)
             {
                 return entry.key
             }
@@ -54,16 +54,11 @@ final class KeyMemo: Sendable {
         return key
     }
 
-    /// Whether the two are the same representation (and so the same text). Sound, not complete:
-    /// equal text in different storage is reported different.
-    private static func same(_ a: String, _ b: String) -> Bool {
-        withUnsafeBytes(of: a) { x in withUnsafeBytes(of: b) { y in x.count == y.count && memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
-    }
-
+    /// ``String/hasSameRepresentation(as:)`` for optional names (two `nil`s are the same).
     private static func same(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {
         case (nil, nil): true
-        case (let a?, let b?): same(a, b)
+        case (let a?, let b?): a.hasSameRepresentation(as: b)
         default: false
         }
     }

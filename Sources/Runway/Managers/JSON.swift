@@ -150,22 +150,3 @@ extension [String: JSON] {
         return true
     }
 }
-
-extension String {
-    /// Whether the two are the same bytes (`==` compares by Unicode canonical equivalence).
-    func hasSameUTF8(as other: String) -> Bool {
-        // Identical representations hold the same bytes: the same literal, the same storage,
-        // or the same small (inline) string. Sound, and the usual case for parameter names.
-        if MemoryLayout<String>.size == 16,
-            unsafeBitCast(self, to: (UInt64, UInt64).self) == unsafeBitCast(other, to: (UInt64, UInt64).self)
-        {
-            return true
-        }
-        let (mine, theirs) = (utf8, other.utf8)
-        guard mine.count == theirs.count else { return false }
-        let same = mine.withContiguousStorageIfAvailable { a in
-            theirs.withContiguousStorageIfAvailable { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
-        }
-        return (same ?? nil) ?? mine.elementsEqual(theirs)
-    }
-}

@@ -245,20 +245,9 @@ extension ManagerEngine {
     /// The body parsed as JSON; a body equal to the last one parsed gives the same value without
     /// parsing again (cache hits and unchanged refreshes answer with the same bytes).
     func parse(_ body: Data) throws(RunwayError) -> JSON {
-        if let last = read({ $0.lastParsed }), Self.sameBytes(last.body, body) { return last.json }
+        if let last = read({ $0.lastParsed }), ByteEquality.equal(last.body, body) { return last.json }
         let json = try JSON(parsing: body)
         lock.withLock { state.lastParsed = (body, json) }
         return json
-    }
-
-    /// Whether the two hold the same bytes: at once when they share their storage (a cache
-    /// hit hands out the body it stored), else one `memcmp` (`Data ==` costs more per call).
-    static func sameBytes(_ a: Data, _ b: Data) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBytes { x in
-            b.withUnsafeBytes { y in
-                x.baseAddress == y.baseAddress || x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
-            }
-        }
     }
 }
