@@ -43,16 +43,10 @@ public final class StubDispatcher: Dispatcher {
         try request.validate()
         lock.withLock { recorded.append(request) }
         try context.checkCancellation()
-        var response: Response
-        if context.cancellation != nil {
-            // The handler runs in a task of its own here so that the call's cancellation (not
-            // its task's) reaches it as task cancellation, as it would for a task-run call.
-            let handler = handler
-            let run = Task { try await handler(request) }
-            response = try await context.withCancellationHandler { try await run.value } onCancel: { run.cancel() }
-        } else {
-            response = try await handler(request)
-        }
+        // The call's cancellation reaches the handler as task cancellation, as it would for a
+        // call run in a task of its own.
+        let handler = handler
+        var response = try await context.runCancellingWithCall { try await handler(request) }
         try context.checkCancellation()
         if response.body.count > request.options.maxResponseSize {
             throw RunwayError(.responseTooLarge, "stub response is \(response.body.count) bytes")

@@ -103,4 +103,14 @@ extension RequestContext {
         defer { if let registration { cancellation.unregister(registration) } }
         return try await withTaskCancellationHandler(operation: operation, onCancel: onCancel)
     }
+
+    /// Runs `operation` so that the call's cancellation reaches it as *task* cancellation (for
+    /// work that only observes the task: `Task.sleep`, a handler of the user's): directly when
+    /// there is no ``cancellation`` (the task's cancellation already does), else in a task of
+    /// its own that either cancellation cancels.
+    public func runCancellingWithCall<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard cancellation != nil else { return try await operation() }
+        let run = Task { try await operation() }
+        return try await withCancellationHandler { try await run.value } onCancel: { run.cancel() }
+    }
 }

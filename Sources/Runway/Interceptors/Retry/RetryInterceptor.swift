@@ -105,16 +105,9 @@ public struct RetryInterceptor: Interceptor {
             onRetry?(event)
             do {
                 try context.checkCancellation()
-                if let cancellation = context.cancellation {
-                    // The call's cancellation does not reach a sleep in this task: sleep in
-                    // a task that either cancellation cancels.
-                    let sleep = sleep
-                    let sleeper = Task { try await sleep(delay) }
-                    try await context.withCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
-                    if cancellation.isCancelled { throw CancellationError() }
-                } else {
-                    try await sleep(delay)
-                }
+                let sleep = sleep
+                try await context.runCancellingWithCall { try await sleep(delay) }
+                try context.checkCancellation()
             } catch {
                 throw RunwayError(.cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))", stage: .interceptor(name), underlying: error)
             }
