@@ -52,6 +52,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CZlibTest",
+                "TSanSuppressions",
             ],
             path: "Tests/RunwayTestServer",
             swiftSettings: strict
@@ -62,6 +63,9 @@ let package = Package(
             dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
             swiftSettings: strict
         ),
+
+        // MARK: Test support: the thread sanitizer's one suppression (a runtime false positive)
+        .target(name: "TSanSuppressions", path: "Tests/TSanSuppressions"),
 
         // MARK: Test server support (zlib for the gzip and gzip-bomb endpoints)
         .systemLibrary(
