@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "RunwayTests", dependencies: ["Runway", "RunwayTesting"], swiftSettings: strict),
         .testTarget(
             name: "DispatcherTests",
-            dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
+            dependencies: ["Runway", "RunwayCurl", "CCurl", "RunwayURLSession", "RunwayTesting", "RunwayTestServer"],
             swiftSettings: strict
         ),
 

@@ -2,7 +2,8 @@
 #define RUNWAY_CCURL_SHIM_H
 
 // Typed wrappers over libcurl's variadic calls (curl_easy_setopt, curl_easy_getinfo,
-// curl_multi_setopt), which Swift cannot call directly, and over CURLMsg's union.
+// curl_multi_setopt), which Swift cannot call directly, and over CURLMsg's union; on Linux,
+// over epoll's packed event struct for the dispatcher's loop.
 
 #include <curl/curl.h>
 
@@ -73,5 +74,56 @@ static inline CURLcode runway_msg_result(const CURLMsg *message) {
 static inline curl_version_info_data *runway_version_info(void) {
     return curl_version_info(CURLVERSION_NOW);
 }
+
+// The multi handle's socket interface (curl_multi_socket_action): libcurl says which sockets
+// to watch through these two callbacks, the loop waits on them itself.
+typedef int (*runway_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *user, void *socketUser);
+typedef int (*runway_timer_callback)(CURLM *multi, long timeoutMilliseconds, void *user);
+typedef int (*runway_closesocket_callback)(void *user, curl_socket_t socket);
+typedef curl_socket_t (*runway_opensocket_callback)(void *user, curlsocktype purpose, struct curl_sockaddr *address);
+
+static inline CURLMcode runway_multi_setopt_socket_callback(CURLM *handle, runway_socket_callback value, void *user) {
+    CURLMcode code = curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, value);
+    return code != CURLM_OK ? code : curl_multi_setopt(handle, CURLMOPT_SOCKETDATA, user);
+}
+
+static inline CURLMcode runway_multi_setopt_timer_callback(CURLM *handle, runway_timer_callback value, void *user) {
+    CURLMcode code = curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, value);
+    return code != CURLM_OK ? code : curl_multi_setopt(handle, CURLMOPT_TIMERDATA, user);
+}
+
+/// Both socket callbacks at once: the loop sees every connection socket opened and closed.
+static inline CURLcode runway_easy_setopt_socket_callbacks(CURL *handle, runway_opensocket_callback open,
+                                                          runway_closesocket_callback close, void *user) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, user);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, user);
+    return code;
+}
+
+#ifdef __linux__
+#include <sys/epoll.h>
+
+// epoll_event is packed on x86-64, which Swift does not import field by field.
+static inline int runway_epoll_ctl(int epoll, int operation, int fd, unsigned int events) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    return epoll_ctl(epoll, operation, fd, &event);
+}
+
+/// Waits like epoll_wait and copies out the descriptors and their events (at most 64).
+static inline int runway_epoll_wait(int epoll, int *fds, unsigned int *events, int capacity, int timeoutMilliseconds) {
+    struct epoll_event ready[64];
+    int count = epoll_wait(epoll, ready, capacity < 64 ? capacity : 64, timeoutMilliseconds);
+    for (int i = 0; i < count; i++) {
+        fds[i] = ready[i].data.fd;
+        events[i] = ready[i].events;
+    }
+    return count;
+}
+#endif
 
 #endif

@@ -36,6 +36,15 @@ public final class CurlDispatcher: Dispatcher {
         decoding = configuration.responseDecoding
     }
 
+    /// A dispatcher whose loop waits with `socketBackend`, so tests run both on Linux.
+    init(configuration: Configuration = Configuration(), socketBackend: SocketWatch.Backend) {
+        multi = CurlMulti(configuration: configuration, backend: socketBackend)
+        decoding = configuration.responseDecoding
+    }
+
+    /// How the loop waits for sockets (nil when it could not start).
+    var socketBackend: SocketWatch.Backend? { multi.backend }
+
     deinit {
         multi.stop()
     }

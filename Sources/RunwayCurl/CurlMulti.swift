@@ -4,21 +4,28 @@ import Runway
 
 /// One libcurl multi handle and the thread that drives it.
 ///
+/// The thread drives the handle through its socket interface (`curl_multi_socket_action`):
+/// libcurl says which sockets it wants watched and when its timer runs out, ``SocketWatch``
+/// waits for them (epoll on Linux) and for wake-ups from callers, and libcurl is handed only
+/// the sockets that are ready. A turn of the loop so costs what is ready, not what is open.
+///
 /// `@unchecked Sendable` because its state is split in two halves, each with one owner:
 /// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and are
 ///   only touched while holding `lock`;
 /// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
 ///   are touched only by the loop thread, which alone calls libcurl on them. Other threads
-///   only call `curl_multi_wakeup`, which libcurl documents as thread-safe.
+///   only call ``SocketWatch/wake()``, a write to a pipe.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     private let handle: UnsafeMutableRawPointer
+    /// Nil when the system had no descriptors left for it: every request then fails.
+    private let watch: SocketWatch?
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
     private let lock = NSLock()
     private var pending: [CurlTransfer] = []
     private var cancels: [CurlTransfer] = []
     private var stopping = false
-    /// Whether the loop is (about to be) blocked in `curl_multi_poll`. While it is not, it will
+    /// Whether the loop is (about to be) blocked waiting for sockets. While it is not, it will
     /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
     /// syscall, and a spurious wake of the loop, per request under load).
     private var polling = false
@@ -29,10 +36,12 @@ final class CurlMulti: @unchecked Sendable {
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     private var batch: [CurlTransfer] = []
     private var aborts: [CurlTransfer] = []
+    /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
+    private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request.
     private var readableCAFiles: Set<String> = []
 
-    init(configuration: CurlDispatcher.Configuration) {
+    init(configuration: CurlDispatcher.Configuration, backend: SocketWatch.Backend = .platformDefault) {
         CurlGlobal.initialize()
         self.configuration = configuration
         handle = curl_multi_init()
@@ -40,10 +49,29 @@ final class CurlMulti: @unchecked Sendable {
         runway_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
         runway_multi_setopt_long(handle, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
         runway_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, max(1, configuration.connectionCacheSize))
+        connectionLimit = max(1, configuration.connectionCacheSize)
+        do {
+            watch = try SocketWatch(backend: backend)
+        } catch {
+            watch = nil
+            stopping = true
+            return
+        }
+        let user = Unmanaged.passUnretained(watch!).toOpaque()
+        runway_multi_setopt_socket_callback(handle, curlSocketCallback, user)
+        runway_multi_setopt_timer_callback(handle, curlTimerCallback, user)
         let thread = Thread { [self] in run() }
         thread.name = "runway.curl"
         thread.start()
     }
+
+    deinit {
+        // Only without a loop thread; otherwise the thread cleaned up before letting go.
+        if watch == nil { curl_multi_cleanup(handle) }
+    }
+
+    /// Which wait the loop uses (tests run both).
+    var backend: SocketWatch.Backend? { watch?.backend }
 
     /// Hands a transfer to the loop thread.
     func submit(_ transfer: CurlTransfer) {
@@ -53,9 +81,12 @@ final class CurlMulti: @unchecked Sendable {
             return (true, polling)
         }
         if wake {
-            curl_multi_wakeup(handle)
+            watch?.wake()
         } else if !accepted {
-            transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
+            transfer.finish(.failure(
+                watch == nil
+                    ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
+                    : RunwayError(.cancelled, "the dispatcher was shut down")))
         }
     }
 
@@ -66,19 +97,20 @@ final class CurlMulti: @unchecked Sendable {
             cancels.append(transfer)
             return polling
         }
-        if wake { curl_multi_wakeup(handle) }
+        if wake { watch?.wake() }
     }
 
     /// Stops the loop: running and queued transfers fail with `.cancelled`.
     func stop() {
         lock.withLock { stopping = true }
-        curl_multi_wakeup(handle)
+        watch?.wake()
     }
 
     // MARK: Loop thread
 
     private func run() {
-        var stillRunning: Int32 = 0
+        guard let watch else { return }
+        var running: Int32 = 0
         while true {
             // Swap the shared queues with the loop's empty ones: both keep their storage.
             let stop = lock.withLock {
@@ -93,7 +125,7 @@ final class CurlMulti: @unchecked Sendable {
                 if lock.withLock({ transfer.cancelRequested }) {
                     transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
                 } else {
-                    start(transfer)
+                    start(transfer, watch)
                 }
             }
             batch.removeAll(keepingCapacity: true)
@@ -105,33 +137,60 @@ final class CurlMulti: @unchecked Sendable {
             aborts.removeAll(keepingCapacity: true)
             if stop { break }
 
-            curl_multi_perform(handle, &stillRunning)
-            var queued: Int32 = 0
-            while let message = curl_multi_info_read(handle, &queued) {
-                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-                let code = runway_msg_result(message)
-                if let transfer = active[easy] {
-                    complete(easy, transfer.outcome(code: code))
-                }
+            // New transfers set the timer to "now"; so do timeouts and transfers waiting
+            // for a connection.
+            if watch.takeExpiredTimer() {
+                curl_multi_socket_action(handle, CURL_SOCKET_TIMEOUT, 0, &running)
+                readCompletions()
             }
+            keepIdleConnections()
             // Block only when nothing was handed over meanwhile; from here on callers wake us.
             let idle = lock.withLock {
                 polling = pending.isEmpty && cancels.isEmpty && !stopping
                 return polling
             }
-            if idle { curl_multi_poll(handle, nil, 0, 1000, nil) }
+            watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
+                curl_multi_socket_action(handle, socket, readiness, &running)
+            }
+            readCompletions()
         }
         shutDown()
     }
 
-    private func start(_ transfer: CurlTransfer) {
+    /// Keeps `connectionCacheSize` *idle* connections, however many transfers are running.
+    ///
+    /// libcurl's `CURLMOPT_MAXCONNECTS` counts every open connection, busy or not, and closes
+    /// the oldest idle one whenever a finished transfer brings the count over it: with more
+    /// long requests in flight (long polls, downloads) than the limit, every short request
+    /// would lose its connection as it finished and open a new one. So the limit follows the
+    /// number of running transfers.
+    private func keepIdleConnections() {
+        let limit = max(1, configuration.connectionCacheSize) + active.count
+        guard limit != connectionLimit else { return }
+        connectionLimit = limit
+        runway_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, limit)
+    }
+
+    /// Delivers the transfers libcurl reports done.
+    private func readCompletions() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(handle, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = runway_msg_result(message)
+            if let transfer = active[easy] {
+                complete(easy, transfer.outcome(code: code))
+            }
+        }
+    }
+
+    private func start(_ transfer: CurlTransfer, _ watch: SocketWatch) {
         let easy = idleHandles.popLast() ?? curl_easy_init()
         guard let easy else {
             transfer.finish(.failure(RunwayError(.transport, "curl_easy_init failed")))
             return
         }
         do {
-            try transfer.configure(easy, userAgent: configuration.userAgent, readableCAFiles: &readableCAFiles)
+            try transfer.configure(easy, userAgent: configuration.userAgent, watch: watch, readableCAFiles: &readableCAFiles)
         } catch {
             transfer.releaseResources()
             recycle(easy)

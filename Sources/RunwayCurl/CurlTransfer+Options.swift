@@ -5,7 +5,10 @@ import Runway
 extension CurlTransfer {
     /// Applies the request to an easy handle (fresh or reset).
     /// - Parameter readableCAFiles: CA bundle paths already found readable (the loop's cache).
-    func configure(_ easy: UnsafeMutableRawPointer, userAgent: String, readableCAFiles: inout Set<String>) throws(RunwayError) {
+    /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
+    func configure(
+        _ easy: UnsafeMutableRawPointer, userAgent: String, watch: SocketWatch, readableCAFiles: inout Set<String>
+    ) throws(RunwayError) {
         let options = request.options
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -67,6 +70,9 @@ extension CurlTransfer {
         }
 
         // Callbacks.
+        try check(
+            runway_easy_setopt_socket_callbacks(easy, curlOpenSocketCallback, curlCloseSocketCallback, Unmanaged.passUnretained(watch).toOpaque()),
+            "socket callbacks")
         try check(runway_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "write callback")
         try set(easy, CURLOPT_WRITEDATA, me)
         try check(runway_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "header callback")

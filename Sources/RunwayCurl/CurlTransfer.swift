@@ -13,7 +13,7 @@ import Darwin
 ///
 /// `@unchecked Sendable` because it is handed over exactly once: the caller fills it and
 /// submits it under the multi's lock, and from then on only the loop thread touches it (libcurl
-/// calls the callbacks below on that thread, inside `curl_multi_perform`), until `finish` hands
+/// calls the callbacks below on that thread, inside `curl_multi_socket_action`), until `finish` hands
 /// the outcome back to the caller (``takeOutcome()``, after the resume). The one exception,
 /// `cancelRequested`, is only read and written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {

@@ -1,5 +1,5 @@
 import Runway
-import RunwayCurl
+@testable import RunwayCurl
 import RunwayURLSession
 import Testing
 
@@ -40,6 +40,11 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl",
             capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
             make: { CurlDispatcher() }),
+        // The same loop waiting with poll(2), as it does where there is no epoll.
+        DispatcherUnderTest(
+            name: "libcurl (poll)",
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
+            make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: [], make: { URLSessionDispatcher() }),
     ]
 

@@ -7,9 +7,11 @@
 //   callgrind_annotate /tmp/load.cg | head -40
 //
 // Scenarios: load, load-params, fetch, cache-manager, cache-pipeline,
-// `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx), and
+// `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx),
 // `http <runway|raw-libcurl|async-http-client|urlsession> <concurrency> [url]` (GETs against the
-// benchmarks' nginx, started here unless a URL is given).
+// benchmarks' nginx, started here unless a URL is given), and `http-busy` (the same while many
+// requests hang on a server that never answers; any listener that reads and stays silent, such
+// as `python3 -c` with asyncio, will do).
 import BenchSupport
 import Foundation
 import Runway
@@ -57,20 +59,31 @@ func runScenario(_ scenario: String) async throws {
         let server: Nginx? = arguments.count > 4 ? nil : try Nginx()
         defer { server?.stop() }
         let url = (arguments.dropFirst(4).first ?? server!.plainURL) + "/json"
-        let setup = ClientSetup(connections: concurrency)
-        let client: any BenchClient =
-            switch name {
-            case "raw-libcurl": RawCurlClient(setup)
-            case "async-http-client": try AHCClient(setup)
-            case "urlsession": URLSessionClient(setup)
-            default: RunwayClient(setup)
+        let client = try makeClient(name, ClientSetup(connections: concurrency))
+        let (elapsed, rate) = try await timedGets(client, url, n, concurrency: concurrency)
+        print("\(name) c=\(concurrency): \(n) requests in \(elapsed), \(Int(rate)) req/s")
+    case "http-busy":
+        // http-busy <client> <concurrency> <count> <base URL> <hanging URL> <hanging count>: the
+        // same GETs while <hanging count> requests to a server that never answers stay in flight
+        // (long polls, slow downloads): what a turn of a dispatcher's loop costs per open transfer.
+        let name = arguments.dropFirst().first ?? "runway"
+        let concurrency = count(at: 2, default: 16)
+        let n = count(at: 3, default: 20_000)
+        let url = arguments.dropFirst(4).first! + "/json"
+        let hangingURL = arguments.dropFirst(5).first!
+        let hanging = count(at: 6, default: 200)
+        let client = try makeClient(name, ClientSetup(connections: concurrency + hanging))
+        let stalled = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<hanging { group.addTask { _ = try? await client.get(hangingURL) } }
+                try await group.waitForAll()
             }
-        _ = try await client.get(url)
-        let start = ContinuousClock.now
-        try await run(n, concurrency: concurrency) { _ = try await client.get(url) }
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("\(name) c=\(concurrency): \(n) requests in \(elapsed), \(Int(Double(n) / seconds)) req/s")
+        }
+        try await Task.sleep(for: .seconds(1))
+        let (elapsed, rate) = try await timedGets(client, url, n, concurrency: concurrency)
+        print("\(name) c=\(concurrency) with \(hanging) hanging: \(n) requests in \(elapsed), \(Int(rate)) req/s")
+        stalled.cancel()
+        exit(0)
     case "compare":
         // compare <concurrency> <requests> [rounds] [path] [plain|tls-h1|tls-h2]: one nginx; wrk
         // (the ceiling: C, no Swift), then each Swift client, interleaved round after round so
@@ -121,6 +134,25 @@ func runScenario(_ scenario: String) async throws {
         print("unknown scenario \(scenario)")
         exit(2)
     }
+}
+
+/// The client called `name` on the command line.
+func makeClient(_ name: String, _ setup: ClientSetup) throws -> any BenchClient {
+    switch name {
+    case "raw-libcurl": RawCurlClient(setup)
+    case "async-http-client": try AHCClient(setup)
+    case "urlsession": URLSessionClient(setup)
+    default: RunwayClient(setup)
+    }
+}
+
+/// One warm-up GET, then `n` GETs of `url` with `concurrency` in flight: the time and the rate.
+func timedGets(_ client: any BenchClient, _ url: String, _ n: Int, concurrency: Int) async throws -> (Duration, Double) {
+    _ = try await client.get(url)
+    let start = ContinuousClock.now
+    try await run(n, concurrency: concurrency) { _ = try await client.get(url) }
+    let elapsed = ContinuousClock.now - start
+    return (elapsed, Double(n) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
 }
 
 /// Requests per second `wrk` (one thread) reaches against `url` in two seconds; 0 without wrk.

@@ -1,0 +1,319 @@
+import CCurl
+import Foundation
+import Runway
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The sockets libcurl asks the loop to watch, the multi handle's timer, and the wait for
+/// either (or a wake-up from another thread).
+///
+/// Driving the multi handle through `curl_multi_socket_action` rather than
+/// `curl_multi_perform` + `curl_multi_poll` makes a turn of the loop cost what is ready, not
+/// what is open: `curl_multi_perform` visits every transfer and checks each one's socket with
+/// a `poll` call of its own, and `curl_multi_poll` rebuilds the descriptor list every turn.
+/// Here libcurl reports the sockets it cares about as they change (``update(_:what:)``), the
+/// loop waits on them (epoll on Linux, `poll(2)` elsewhere) and hands libcurl only the ready
+/// ones, with their readiness, so it does not check them again.
+///
+/// On epoll a connection socket libcurl stops watching (an idle keep-alive connection) stays
+/// registered until it closes (``closed(_:)``) or reports an event nobody wants: the next
+/// request on that connection usually wants the same event again, so steady keep-alive traffic
+/// makes no `epoll_ctl` calls at all. That is only safe for sockets whose opening and closing
+/// the loop sees (libcurl's open- and close-socket callbacks, ``opened(_:)``); any other
+/// socket libcurl reports (its resolver's wake-up pair) leaves the interest list at once, as
+/// its number may be closed and reused unseen.
+///
+/// Loop thread only, apart from ``wake()``: libcurl calls the callbacks from inside the calls
+/// the loop makes. `@unchecked Sendable` so that ``wake()`` can be called from any thread: it
+/// only writes to a pipe that lives as long as this object.
+final class SocketWatch: @unchecked Sendable {
+    enum Backend: Sendable {
+        /// epoll (Linux): the kernel keeps the interest list.
+        case epoll
+        /// `poll(2)` over the wanted sockets: every POSIX system.
+        case poll
+
+        static var platformDefault: Backend {
+            #if os(Linux)
+            .epoll
+            #else
+            .poll
+            #endif
+        }
+    }
+
+    let backend: Backend
+    /// Per descriptor: the events libcurl wants (``inbound``/``outbound``), 0 for none.
+    private var wanted: [UInt8] = []
+    /// Per descriptor (epoll): the events registered with the kernel, ``registeredFlag`` if any.
+    private var registered: [UInt8] = []
+    /// Per descriptor: opened through ``opened(_:)``, so its close is seen too.
+    private var connection: [Bool] = []
+    private var watchedCount = 0
+    /// When libcurl wants `CURL_SOCKET_TIMEOUT`, in `CLOCK_MONOTONIC` nanoseconds.
+    private var deadline: UInt64?
+    private let epollFD: Int32
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    // Reused between turns.
+    private var readyFDs = [Int32](repeating: 0, count: 64)
+    private var readyEvents = [UInt32](repeating: 0, count: 64)
+    private var pollFDs: [pollfd] = []
+
+    static let inbound: UInt8 = 1
+    static let outbound: UInt8 = 2
+    private static let registeredFlag: UInt8 = 0x80
+
+    /// - Throws: when the system is out of descriptors.
+    init(backend: Backend = .platformDefault) throws(RunwayError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw RunwayError(.transport, "cannot create the dispatcher's wake-up pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        wakeReader = fds[0]
+        wakeWriter = fds[1]
+        var selected = backend
+        #if os(Linux)
+        if backend == .epoll {
+            epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+            if epollFD < 0 || runway_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeReader, EPOLLIN.rawValue) != 0 {
+                selected = .poll
+            }
+        } else {
+            epollFD = -1
+        }
+        #else
+        epollFD = -1
+        selected = .poll
+        #endif
+        self.backend = selected
+    }
+
+    deinit {
+        close(wakeReader)
+        close(wakeWriter)
+        if epollFD >= 0 { close(epollFD) }
+    }
+
+    /// Makes a current or the next ``wait`` return at once. Any thread.
+    func wake() {
+        var byte: UInt8 = 1
+        // A full pipe already holds a wake-up; nothing else can fail here.
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    // MARK: What libcurl asks for (loop thread, from inside libcurl's calls)
+
+    /// libcurl's socket callback: watch `fd` for `what` (`CURL_POLL_IN`, `_OUT`, `_INOUT`), or
+    /// stop (`CURL_POLL_REMOVE`).
+    func update(_ fd: Int32, what: Int32) {
+        guard fd >= 0 else { return }
+        grow(to: fd)
+        let index = Int(fd)
+        let want: UInt8 = what == CURL_POLL_REMOVE ? 0 : UInt8(truncatingIfNeeded: what) & (Self.inbound | Self.outbound)
+        if (wanted[index] == 0) != (want == 0) { watchedCount += want == 0 ? -1 : 1 }
+        wanted[index] = want
+        #if os(Linux)
+        if backend == .epoll {
+            if want != 0 {
+                register(fd, want)
+            } else if registered[index] != 0, !connection[index] {
+                _ = runway_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
+                registered[index] = 0
+            }
+        }
+        #endif
+    }
+
+    /// libcurl opened `fd` for a connection (through the open-socket callback): whatever was
+    /// registered under that number before is gone with the socket that had it.
+    func opened(_ fd: Int32) {
+        guard fd >= 0 else { return }
+        grow(to: fd)
+        let index = Int(fd)
+        if wanted[index] != 0 { watchedCount -= 1 }
+        wanted[index] = 0
+        registered[index] = 0
+        connection[index] = true
+    }
+
+    /// libcurl closed `fd` (through the close-socket callback): forget it before the number
+    /// is reused.
+    func closed(_ fd: Int32) {
+        guard fd >= 0, Int(fd) < wanted.count else { return }
+        let index = Int(fd)
+        if wanted[index] != 0 { watchedCount -= 1 }
+        wanted[index] = 0
+        #if os(Linux)
+        if registered[index] != 0 { _ = runway_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0) }
+        #endif
+        registered[index] = 0
+        connection[index] = false
+    }
+
+    /// libcurl's timer callback: call `CURL_SOCKET_TIMEOUT` in `milliseconds` (0: at once),
+    /// or never (-1).
+    func setTimer(milliseconds: Int) {
+        deadline = milliseconds < 0 ? nil : Self.now() &+ UInt64(milliseconds) &* 1_000_000
+    }
+
+    /// Whether the timer has run out; clears it (libcurl sets the next one as it runs).
+    func takeExpiredTimer() -> Bool {
+        guard let deadline, deadline <= Self.now() else { return false }
+        self.deadline = nil
+        return true
+    }
+
+    // MARK: Waiting (loop thread)
+
+    /// Waits up to `limit` milliseconds (0: just looks), less if the timer runs out sooner,
+    /// and calls `ready` with each wanted socket that is ready and its `CURL_CSELECT_*` bits.
+    func wait(upTo limit: Int32, _ ready: (Int32, Int32) -> Void) {
+        var timeout = limit
+        if timeout != 0, let deadline {
+            let now = Self.now()
+            timeout = deadline <= now ? 0 : Int32(clamping: min(Int64(limit), Int64((deadline - now + 999_999) / 1_000_000)))
+        }
+        #if os(Linux)
+        if backend == .epoll {
+            waitEpoll(timeout, ready)
+            return
+        }
+        #endif
+        waitPoll(timeout, ready)
+    }
+
+    #if os(Linux)
+    private func register(_ fd: Int32, _ want: UInt8) {
+        let index = Int(fd)
+        let have = registered[index]
+        guard have != want | Self.registeredFlag else { return }
+        let events = Self.epollEvents(want)
+        if have != 0 {
+            if runway_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events) != 0, errno == ENOENT {
+                _ = runway_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events)
+            }
+        } else if runway_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events) != 0, errno == EEXIST {
+            _ = runway_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events)
+        }
+        registered[index] = want | Self.registeredFlag
+    }
+
+    private static func epollEvents(_ want: UInt8) -> UInt32 {
+        (want & inbound != 0 ? EPOLLIN.rawValue : 0) | (want & outbound != 0 ? EPOLLOUT.rawValue : 0)
+    }
+
+    private func waitEpoll(_ timeout: Int32, _ ready: (Int32, Int32) -> Void) {
+        let count = readyFDs.withUnsafeMutableBufferPointer { fds in
+            readyEvents.withUnsafeMutableBufferPointer { events in
+                runway_epoll_wait(epollFD, fds.baseAddress, events.baseAddress, Int32(fds.count), timeout)
+            }
+        }
+        guard count > 0 else { return }
+        for i in 0..<Int(count) {
+            let fd = readyFDs[i]
+            let events = readyEvents[i]
+            if fd == wakeReader {
+                drainWakeups()
+                continue
+            }
+            let index = Int(fd)
+            guard index < wanted.count, wanted[index] != 0 else {
+                // Left registered when libcurl stopped watching it, and now readable (the
+                // server closed the idle connection) or writable: stop hearing about it.
+                _ = runway_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
+                if index < registered.count { registered[index] = 0 }
+                continue
+            }
+            var mask: Int32 = 0
+            if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_IN }
+            if events & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
+            if events & EPOLLERR.rawValue != 0 { mask |= CURL_CSELECT_ERR }
+            ready(fd, mask)
+        }
+    }
+    #endif
+
+    private func waitPoll(_ timeout: Int32, _ ready: (Int32, Int32) -> Void) {
+        pollFDs.removeAll(keepingCapacity: true)
+        pollFDs.append(pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0))
+        if watchedCount > 0 {
+            for index in wanted.indices where wanted[index] != 0 {
+                let want = wanted[index]
+                let events = (want & Self.inbound != 0 ? Int16(POLLIN) : 0) | (want & Self.outbound != 0 ? Int16(POLLOUT) : 0)
+                pollFDs.append(pollfd(fd: Int32(index), events: events, revents: 0))
+            }
+        }
+        let count = pollFDs.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
+        guard count > 0 else { return }
+        if pollFDs[0].revents != 0 { drainWakeups() }
+        for entry in pollFDs.dropFirst() where entry.revents != 0 {
+            // A socket libcurl dropped during an earlier callback of this turn is not handed back.
+            guard wanted[Int(entry.fd)] != 0 else { continue }
+            var mask: Int32 = 0
+            if entry.revents & Int16(POLLIN | POLLHUP) != 0 { mask |= CURL_CSELECT_IN }
+            if entry.revents & Int16(POLLOUT) != 0 { mask |= CURL_CSELECT_OUT }
+            if entry.revents & Int16(POLLERR | POLLNVAL) != 0 { mask |= CURL_CSELECT_ERR }
+            ready(entry.fd, mask)
+        }
+    }
+
+    private func drainWakeups() {
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &buffer, { read(wakeReader, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    private func grow(to fd: Int32) {
+        let needed = Int(fd) + 1
+        guard needed > wanted.count else { return }
+        let size = max(needed, wanted.count * 2, 64)
+        wanted.append(contentsOf: repeatElement(0, count: size - wanted.count))
+        registered.append(contentsOf: repeatElement(0, count: size - registered.count))
+        connection.append(contentsOf: repeatElement(false, count: size - connection.count))
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+}
+
+// MARK: C callbacks
+
+let curlSocketCallback: runway_socket_callback = { _, fd, what, user, _ in
+    guard let user else { return 0 }
+    Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().update(fd, what: what)
+    return 0
+}
+
+let curlTimerCallback: runway_timer_callback = { _, milliseconds, user in
+    guard let user else { return 0 }
+    Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().setTimer(milliseconds: milliseconds)
+    return 0
+}
+
+let curlOpenSocketCallback: runway_opensocket_callback = { user, purpose, address in
+    guard purpose == CURLSOCKTYPE_IPCXN, let address else { return CURL_SOCKET_BAD }
+    #if os(Linux)
+    let fd = socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
+    #else
+    let fd = socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    #endif
+    guard fd >= 0 else { return CURL_SOCKET_BAD }
+    if let user { Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().opened(fd) }
+    return fd
+}
+
+let curlCloseSocketCallback: runway_closesocket_callback = { user, fd in
+    if let user { Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().closed(fd) }
+    return close(fd)
+}

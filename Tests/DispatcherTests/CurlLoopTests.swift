@@ -1,0 +1,226 @@
+import Foundation
+import Runway
+import CCurl
+@testable import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// The libcurl dispatcher's loop with many transfers open at once, on both ways it waits
+/// (epoll, `poll(2)`), counted by the server.
+@Suite("libcurl loop")
+struct CurlLoopTests {
+    static let backends: [SocketWatch.Backend] = [.epoll, .poll]
+
+    @Test("the platform's loop waits with epoll on Linux")
+    func platformBackend() {
+        #if os(Linux)
+        #expect(CurlDispatcher().socketBackend == .epoll)
+        #else
+        #expect(CurlDispatcher().socketBackend == .poll)
+        #endif
+    }
+
+    @Test("idle connections are kept for reuse however many long transfers are running", arguments: backends)
+    func idleConnectionsSurviveLongTransfers(_ backend: SocketWatch.Backend) async throws {
+        // libcurl's own cache limit counts busy connections too: with more long transfers
+        // than the limit, each short request used to close its connection as it finished.
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 0, connectionCacheSize: 2), socketBackend: backend)
+        try await withTestServer { server in
+            let long = makeRequest(server.url("/delay?ms=4000"))
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { try await dispatcher.dispatch(long, context: RequestContext()).status }
+                }
+                #expect(await server.stats.wait { $0.requests(path: "/delay") == 6 })
+                let short = makeRequest(server.url("/json"))
+                for _ in 0..<30 {
+                    #expect(try await dispatcher.dispatch(short, context: RequestContext()).status == 200)
+                }
+                // The six long ones and one for all the short ones.
+                #expect(server.stats.connectionsAccepted == 7)
+                for try await status in group { #expect(status == 200) }
+            }
+        }
+    }
+
+    @Test("short requests go on at full pace while 200 long ones are open", arguments: backends)
+    func manyOpenTransfers(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 0), socketBackend: backend)
+        try await withTestServer { server in
+            let long = makeRequest(server.url("/slow?ms=3000"))
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { try await dispatcher.dispatch(long, context: RequestContext()).body.count }
+                }
+                #expect(await server.stats.wait(timeout: .seconds(10)) { $0.requests(path: "/slow") == 200 })
+                let short = makeRequest(server.url("/json"))
+                for _ in 0..<200 {
+                    #expect(try await dispatcher.dispatch(short, context: RequestContext()).status == 200)
+                }
+                for try await count in group { #expect(count == 300 * 64) }
+            }
+            #expect(server.stats.aborts == 0)
+        }
+    }
+
+    @Test("sockets closed under the loop and their numbers reused never stall it", arguments: backends)
+    func closedAndReusedSockets(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(socketBackend: backend)
+        // Every reset closes a connection; the next request opens one, usually with the same
+        // descriptor number. Interleaved with keep-alive requests on another server whose idle
+        // connection stays open the whole time.
+        try await withTestServer { resetting in
+            try await withTestServer { steady in
+                let reset = makeRequest(resetting.url("/reset")) { $0.timeout = .seconds(10) }
+                let json = makeRequest(steady.url("/json")) { $0.timeout = .seconds(10) }
+                for _ in 0..<40 {
+                    let error = await runwayError { try await dispatcher.dispatch(reset, context: RequestContext()) }
+                    #expect(error?.code == .connectionLost)
+                    let status = try await dispatcher.dispatch(json, context: RequestContext()).status
+                    #expect(status == 200)
+                }
+                #expect(resetting.stats.connectionsAccepted == 40)
+                #expect(steady.stats.connectionsAccepted == 1)
+            }
+        }
+    }
+
+    @Test("an idle connection the server closed is noticed and replaced", arguments: backends)
+    func serverClosesIdleConnection(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(socketBackend: backend)
+        let port: Int
+        do {
+            let server = try await TestServer.start()
+            port = server.port
+            #expect(try await dispatcher.dispatch(makeRequest(server.url("/json")), context: RequestContext()).status == 200)
+            // Shutting down closes the idle keep-alive connection the loop still has.
+            await server.shutdown()
+        }
+        try await withTestServer { other in
+            for _ in 0..<20 {
+                let status = try await dispatcher.dispatch(makeRequest(other.url("/json")), context: RequestContext()).status
+                #expect(status == 200)
+            }
+            #expect(other.stats.connectionsAccepted == 1)
+        }
+        let gone = makeRequest(URL(string: "http://127.0.0.1:\(port)/json")!)
+        let error = await runwayError { try await dispatcher.dispatch(gone, context: RequestContext()) }
+        #expect(error?.code == .cannotConnect)
+    }
+}
+
+/// ``SocketWatch`` against a socket pair: what it reports, and what it stops reporting.
+@Suite("libcurl loop: socket watch")
+struct SocketWatchTests {
+    /// A connected pair of stream sockets; `[0]` is watched, `[1]` writes to it.
+    private func socketPair() throws -> [Int32] {
+        var fds: [Int32] = [-1, -1]
+        #if os(Linux)
+        let type = Int32(SOCK_STREAM.rawValue)
+        #else
+        let type = SOCK_STREAM
+        #endif
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw POSIXError(.EMFILE) }
+        return fds
+    }
+
+    private func ready(_ watch: SocketWatch, within milliseconds: Int32 = 200) -> [Int32: Int32] {
+        var seen: [Int32: Int32] = [:]
+        watch.wait(upTo: milliseconds) { fd, readiness in seen[fd, default: 0] |= readiness }
+        return seen
+    }
+
+    private func send(_ fd: Int32) {
+        var byte: UInt8 = 1
+        #expect(write(fd, &byte, 1) == 1)
+    }
+
+    private func drain(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        _ = read(fd, &buffer, buffer.count)
+    }
+
+    @Test("a readable socket is reported once wanted, and not after", arguments: CurlLoopTests.backends)
+    func reportsWhatIsWanted(_ backend: SocketWatch.Backend) throws {
+        let watch = try SocketWatch(backend: backend)
+        let pair = try socketPair()
+        defer { pair.forEach { close($0) } }
+        watch.opened(pair[0])
+        send(pair[1])
+        #expect(ready(watch, within: 0).isEmpty)
+        watch.update(pair[0], what: CURL_POLL_IN)
+        #expect(ready(watch)[pair[0]] == CURL_CSELECT_IN)
+        // Left registered after libcurl stops watching: a readable socket is not handed over.
+        watch.update(pair[0], what: CURL_POLL_REMOVE)
+        #expect(ready(watch, within: 0).isEmpty)
+        // Watching it again (after the unwanted event took it off epoll) reports it again.
+        watch.update(pair[0], what: CURL_POLL_IN)
+        #expect(ready(watch)[pair[0]] == CURL_CSELECT_IN)
+        drain(pair[0])
+        #expect(ready(watch, within: 0).isEmpty)
+        watch.update(pair[0], what: CURL_POLL_INOUT)
+        #expect(ready(watch)[pair[0]] == CURL_CSELECT_OUT)
+    }
+
+    @Test("a descriptor number closed and reused is watched afresh", arguments: CurlLoopTests.backends)
+    func reusedNumbers(_ backend: SocketWatch.Backend) throws {
+        let watch = try SocketWatch(backend: backend)
+        // `dup2` puts a new socket on the old number at once (closing the old one), as the
+        // system does when it hands out the lowest free number, without racing other threads.
+
+        // A connection socket: opened and closed through libcurl's callbacks.
+        let first = try socketPair()
+        let number = first[0]
+        watch.opened(number)
+        watch.update(number, what: CURL_POLL_IN)
+        watch.update(number, what: CURL_POLL_REMOVE)
+        watch.closed(number)
+        let second = try socketPair()
+        #expect(dup2(second[0], number) == number)
+        close(second[0])
+        watch.opened(number)
+        watch.update(number, what: CURL_POLL_IN)
+        send(second[1])
+        #expect(ready(watch)[number] == CURL_CSELECT_IN)
+        watch.update(number, what: CURL_POLL_REMOVE)
+        watch.closed(number)
+
+        // A socket libcurl never opened through the callback (its resolver's pair) is closed
+        // unseen: dropping it leaves epoll at once, so its number is clean for the next one.
+        let third = try socketPair()
+        #expect(dup2(third[0], number) == number)
+        close(third[0])
+        watch.update(number, what: CURL_POLL_IN)
+        watch.update(number, what: CURL_POLL_REMOVE)
+        let fourth = try socketPair()
+        #expect(dup2(fourth[0], number) == number)
+        close(fourth[0])
+        watch.update(number, what: CURL_POLL_IN)
+        send(fourth[1])
+        #expect(ready(watch)[number] == CURL_CSELECT_IN)
+        for fd in [number, first[1], second[1], third[1], fourth[1]] { close(fd) }
+    }
+
+    @Test("the timer and wake-ups end a wait early", arguments: CurlLoopTests.backends)
+    func timerAndWake(_ backend: SocketWatch.Backend) throws {
+        let watch = try SocketWatch(backend: backend)
+        watch.setTimer(milliseconds: 0)
+        #expect(watch.takeExpiredTimer())
+        #expect(!watch.takeExpiredTimer())
+        watch.setTimer(milliseconds: -1)
+        #expect(!watch.takeExpiredTimer())
+
+        let clock = ContinuousClock()
+        watch.setTimer(milliseconds: 50)
+        let timed = clock.measure { _ = ready(watch, within: 5000) }
+        #expect(timed < .seconds(2))
+        #expect(watch.takeExpiredTimer())
+
+        watch.wake()
+        let woken = clock.measure { _ = ready(watch, within: 5000) }
+        #expect(woken < .seconds(2))
+        // The wake-up is used up: the next wait sleeps its time.
+        let slept = clock.measure { _ = ready(watch, within: 100) }
+        #expect(slept >= .milliseconds(90))
+    }
+}
