@@ -43,7 +43,7 @@ struct CurlLoopTests {
         }
     }
 
-    @Test("short requests go on at full pace while 200 long ones are open", arguments: backends)
+    @Test("short requests complete while 200 long ones stay open", arguments: backends)
     func manyOpenTransfers(_ backend: SocketWatch.Backend) async throws {
         let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 0), socketBackend: backend)
         try await withTestServer { server in

@@ -69,8 +69,11 @@ func runScenario(_ scenario: String) async throws {
         let name = arguments.dropFirst().first ?? "runway"
         let concurrency = count(at: 2, default: 16)
         let n = count(at: 3, default: 20_000)
-        let url = arguments.dropFirst(4).first! + "/json"
-        let hangingURL = arguments.dropFirst(5).first!
+        guard let base = arguments.dropFirst(4).first, let hangingURL = arguments.dropFirst(5).first else {
+            print("usage: Profile http-busy <client> <concurrency> <count> <base URL> <hanging URL> [hanging count]")
+            exit(2)
+        }
+        let url = base + "/json"
         let hanging = count(at: 6, default: 200)
         let client = try makeClient(name, ClientSetup(connections: concurrency + hanging))
         let stalled = Task {
