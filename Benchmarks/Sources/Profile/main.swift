@@ -8,14 +8,16 @@
 //
 // Scenarios: load, load-params, fetch, cache-manager, cache-pipeline,
 // `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx),
-// `http <runway|raw-libcurl|async-http-client|urlsession> <concurrency> [url]` (GETs against the
-// benchmarks' nginx, started here unless a URL is given), and `http-busy` (the same while many
+// `http <runway|raw-libcurl|async-http-client|urlsession|runway-2|raw-libcurl-2> <concurrency>
+// <count> [url|plain|tls-h1|tls-h2]` (GETs against the benchmarks' nginx, started here unless a
+// URL is given; `-2`: two instances called in turn, two loop threads), and `http-busy` (the same while many
 // requests hang on a server that never answers; any listener that reads and stays silent, such
 // as `python3 -c` with asyncio, will do).
 import BenchSupport
 import Foundation
 import Runway
 import RunwayCache
+import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first else {
@@ -52,14 +54,18 @@ func runScenario(_ scenario: String) async throws {
         let fixture = try CacheFixture(policy: .memory(), diskFile: nil)
         for _ in 0..<n { _ = try await fixture.pipeline.send(fixture.request, context: fixture.context) }
     case "http":
-        // http <client> <concurrency> <count> [base URL]
+        // http <client> <concurrency> <count> [base URL | plain | tls-h1 | tls-h2]: against the
+        // given server, or the benchmarks' nginx (started here) over the given transport.
         let name = arguments.dropFirst().first ?? "runway"
         let concurrency = count(at: 2, default: 16)
         let n = count(at: 3, default: 20_000)
-        let server: Nginx? = arguments.count > 4 ? nil : try Nginx()
+        let target = arguments.dropFirst(4).first ?? "plain"
+        let server: Nginx? = target.contains("://") ? nil : try Nginx()
         defer { server?.stop() }
-        let url = (arguments.dropFirst(4).first ?? server!.plainURL) + "/json"
-        let client = try makeClient(name, ClientSetup(connections: concurrency))
+        let tls = target.hasPrefix("tls")
+        let url = (server.map { tls ? $0.tlsURL : $0.plainURL } ?? target) + "/json"
+        let setup = ClientSetup(connections: concurrency, caFile: tls ? server?.caFile : nil, http1Only: target == "tls-h1")
+        let client = try makeClient(name, setup)
         let (elapsed, rate) = try await timedGets(client, url, n, concurrency: concurrency)
         print("\(name) c=\(concurrency): \(n) requests in \(elapsed), \(Int(rate)) req/s")
     case "http-busy":
@@ -143,6 +149,8 @@ func runScenario(_ scenario: String) async throws {
 func makeClient(_ name: String, _ setup: ClientSetup) throws -> any BenchClient {
     switch name {
     case "raw-libcurl": RawCurlClient(setup)
+    case "raw-libcurl-2": Sharded([RawCurlClient(setup), RawCurlClient(setup)])
+    case "runway-2": Sharded([RunwayClient(setup), RunwayClient(setup)])
     case "async-http-client": try AHCClient(setup)
     case "urlsession": URLSessionClient(setup)
     default: RunwayClient(setup)
@@ -185,3 +193,18 @@ Task.detached {
     done.signal()
 }
 done.wait()
+
+/// Two or more clients of one kind, called in turn: what a second multi handle (a second loop
+/// thread) would give. `http raw-libcurl-2` and `http runway-2`.
+final class Sharded: BenchClient {
+    let clients: [any BenchClient]
+    let next = Atomic<Int>(0)
+
+    init(_ clients: [any BenchClient]) {
+        self.clients = clients
+    }
+
+    func get(_ url: String) async throws -> Int {
+        try await clients[next.add(1, ordering: .relaxed).oldValue % clients.count].get(url)
+    }
+}
