@@ -87,6 +87,45 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         #expect(log.events == ["delegate.success", "delegate.success"])
     }
 
+    @Test func underShareInFlightACancelledCallerLeavesAtOnceAndTheSharedCallGoesOn() async throws {
+        let requests = Counter()
+        let cancellations = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .seconds(2), requests: requests, cancellations: cancellations)),
+            policy: .shareInFlight)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let first = Task { await outcome { try await manager.load(params: ["q": "same"]) } }
+        #expect(await eventually { requests.value == 1 })
+        // Joins the call in flight before returning (the delegate path), so it is shared.
+        #expect(manager.loadData(params: ["q": "same"]))
+        first.cancel()
+        let cancelled = await first.value
+        #expect(cancelled.failure?.code == .cancelled)
+        // It left without waiting for the shared call, which goes on for the delegate.
+        #expect(log.events.isEmpty)
+        #expect(manager.isLoading)
+        #expect(await eventually { log.events == ["delegate.success"] })
+        #expect(requests.value == 1)
+        #expect(cancellations.value == 0)
+    }
+
+    @Test func underShareInFlightTheLastCancelledCallerCancelsTheCall() async throws {
+        let requests = Counter()
+        let cancellations = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)),
+            policy: .shareInFlight)
+        let callers = (0..<3).map { _ in Task { await outcome { try await manager.load(params: ["q": "same"]) } } }
+        #expect(await eventually { requests.value == 1 })
+        for caller in callers { caller.cancel() }
+        for caller in callers { #expect(await caller.value.failure?.code == .cancelled) }
+        #expect(await eventually { cancellations.value == 1 })
+        #expect(await eventually { !manager.isLoading })
+        #expect(requests.value == 1)
+    }
+
     @Test func concurrentStartsEveryCall() async throws {
         let requests = Counter()
         let manager = ItemListAPIManager(

@@ -13,21 +13,30 @@ import Testing
     }
 
     /// Calls `item?id=<id>` and returns the id the response carries.
-    @Sendable static func call(_ pipeline: Pipeline, _ server: TestServer, id: String, hold: Bool = false, api: String = "item") async throws -> String {
+    @Sendable static func call(
+        _ pipeline: Pipeline, _ server: TestServer, id: String, hold: Bool = false, api: String = "item",
+        cancellation: CallCancellation? = nil
+    ) async throws -> String {
         let request = Request(url: server.url("/m/item?id=\(id)" + (hold ? "&hold=1" : "")))
-        let response = try await pipeline.send(request, context: RequestContext(apiName: api))
+        let response = try await pipeline.send(request, context: RequestContext(apiName: api, cancellation: cancellation))
         return try JSON(parsing: response.body)["id"]?.string ?? ""
     }
 
-    /// Starts a held first call, then `ids` as separate tasks, and waits until they all queue.
-    func queue(_ ids: [String], behind pipeline: Pipeline, merging: RequestMergingInterceptor, server: TestServer) async throws
-        -> (first: Task<String, any Error>, queued: [String: Task<String, any Error>])
-    {
+    /// Starts a held first call, then `ids` as separate tasks, one after the other queued (so
+    /// they queue, and are combined, in that order); `cancellations` are the calls' own (as an
+    /// API manager's calls carry).
+    func queue(
+        _ ids: [String], behind pipeline: Pipeline, merging: RequestMergingInterceptor, server: TestServer,
+        cancellations: [String: CallCancellation] = [:]
+    ) async throws -> (first: Task<String, any Error>, queued: [String: Task<String, any Error>]) {
         let first = Task { try await Self.call(pipeline, server, id: "0", hold: true) }
         #expect(await server.stats.wait { $0.requests(path: "/m/item") == 1 })
         var queued: [String: Task<String, any Error>] = [:]
-        for id in ids { queued[id] = Task { try await Self.call(pipeline, server, id: id) } }
-        #expect(await eventually { merging.waitingCount(api: "item") == ids.count })
+        for (index, id) in ids.enumerated() {
+            let cancellation = cancellations[id]
+            queued[id] = Task { try await Self.call(pipeline, server, id: id, cancellation: cancellation) }
+            #expect(await eventually { merging.waitingCount(api: "item") == index + 1 })
+        }
         return (first, queued)
     }
 
@@ -93,6 +102,28 @@ import Testing
             #expect(try await queued["1"]?.value == "1")
             #expect(try await queued["3"]?.value == "3")
             #expect(server.stats.aborts(path: "/m/items/batch") == 0)
+        }
+    }
+
+    /// The combined request goes with the first member's context; an API manager's own
+    /// cancellation of that member (`cancelAll()`, `cancelPrevious`, its release) must not reach it.
+    @Test func cancellingTheFirstMemberThroughItsCallCancellationLeavesTheCombinedRequestRunning() async throws {
+        let state = MergeRouteState(holdBatches: true)
+        try await withTestServer(routes: mergeRoutes(state)) { server in
+            let (pipeline, merging) = try pipeline(server)
+            let cancellations = ["1": CallCancellation(), "2": CallCancellation(), "3": CallCancellation()]
+            let (first, queued) = try await queue(
+                ["1", "2", "3"], behind: pipeline, merging: merging, server: server, cancellations: cancellations)
+            state.itemGate.open()
+            _ = try await first.value
+            #expect(await server.stats.wait { $0.requests(path: "/m/items/batch") == 1 })
+            cancellations["1"]?.cancel()
+            await #expect { try await queued["1"]?.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+            state.batchGate.open()
+            #expect(try await queued["2"]?.value == "2")
+            #expect(try await queued["3"]?.value == "3")
+            #expect(server.stats.aborts(path: "/m/items/batch") == 0)
+            #expect(state.batches.map { Set($0) } == [["1", "2", "3"]])
         }
     }
 

@@ -181,20 +181,68 @@ extension ManagerEngine {
 
     /// Waits for a call's outcome on behalf of a `load()` caller. If the caller's task is
     /// cancelled and nobody else waits for the call (no other `load()`, no delegate-path start),
-    /// the call is cancelled.
+    /// the call is cancelled and ends as such; if others do, the caller leaves at once with
+    /// `.cancelled` and the call goes on for them.
     func wait(for call: ManagerCall, task: Task<Result<JSON, RunwayError>, Never>) async -> Result<JSON, RunwayError> {
-        await withTaskCancellationHandler {
-            await task.value
+        let relay = OutcomeRelay()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                relay.install(continuation)
+                // Not `await task.value` here: a cancelled caller could not stop waiting for it.
+                Task { relay.resume(with: await task.value) }
+            }
         } onCancel: {
-            let cancel: Task<Result<JSON, RunwayError>, Never>? = lock.withLock {
+            let cancelsCall: Bool = lock.withLock {
                 call.awaiters -= 1
-                guard call.awaiters <= 0, !call.delegateStarted, call.cancelReason == nil else { return nil }
+                if call.cancelReason != nil { return true }  // ending anyway: its outcome says why
+                guard call.awaiters <= 0, !call.delegateStarted else { return false }
                 call.markCancelled("the awaiting task was cancelled")
                 state.removeCall(call)
-                return call.task
+                return true
             }
-            cancel?.cancel()
+            if cancelsCall {
+                task.cancel()
+            } else {
+                relay.resume(with: .failure(RunwayError(
+                    .cancelled, "the awaiting task was cancelled; the shared call goes on for the others", underlying: CancellationError())))
+            }
         }
+    }
+}
+
+/// Hands one outcome to one waiting continuation, whichever of the two arrives first; later
+/// outcomes are dropped (a caller that left as cancelled, then the call's own outcome).
+private final class OutcomeRelay: @unchecked Sendable {
+    // @unchecked Sendable: every field is read and written only under `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<JSON, RunwayError>, Never>?
+    private var outcome: Result<JSON, RunwayError>?
+    private var delivered = false
+
+    func install(_ continuation: CheckedContinuation<Result<JSON, RunwayError>, Never>) {
+        let ready: Result<JSON, RunwayError>? = lock.withLock {
+            guard let outcome else {
+                self.continuation = continuation
+                return nil
+            }
+            delivered = true
+            return outcome
+        }
+        if let ready { continuation.resume(returning: ready) }
+    }
+
+    func resume(with result: Result<JSON, RunwayError>) {
+        let waiting: CheckedContinuation<Result<JSON, RunwayError>, Never>? = lock.withLock {
+            guard !delivered, outcome == nil else { return nil }
+            guard let continuation else {
+                outcome = result
+                return nil
+            }
+            self.continuation = nil
+            delivered = true
+            return continuation
+        }
+        waiting?.resume(returning: result)
     }
 }
 
