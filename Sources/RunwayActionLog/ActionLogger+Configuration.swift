@@ -49,6 +49,13 @@ extension ActionLogger {
         /// The largest action accepted, counting the UTF-8 bytes of its name and attributes
         /// (default 8 KiB); larger ones are rejected.
         public var maxActionBytes: Int
+        /// How often the server may refuse a batch of one action as unacceptable (HTTP 400,
+        /// 413, 422) before that action is deleted, counted in ``ActionLogStatistics/lost`` and
+        /// reported (default 3). A refused batch of several actions is split instead, so one bad
+        /// action never holds back the others; an action is deleted only if the server
+        /// acknowledged other batches meanwhile, so a server that refuses everything loses
+        /// nothing. Other failures (5xx, 401, 404, timeouts) are always retried.
+        public var maxRefusals: Int
         /// The first wait after a failed upload (default 1 s); doubles per failure, with jitter.
         public var initialBackoff: Duration
         /// The longest wait between failed uploads (default 5 minutes).
@@ -75,6 +82,7 @@ extension ActionLogger {
             self.maxRecords = 10_000
             self.whenFull = .dropOldest
             self.maxActionBytes = 8 << 10
+            self.maxRefusals = 3
             self.initialBackoff = .seconds(1)
             self.maxBackoff = .seconds(300)
             self.requestOptions = RequestOptions(timeout: .seconds(30))
@@ -96,6 +104,7 @@ extension ActionLogger {
             }
             if let flushInterval, flushInterval <= .zero { throw bad("flushInterval", "flushInterval must be positive") }
             guard maxActionBytes >= 1 else { throw bad("maxActionBytes", "maxActionBytes must be positive") }
+            guard maxRefusals >= 1 else { throw bad("maxRefusals", "maxRefusals must be at least 1, got \(maxRefusals)") }
             guard initialBackoff > .zero else { throw bad("initialBackoff", "initialBackoff must be positive") }
             do {
                 return try RetryPolicy(maxAttempts: 1, initialBackoff: initialBackoff, maxBackoff: maxBackoff)

@@ -93,12 +93,47 @@ final class BatchUploader: Sendable {
             while true {
                 try Self.checkCancellation()
                 guard let batch = try await outbox.nextBatch(size: batchSize, partial: partial) else { return nil }
-                try await send(batch)
+                do {
+                    try await send(batch)
+                } catch where error.response.map({ Self.refusalStatuses.contains($0.status) }) == true {
+                    try await refused(batch, error)
+                    throw error
+                }
                 // A partial batch is assigned only when fewer than batchSize are left: the last one due.
                 if batch.isNew, batch.records.count < batchSize { return nil }
             }
         } catch {
             return error
+        }
+    }
+
+    /// Statuses that say the batch itself is unacceptable, not the endpoint, the credentials
+    /// or the moment: bad request, too large, unprocessable.
+    static let refusalStatuses: Set<Int> = [400, 413, 422]
+
+    /// The server refused `batch` (see ``ActionLogger/Configuration/maxRefusals``): split it,
+    /// queue it again, or (a single action refused too often) delete it as lost.
+    private func refused(_ batch: PreparedBatch, _ error: RunwayError) async throws(RunwayError) {
+        let decision = core.withState { state in
+            state.upload.refused(
+                batch.id, records: batch.records.count, acknowledged: state.statistics.batchesUploaded,
+                maxRefusals: configuration.maxRefusals)
+        }
+        switch decision {
+        case .split:
+            try await outbox.split(batch: batch.id)
+        case .requeue:
+            try await outbox.requeue(batch: batch.id)
+        case .discard(let refusals):
+            let deleted = try await outbox.delete(batch: batch.id)
+            core.withState { state in
+                state.statistics.lost += deleted
+                state.statistics.stored = max(0, state.statistics.stored - deleted)
+            }
+            core.report(ActionLogEvent(
+                .lost, count: deleted, batchID: batch.id,
+                reason: "the server refused it \(refusals) times (HTTP \(error.response?.status ?? 0)) while it acknowledged other batches",
+                error: error))
         }
     }
 
@@ -133,6 +168,7 @@ final class BatchUploader: Sendable {
             }
         }.value.get()
         core.withState { state in
+            state.upload.refusals[batch.id] = nil
             state.statistics.uploaded += batch.records.count
             state.statistics.batchesUploaded += 1
             state.statistics.stored = max(0, state.statistics.stored - deleted)

@@ -150,6 +150,33 @@ final class Outbox: Sendable {
         }
     }
 
+    /// Splits a refused batch in two new ones (new IDs: the server took neither): the first
+    /// half keeps the batch's place in the queue, the second goes last. One transaction.
+    func split(batch id: String) async throws(RunwayError) {
+        try await reportingRebuild { () async throws(RunwayError) in
+            try await store.write { db in
+                let sequences = try Int64.fetchAll(db, sql: "SELECT seq FROM action WHERE batch = ? ORDER BY seq", arguments: [id])
+                guard sequences.count > 1 else { return }
+                let (first, second) = (UUID().uuidString, UUID().uuidString)
+                try db.execute(sql: "UPDATE batch SET id = ? WHERE id = ?", arguments: [first, id])
+                try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [second])
+                let lastOfFirst = sequences[(sequences.count + 1) / 2 - 1]
+                try db.execute(sql: "UPDATE action SET batch = ? WHERE batch = ? AND seq <= ?", arguments: [first, id, lastOfFirst])
+                try db.execute(sql: "UPDATE action SET batch = ? WHERE batch = ?", arguments: [second, id])
+            }
+        }
+    }
+
+    /// Moves a batch to the end of the queue (same ID, same actions). One transaction.
+    func requeue(batch id: String) async throws(RunwayError) {
+        try await reportingRebuild { () async throws(RunwayError) in
+            try await store.write { db in
+                try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
+                try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
+            }
+        }
+    }
+
     /// Makes a batch of the oldest unassigned actions; `nil` when too few.
     private static func assign(_ db: Database, size: Int, partial: Bool) throws -> String? {
         let unassigned = try counts(db).unassigned

@@ -35,6 +35,36 @@ struct UploadState {
     var consecutiveFailures = 0
     var backingOff = false
     var stopped = false
+    /// Single-action batches the server refused (see ``refused(_:records:acknowledged:maxRefusals:)``),
+    /// by batch ID: how often, and how many batches it had acknowledged at the first refusal.
+    var refusals: [String: (count: Int, acknowledgedBefore: Int)] = [:]
+
+    /// What to do with a batch the server refused as unacceptable (HTTP 400, 413, 422).
+    enum Refusal: Equatable {
+        /// Split it in two: the first half keeps its place, the second goes last. Repeated
+        /// refusals narrow down to the action the server cannot take; the others go out.
+        case split
+        /// A single action: send it again after the others.
+        case requeue
+        /// A single action refused `maxRefusals` times while the server acknowledged other
+        /// batches: the server will never take it. Delete it, counted and reported as lost.
+        case discard(refusals: Int)
+    }
+
+    /// Decides what a refusal of `batchID` (`records` actions) leads to; `acknowledged` is the
+    /// number of batches acknowledged so far. A server that refuses every batch (a broken
+    /// endpoint, not one bad action) never acknowledges another, so nothing is discarded.
+    mutating func refused(_ batchID: String, records: Int, acknowledged: Int, maxRefusals: Int) -> Refusal {
+        guard records == 1 else { return .split }
+        var entry = refusals[batchID] ?? (0, acknowledged)
+        entry.count += 1
+        guard entry.count >= maxRefusals, acknowledged > entry.acknowledgedBefore else {
+            refusals[batchID] = entry
+            return .requeue
+        }
+        refusals[batchID] = nil
+        return .discard(refusals: entry.count)
+    }
 
     /// Takes the pending triggers; returns the pass to run, or `nil` (nothing asked, stopped, or
     /// backing off and neither a flush, the end of the backoff nor the network coming back asked).

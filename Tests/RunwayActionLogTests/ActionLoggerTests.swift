@@ -197,6 +197,7 @@ import Testing
         check("apiName") { $0.apiName = "" }
         check("flushInterval") { $0.flushInterval = .zero }
         check("initialBackoff") { $0.initialBackoff = .zero }
+        check("maxRefusals") { $0.maxRefusals = 0 }
         check("maxBackoff") { $0.maxBackoff = .milliseconds(1) }
     }
 }

@@ -185,6 +185,67 @@ import Testing
         }
     }
 
+    /// One action the server can never take (it answers 422 to any batch holding it) must not
+    /// hold back the others: the refused batch is split until that action is alone, and the
+    /// action is deleted as lost only after it was refused `maxRefusals` times while other
+    /// batches were acknowledged.
+    @Test(arguments: [422, 400, 413])
+    func anActionTheServerAlwaysRefusesIsIsolatedAndTheOthersGoOut(status: Int) async throws {
+        let sink = ActionSink(.init(refuseName: "poison", refusalStatus: status))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.batchSize = 10
+            configuration.initialBackoff = .milliseconds(5)
+            configuration.maxBackoff = .milliseconds(20)
+            let actions = try ActionLogger(configuration)
+            for n in 0..<60 { actions.record(n == 3 ? "poison" : "tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
+            // Each once; the halves of a split batch go out of order (the second half goes last).
+            #expect(sink.stored.compactMap(\.n).sorted() == Array(0..<60).filter { $0 != 3 })
+            #expect(sink.duplicates == 0)
+            #expect(actions.statistics.uploaded == 59)
+            #expect(actions.statistics.lost == 1)
+            let lost = events.of(.lost)
+            #expect(lost.map(\.count) == [1])
+            #expect(lost.first?.reason?.contains("HTTP \(status)") == true)
+            // The poisoned batch (0-9) was split down to the one action: 0-4, 3-4, then 3 alone,
+            // refused three times in all, the last after other batches were acknowledged.
+            let refused = sink.requests.filter { $0.status == status }.map(\.recordIDs.count)
+            #expect(refused == [10, 5, 2, 1, 1, 1])
+            await actions.shutdown()
+        }
+    }
+
+    @Test func aServerThatRefusesEveryBatchLosesNothing() async throws {
+        let sink = ActionSink(.init(refuseName: "tap", refusalStatus: 400))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let events = EventRecorder()
+            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
+            configuration.batchSize = 4
+            configuration.maxRefusals = 1
+            configuration.initialBackoff = .milliseconds(5)
+            configuration.maxBackoff = .milliseconds(10)
+            let actions = try ActionLogger(configuration)
+            for n in 0..<8 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { sink.requests.count >= 30 })
+            #expect(actions.statistics.lost == 0)
+            #expect(events.of(.lost).isEmpty)
+            #expect(actions.statistics.stored == 8)
+            // Fixed: everything goes out, each action once.
+            sink.setBehaviour { $0.refuseName = nil }
+            try await actions.flush()
+            #expect(Set(sink.stored.compactMap(\.n)) == Set(0..<8))
+            #expect(sink.stored.count == 8)
+            #expect(actions.statistics.pending == 0)
+            await actions.shutdown()
+        }
+    }
+
     @Test func aDeadServerLosesNothingAndTheActionsGoOutWhenItIsBack() async throws {
         let sink = ActionSink()
         let folder = TestFolder()

@@ -25,6 +25,10 @@ final class ActionSink: Sendable {
         var lateBy: Duration = .zero
         /// Wait this long before answering every request (after storing).
         var delay: Duration = .zero
+        /// Refuse (this status, nothing stored) every batch holding an action of this name, as
+        /// a server does that cannot parse one record.
+        var refuseName: String?
+        var refusalStatus = 422
     }
 
     /// One request as received.
@@ -110,6 +114,10 @@ final class ActionSink: Sendable {
                 if first != ids { changedResends += 1 }
             } else {
                 firstSeen[batch.id] = ids
+            }
+            if let name = behaviour.refuseName, batch.records.contains(where: { $0.name == name }) {
+                received.append(Received(batchID: batch.id, recordIDs: ids, status: behaviour.refusalStatus, headers: seen, at: .now))
+                return (behaviour.refusalStatus, .zero, nil)
             }
             if behaviour.failures > 0 {
                 behaviour.failures -= 1
