@@ -81,7 +81,8 @@ public final class CurlDispatcher: Dispatcher {
         let response = try transfer.takeOutcome().get()
         // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for
         // every other transfer meanwhile.
-        return transfer.decodesOnAwaitingTask ? try ResponseDecoder.decode(response, limit: request.options.maxResponseSize) : response
+        guard transfer.decodesOnAwaitingTask else { return response }
+        return try ResponseDecoder.decode(response, limit: request.options.maxResponseSize, passingOthers: transfer.asksOwnEncodings)
     }
 }
 
@@ -123,7 +124,9 @@ extension CurlDispatcher {
         /// Either way the body a caller gets is decoded, its headers are as the server sent
         /// them, and ``RequestOptions/maxResponseSize`` counts decoded bytes (a gzip bomb is
         /// `.responseTooLarge`, never an out-of-memory). Downloads to a file are always decoded
-        /// by libcurl.
+        /// by libcurl. A request that sets its own `Accept-Encoding` sends it instead, and gets
+        /// back decoded what Runway decodes (anything else as sent, `Content-Encoding` intact);
+        /// ``RequestOptions/acceptCompressedResponses`` `false` turns decoding off.
         public enum ResponseDecoding: Sendable, Hashable {
             /// Asks for `gzip, deflate`; libcurl hands over the body as it came and the task
             /// awaiting the response inflates it. The default: inflating is the costliest step

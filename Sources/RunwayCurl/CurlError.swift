@@ -3,13 +3,24 @@ import Runway
 
 /// Maps libcurl result codes to ``RunwayError`` codes.
 enum CurlError {
-    static func runwayError(_ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer) -> RunwayError {
+    /// - Parameter lastStatus: The status line last read (0: none could be read).
+    static func runwayError(_ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int) -> RunwayError {
         let text = String(cString: curl_easy_strerror(code))
         let message = "\(text) (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)"
-        return RunwayError(self.code(for: code, easy: easy), message)
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL where !(300..<400).contains(lastStatus):
+            // The request's own scheme was checked before dispatch and no redirect was being
+            // followed: libcurl says this of a reply that is not HTTP (no valid status line).
+            return RunwayError(.responseInvalid, "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+        case CURLE_OUT_OF_MEMORY:
+            // libcurl 7.x reports response headers over its 100 KB limit as out of memory.
+            return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit, or memory ran out (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+        default:
+            return RunwayError(self.code(for: code), message)
+        }
     }
 
-    private static func code(for code: CURLcode, easy: UnsafeMutableRawPointer) -> RunwayError.Code {
+    private static func code(for code: CURLcode) -> RunwayError.Code {
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             .timeout

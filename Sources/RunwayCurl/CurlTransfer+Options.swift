@@ -40,32 +40,32 @@ extension CurlTransfer {
 
         // Headers: ours, then suppress curl's `Expect: 100-continue` round trip.
         var list: UnsafeMutablePointer<curl_slist>?
-        var hasAcceptEncoding = false
         for field in request.headers {
-            if field.name.lowercased() == "accept-encoding" { hasAcceptEncoding = true }
-            // "Name;" is curl's way to send a header with an empty value.
-            let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+            // "Name;" is curl's way to send a header with an empty value ("Name:" would remove
+            // curl's own header of that name); a value of only spaces is empty once trimmed.
+            let line = field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+                ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
         list = curl_slist_append(list, "Expect:")
         if decodesOnAwaitingTask {
-            // Only what `ResponseDecoder` inflates; libcurl passes the body through as sent.
-            list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)")
+            // Only what `ResponseDecoder` inflates (unless the request asks for its own);
+            // libcurl passes the body through as sent.
+            if !asksOwnEncodings { list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)") }
             try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
         }
         var resume: Int64 = 0
-        if let download = request.download, download.resume,
-            let size = (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path))?[.size] as? NSNumber,
-            size.int64Value > 0
-        {
-            resume = size.int64Value
-            list = curl_slist_append(list, "Range: bytes=\(resume)-")
+        if let download = request.download {
+            resume = try prepareDownload(download)
+            if resume > 0 { list = curl_slist_append(list, "Range: bytes=\(resume)-") }
         }
         resumeOffset = resume
         headerList = list
         try set(easy, CURLOPT_HTTPHEADER, list)
-        if options.acceptCompressedResponses && !hasAcceptEncoding && !decodesOnAwaitingTask {
+        if options.acceptCompressedResponses && !decodesOnAwaitingTask {
             // "" = every encoding this libcurl can decode; decoded before our write callback.
+            // A request's own Accept-Encoding is sent instead of curl's, and what it gets back is
+            // still decoded.
             try set(easy, CURLOPT_ACCEPT_ENCODING, "")
         }
 
@@ -147,6 +147,23 @@ extension CurlTransfer {
             }
             connectToList = overrides
             try set(easy, CURLOPT_CONNECT_TO, overrides)
+        }
+    }
+
+    /// Makes the download's folder, and returns the size of the partial file to resume from
+    /// (0: none, or not resuming, in which case a stale one is removed).
+    private func prepareDownload(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
+        let manager = FileManager.default
+        let partial = download.partialFile.path
+        do {
+            try manager.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if download.resume {
+                return ((try? manager.attributesOfItem(atPath: partial))?[.size] as? NSNumber)?.int64Value ?? 0
+            }
+            if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
+            return 0
+        } catch {
+            throw RunwayError(.fileIO, "cannot prepare the download to \(download.file.path): \(error.localizedDescription)", underlying: error)
         }
     }
 

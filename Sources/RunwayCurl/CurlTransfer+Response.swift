@@ -8,7 +8,7 @@ extension CurlTransfer {
         guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
         if let failure { return .failure(failure) }
         guard code == CURLE_OK else {
-            return .failure(CurlError.runwayError(code, request: request, easy: easy))
+            return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status))
         }
         var responseCode = 0
         runway_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)

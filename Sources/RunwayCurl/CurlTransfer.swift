@@ -52,11 +52,15 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the body is left encoded for the awaiting task to inflate (see
     /// ``CurlDispatcher/Configuration/ResponseDecoding``); fixed before the hand-over.
     let decodesOnAwaitingTask: Bool
+    /// Whether the request sets its own `Accept-Encoding` (sent as is; what it asks for beyond
+    /// what Runway decodes comes back as sent).
+    let asksOwnEncodings: Bool
 
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
         self.request = request
+        asksOwnEncodings = request.headers["Accept-Encoding"] != nil
         decodesOnAwaitingTask = decoding == .awaitingTask && request.options.acceptCompressedResponses
-            && request.download == nil && request.headers["Accept-Encoding"] == nil
+            && request.download == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
     }
@@ -118,6 +122,11 @@ final class CurlTransfer: @unchecked Sendable {
             headers.reserveCapacity(12)
             return
         }
+        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
+            // An obsolete folded line (RFC 9112 §5.2) continues the previous field's value.
+            foldIntoLastField(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
+            return
+        }
         guard let base = bytes.baseAddress, let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
         let colon = base.distance(to: UnsafeRawPointer(found))
         var start = colon + 1
@@ -129,13 +138,21 @@ final class CurlTransfer: @unchecked Sendable {
             value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
     }
 
+    /// Appends a folded line to the last field's value, with one space for the fold.
+    private func foldIntoLastField(_ line: UnsafeRawBufferPointer) {
+        var start = 0
+        while start < line.count, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+        guard start < line.count else { return }
+        headers.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start...]), as: UTF8.self))
+    }
+
     /// A chunk of the body (decoded by libcurl, or as sent when ``decodesOnAwaitingTask``);
     /// returns false to abort the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if !bodyStarted {
             bodyStarted = true
-            if let download = request.download, status == 200 || status == 206 {
-                guard openDownloadFile(download, append: status == 206 && resumeOffset > 0) else { return false }
+            if request.download != nil, (200..<300).contains(status) {
+                guard startDownload() else { return false }
             } else if let length = headers["Content-Length"].flatMap(Int.init), length <= request.options.maxResponseSize {
                 body.reserveCapacity(length)
             }
@@ -167,6 +184,32 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     // MARK: Downloads
+
+    /// Opens the partial file for a 2xx download response: appended to when it answers the
+    /// `Range` sent (a 206 whose `Content-Range` starts at the partial file's size), started
+    /// afresh otherwise (a 200: the server ignored the range). A 206 starting elsewhere fails
+    /// `.responseInvalid`, keeping the partial file: appending it would corrupt the download.
+    private func startDownload() -> Bool {
+        guard let download = request.download else { return true }
+        let resuming = status == 206 && resumeOffset > 0
+        if resuming {
+            let contentRange = headers["Content-Range"]
+            guard contentRange.flatMap(Self.rangeStart) == resumeOffset else {
+                failure = RunwayError(
+                    .responseInvalid,
+                    "asked to resume at byte \(resumeOffset), the server answered Content-Range \(contentRange ?? "none")")
+                return false
+            }
+        }
+        return openDownloadFile(download, append: resuming)
+    }
+
+    /// The `a` of `bytes a-b/n`.
+    private static func rangeStart(_ contentRange: String) -> Int64? {
+        let value = contentRange.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes ") else { return nil }
+        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
+    }
 
     private func openDownloadFile(_ download: DownloadTarget, append: Bool) -> Bool {
         let path = download.partialFile.path
@@ -209,6 +252,11 @@ final class CurlTransfer: @unchecked Sendable {
             bodyGoesToFile = true
             response.status = 200
             response.body = Data()
+        } else if !bodyStarted, (200..<300).contains(status) {
+            // An empty body (libcurl never called the write callback): still a file.
+            guard startDownload() else { return .failure(failure ?? RunwayError(.fileIO, "cannot start the download")) }
+            close(file)
+            file = -1
         }
         guard bodyGoesToFile else { return outcome }
         if rename(download.partialFile.path, download.file.path) != 0 {

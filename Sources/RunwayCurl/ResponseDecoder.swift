@@ -13,7 +13,9 @@ enum ResponseDecoder {
     /// - Parameter limit: The most decoded bytes (``RequestOptions/maxResponseSize``).
     /// - Throws: ``RunwayError`` `.responseTooLarge` past `limit`; `.responseInvalid` for a
     ///   corrupt or truncated body, or an encoding that was not asked for.
-    static func decode(_ response: Response, limit: Int) throws(RunwayError) -> Response {
+    /// - Parameter passingOthers: The request asked for its own encodings: one this decoder
+    ///   does not know is the caller's to undo, so the body comes back as sent.
+    static func decode(_ response: Response, limit: Int, passingOthers: Bool = false) throws(RunwayError) -> Response {
         guard !response.body.isEmpty, let header = response.headers["Content-Encoding"] else { return response }
         var body = response.body
         // Listed in the order they were applied: undone last to first.
@@ -32,6 +34,7 @@ enum ResponseDecoder {
                     body = try inflate(body, format: .rawDeflate, encoding: encoding, limit: limit, response: response)
                 }
             default:
+                if passingOthers { return response }
                 throw RunwayError(
                     .responseInvalid,
                     "the response is \(encoding)-encoded, which was not asked for (Accept-Encoding: \(acceptEncoding)); "

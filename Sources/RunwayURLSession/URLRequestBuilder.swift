@@ -13,10 +13,13 @@ enum URLRequestBuilder {
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpShouldHandleCookies = false
         for field in request.headers {
+            // A value of only spaces is empty once trimmed; sent as is, it would reach libcurl
+            // under FoundationNetworking as "Name:  ", which removes the header instead.
+            let value = field.value.utf8.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") } ? "" : field.value
             if urlRequest.value(forHTTPHeaderField: field.name) == nil {
-                urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+                urlRequest.setValue(value, forHTTPHeaderField: field.name)
             } else {
-                urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+                urlRequest.addValue(value, forHTTPHeaderField: field.name)
             }
         }
         if !request.options.acceptCompressedResponses, request.headers["Accept-Encoding"] == nil {

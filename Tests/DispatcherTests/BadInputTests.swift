@@ -40,6 +40,50 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a hand-set Content-Length that disagrees with the body, or Transfer-Encoding, is .invalidHeader", arguments: DispatcherUnderTest.all)
+    func handSetFraming(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let body = Data("abc".utf8)
+            let framings: [HTTPHeaders] = [["Content-Length": "5"], ["content-length": "x"], ["Transfer-Encoding": "chunked"]]
+            for headers in framings {
+                let request = makeRequest(.post, server.url("/echo"), headers: headers, body: body)
+                #expect(await runwayError { try await dut.send(dispatcher, request) }?.code == .invalidHeader, "\(headers)")
+            }
+            #expect(server.stats.totalRequests == 0)
+            // The right length is harmless.
+            let right = makeRequest(.post, server.url("/echo"), headers: ["Content-Length": "3"], body: body)
+            let response = try await dut.send(dispatcher, right)
+            #expect(response.status == 200)
+        }
+    }
+
+    @Test("a header value of only spaces is sent, empty", arguments: DispatcherUnderTest.all)
+    func blankHeaderValue(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let response = try await dut.send(dispatcher, makeRequest(server.url("/echo"), headers: ["X-Blank": "  ", "X-Empty": ""]))
+            let echoed = try decodeEcho(response).headers
+            #expect(echoed["x-blank"] == "")
+            #expect(echoed["x-empty"] == "")
+        }
+    }
+
+    @Test("a pin that is not sha256//<base64 of 32 bytes> is .configuration", arguments: DispatcherUnderTest.all(supporting: .pinning))
+    func malformedPin(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let good = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+            for pin in ["p54iFiTOWeP4TWhYxPN4nXJ7Jw5pnXL2hSYzzNn0dPE=", "sha256//short", "sha256//" + Data(count: 20).base64EncodedString()] {
+                let request = makeRequest(server.url("/json")) { $0.tls.pinnedPublicKeys = [good, pin] }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .configuration, "\(pin)")
+                #expect(error?.field == "tls.pinnedPublicKeys")
+            }
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+
     @Test("a refused connection is .cannotConnect", arguments: DispatcherUnderTest.all)
     func connectionRefused(_ dut: DispatcherUnderTest) async throws {
         // Port 1 on loopback: nothing listens there, so the kernel refuses at once.

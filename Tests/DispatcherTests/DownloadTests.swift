@@ -81,6 +81,51 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a 206 that does not start where the partial file ends is .responseInvalid, the partial file kept", arguments: DispatcherUnderTest.all)
+    func resumeAnsweredFromElsewhere(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("ranged.bin"))
+            let half = DeterministicBytes.data(count: 50_000)
+            try half.write(to: target.partialFile)
+            var request = makeRequest(server.url("/download/100000?badRange=1"))
+            request.download = target
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .responseInvalid)
+            #expect(error?.message.contains("bytes 0-99999/100000") == true)
+            #expect(try Data(contentsOf: target.partialFile) == half)
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+        }
+    }
+
+    @Test("an empty body is an empty file, in a folder made for it, and a stale partial file goes", arguments: DispatcherUnderTest.all)
+    func emptyDownload(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("new/folder/empty.bin"), resume: false)
+            try FileManager.default.createDirectory(at: target.partialFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("stale".utf8).write(to: target.partialFile)
+            var request = makeRequest(server.url("/download/0"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(response.fileURL == target.file)
+            #expect(try Data(contentsOf: target.file).isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("new"))
+            let fresh = DownloadTarget(file: directory.appendingPathComponent("new/folder/some.bin"))
+            request = makeRequest(server.url("/download/1000"))
+            request.download = fresh
+            #expect(try await dut.send(dispatcher, request).fileURL == fresh.file)
+            #expect(try Data(contentsOf: fresh.file) == DeterministicBytes.data(count: 1000))
+        }
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-download-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -110,13 +110,31 @@ struct ResponseDecodingTests {
         }
     }
 
-    @Test("a caller's own Accept-Encoding gets the body as sent", arguments: modes)
+    @Test("a caller's own Accept-Encoding is sent, and what Runway decodes still comes back decoded", arguments: modes)
     func callersOwnHeader(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
         try await withTestServer { server in
+            let sent = makeRequest(server.url("/echo"), headers: ["Accept-Encoding": "gzip;q=1.0"])
+            #expect(try decodeEcho(try await send(dispatcher(mode), sent)).headers["accept-encoding"] == "gzip;q=1.0")
             let request = makeRequest(server.url("/encoded/5000?as=gzip"), headers: ["Accept-Encoding": "gzip"])
             let response = try await send(dispatcher(mode), request)
-            #expect(response.body.starts(with: [0x1F, 0x8B]))
-            #expect(response.body.count < 5000)
+            #expect(response.body == DeterministicBytes.data(count: 5000))
+            // Turned off: the body as sent, for a caller that inflates it itself.
+            let off = makeRequest(server.url("/encoded/5000?as=gzip"), headers: ["Accept-Encoding": "gzip"]) {
+                $0.acceptCompressedResponses = false
+            }
+            let raw = try await send(dispatcher(mode), off)
+            #expect(raw.body.starts(with: [0x1F, 0x8B]))
+            #expect(raw.headers["Content-Encoding"] == "gzip")
+        }
+    }
+
+    @Test("an encoding the caller asked for and Runway does not decode comes back as sent")
+    func callersOwnUnknownEncoding() async throws {
+        try await withTestServer { server in
+            let request = makeRequest(server.url("/encoded/10?as=br"), headers: ["Accept-Encoding": "br"])
+            let response = try await send(dispatcher(.awaitingTask), request)
+            #expect(response.body == Data("these bytes are not brotli".utf8))
+            #expect(response.headers["Content-Encoding"] == "br")
         }
     }
 

@@ -70,6 +70,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append(Field(name: name, value: value))
     }
 
+    /// Continues the last field's value with `more` after one space: an obsolete folded line
+    /// (RFC 9112 §5.2) as a dispatcher reads it.
+    package mutating func continueLastValue(with more: String) {
+        guard let last = fields.indices.last else { return }
+        fields[last].value += fields[last].value.isEmpty ? more : " " + more
+    }
+
     /// Removes every field named `name`.
     public mutating func removeAll(named name: String) {
         fields.removeAll { $0.name.caseInsensitiveEquals(name) }

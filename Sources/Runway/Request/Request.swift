@@ -146,11 +146,36 @@ public struct Request: Sendable {
         if let (_, reason) = headers.firstInvalidField() {
             throw RunwayError(.invalidHeader, reason)
         }
+        // Framing is the dispatcher's: a hand-set length that disagrees with the body would
+        // leave the server waiting for bytes that never come (or cut the body short).
+        for field in headers where field.name.utf8.count == 14 || field.name.utf8.count == 17 {
+            if field.name.caseInsensitiveEquals("Content-Length") {
+                let length = Int(field.value.trimmingCharacters(in: .whitespaces))
+                guard length == (body?.count ?? 0) else {
+                    throw RunwayError(
+                        .invalidHeader,
+                        "Content-Length \"\(field.value)\" does not match the body's \(body?.count ?? 0) bytes (leave it out: the dispatcher sets it)")
+                }
+            } else if field.name.caseInsensitiveEquals("Transfer-Encoding") {
+                throw RunwayError(.invalidHeader, "Transfer-Encoding is the dispatcher's to set (leave it out)")
+            }
+        }
+        for pin in options.tls.pinnedPublicKeys where !Self.isPin(pin) {
+            throw RunwayError(
+                .configuration, "pinned public key \"\(pin)\" is not sha256//<base64 of 32 bytes> (e.g. from `openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`)",
+                field: "tls.pinnedPublicKeys")
+        }
         if let body, body.count > options.maxRequestBodySize {
             throw RunwayError(
                 .requestTooLarge,
                 "request body is \(body.count) bytes, the limit is \(options.maxRequestBodySize)")
         }
+    }
+
+    /// `sha256//` and the base64 of a SHA-256 digest.
+    private static func isPin(_ pin: String) -> Bool {
+        guard pin.hasPrefix("sha256//") else { return false }
+        return Data(base64Encoded: String(pin.dropFirst("sha256//".count)))?.count == 32
     }
 
     private func validateURL() throws(RunwayError) {

@@ -7,6 +7,8 @@ extension BuiltInRoutes {
     /// `Range: bytes=a-` answers 206 with `Content-Range` and the bytes from a.
     /// `?cut=KEY`: the first request with that key is reset after half of its bytes; later
     /// ones are served in full, so a client can resume.
+    /// `?badRange=1`: a `Range` request gets 206 with the whole body and `Content-Range: bytes
+    /// 0-…` (a broken cache or proxy), which a client must not append.
     static func addDownload(to router: Router<TestRequestContext>) {
         router.get("/download/:n") { request, context in
             guard let total = context.parameters.get("n", as: Int.self), total >= 0 else {
@@ -20,9 +22,9 @@ extension BuiltInRoutes {
                 guard from < total else {
                     return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(total)"])
                 }
-                start = from
+                start = request.uri.queryParameters.get("badRange") == nil ? from : 0
                 status = .partialContent
-                headers[.contentRange] = "bytes \(from)-\(total - 1)/\(total)"
+                headers[.contentRange] = "bytes \(start)-\(total - 1)/\(total)"
             }
             let count = total - start
             var cutAfter: Int?

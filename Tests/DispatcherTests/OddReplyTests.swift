@@ -1,0 +1,37 @@
+import Foundation
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Replies no HTTP server library sends, from a raw socket: each a typed error or a faithful
+/// reading, never a crash or a misleading code.
+extension DispatcherSuite {
+    @Test("a reply that is not HTTP is .responseInvalid, not an unsupported scheme", arguments: [
+        "this is not http at all\r\n\r\n", "HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n",
+    ])
+    func notHTTP(_ reply: String) async throws {
+        let responder = try RawResponder(reply)
+        defer { responder.stop() }
+        let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
+        #expect(error?.code == .responseInvalid)
+    }
+
+    @Test("a response header over libcurl's limit is .responseTooLarge")
+    func hugeHeader() async throws {
+        let responder = try RawResponder("HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\nContent-Length: 0\r\n\r\n")
+        defer { responder.stop() }
+        let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
+        #expect(error?.code == .responseTooLarge)
+    }
+
+    @Test("a folded header line continues the previous value", arguments: DispatcherUnderTest.all)
+    func foldedHeader(_ dut: DispatcherUnderTest) async throws {
+        let responder = try RawResponder("HTTP/1.1 200 OK\r\nX-Fold: part1\r\n \t part2\r\nX-Next: n\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { responder.stop() }
+        let response = try await dut.send(dut.make(), makeRequest(responder.url("/x")))
+        #expect(response.headers["X-Fold"] == "part1 part2")
+        #expect(response.headers["X-Next"] == "n")
+        #expect(response.body == Data("ok".utf8))
+    }
+}
