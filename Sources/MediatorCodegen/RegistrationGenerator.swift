@@ -17,9 +17,17 @@ public enum RegistrationGenerator {
         out += "\nextension Mediator.Builder {\n"
         out += "    /// Registers the \(sorted.count) target\(sorted.count == 1 ? "" : "s") found in this target's dependencies.\n"
         out += "    mutating func registerDiscoveredTargets() throws {\n"
+        // `Module::Type` (a module selector, Swift 6.3): `Module.Type` would not compile when the
+        // module also has a type of its own name (module `Listing` with a `struct Listing`).
+        out += "        #if compiler(>=6.3)\n"
+        for target in sorted {
+            out += "        try register(\(target.module)::\(target.typeName).self, source: \(literal(target.source)))\n"
+        }
+        out += "        #else\n"
         for target in sorted {
             out += "        try register(\(target.module).\(target.typeName).self, source: \(literal(target.source)))\n"
         }
+        out += "        #endif\n"
         out += "    }\n}\n\n"
         out += "/// What the build-time scan found, for inspection and tests.\n"
         out += "enum DiscoveredMediatorTargets {\n"

@@ -18,7 +18,7 @@ enum SampleSetup {
 
     /// Every service the business modules call, plus the action-log service.
     static var services: [any Service] {
-        ListingServices.all + [DetailService()] + AccountServices.all + [ActionLogService()]
+        Listing.services + [DetailService()] + Account.services + [ActionLogService()]
     }
 
     /// The host names of every service in ``environment``, sorted: what the DNS bypass serves

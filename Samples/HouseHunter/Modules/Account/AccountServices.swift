@@ -63,8 +63,9 @@ public struct AccountService: Service {
     }
 }
 
-/// Every service the account module calls, for the app to register at start-up.
-public enum AccountServices {
-    /// Login and refresh, and the authenticated account API.
-    public static var all: [any Service] { [AccountAuthService(), AccountService()] }
+/// The module's namespace.
+public enum Account {
+    /// Every service the account module calls (login and refresh, and the authenticated
+    /// account API), for the app to register at start-up.
+    public static var services: [any Service] { [AccountAuthService(), AccountService()] }
 }

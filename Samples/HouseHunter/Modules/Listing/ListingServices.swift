@@ -74,8 +74,9 @@ public struct NewHomeService: Service {
     }
 }
 
-/// Every service the listing module calls, for the app to register at start-up.
-public enum ListingServices {
-    /// The three teams' services.
-    public static var all: [any Service] { [SecondHandService(), RentalService(), NewHomeService()] }
+/// The module's namespace. (A type named like its module: the generated registration must
+/// still name `Listing::ListingTarget`, which `Listing.ListingTarget` would not.)
+public enum Listing {
+    /// Every service the listing module calls (the three teams'), for the app to register at start-up.
+    public static var services: [any Service] { [SecondHandService(), RentalService(), NewHomeService()] }
 }
