@@ -47,7 +47,28 @@ final class PagedServer: Sendable {
     }
 }
 
+/// A paged manager whose page size is not positive: a configuration error, not endless paging.
+final class ZeroPageSizeAPIManager: PagedAPIManager {
+    let engine: ManagerEngine
+    let apiName = "items"
+    let serviceID: ServiceID = .listings
+    var pageSize: Int { 0 }
+
+    init(registry: ServiceRegistry) {
+        engine = ManagerEngine(registry: registry, delivery: .inline)
+    }
+}
+
 @Suite struct PagedAPIManagerTests {
+    @Test func aPageSizeBelowOneIsAConfigurationErrorAndNothingIsSent() async throws {
+        let server = PagedServer(total: 30)
+        let manager = ZeroPageSizeAPIManager(registry: try makeRegistry(server.dispatcher))
+        await #expect { try await manager.loadNextPage() } throws: { error in
+            (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.field == "pageSize"
+        }
+        #expect(server.asked.events.isEmpty)
+    }
+
     @Test func concurrentNextPageCallsNeitherSkipNorRepeatAPage() async throws {
         let server = PagedServer(total: 45)
         let manager = PagedItemsAPIManager(registry: try makeRegistry(server.dispatcher))

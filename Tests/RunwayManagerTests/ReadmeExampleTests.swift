@@ -29,10 +29,13 @@ struct HouseService: Service {
 
 /// One API, one manager: what to call, how, and what counts as valid.
 final class HouseSearchAPIManager: APIManager {
-    let engine = ManagerEngine()
+    let engine: ManagerEngine
     let apiName = "houses/search"
     let serviceID: ServiceID = .houses
     var loadPolicy: LoadPolicy { .cancelPrevious }  // search-as-you-type
+
+    /// The app passes nothing (the bootstrapped registry); a test passes an engine of its own.
+    init(engine: ManagerEngine = ManagerEngine()) { self.engine = engine }
 
     func validate(params: [String: JSON]) throws(RunwayError) {
         guard let city = params["city"]?.string, !city.isEmpty else {
@@ -114,5 +117,24 @@ struct HouseListReformer: Reformer {
         #expect(screen.rows.first?[HouseListKey.title] == "Loft by the river")
         #expect(screen.rows.first?[HouseListKey.price] == 2400)
         #expect(stub.requests.map(\.url.absoluteString) == ["https://dev.houses.example.com/v1/houses/search?city=Shanghai"])
+    }
+}
+
+/// The README's "Test your own code" example: a manager against a stub, with a registry of its
+/// own (the process-wide one can be bootstrapped once, and suites run in parallel).
+@Suite struct ReadmeTestingExampleTests {
+    @Test func searchSendsTheCityAndReadsTheRows() async throws {
+        let stub = StubDispatcher { _ in
+            Response(status: 200, body: Data(#"{"houses":[{"id":"h1","title":"Loft","price":2400}]}"#.utf8))
+        }
+        var builder = ServiceRegistry.Builder(environment: .develop, pipeline: Pipeline(interceptors: [], dispatcher: stub))
+        builder.register(HouseService())
+        let engine = ManagerEngine(registry: try builder.build(), delivery: .inline)
+        let search = HouseSearchAPIManager(engine: engine)
+
+        try await search.load(params: ["city": "Shanghai"])
+        #expect(try search.fetchData(with: HouseListReformer()).first?[HouseListKey.title] == "Loft")
+        #expect(stub.requests.first?.url.query == "city=Shanghai")
+        await #expect(throws: RunwayError.self) { try await search.load(params: ["city": ""]) }
     }
 }

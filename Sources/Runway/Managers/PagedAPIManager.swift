@@ -107,6 +107,11 @@ extension PagedAPIManager {
             if last {
                 return .failure(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage))
             }
+            guard strong.pageSize > 0 else {
+                // The default isLastPage (fewer than pageSize items) could never end the paging.
+                let error = RunwayError(.configuration, "pageSize is \(strong.pageSize); it must be at least 1", stage: stage, field: "pageSize")
+                return .failure(error)
+            }
             let page = current.map { $0 + 1 } ?? strong.firstPage
             let extra: [String: JSON] = [
                 strong.pageParameter: .int(Int64(page)), strong.pageSizeParameter: .int(Int64(strong.pageSize)),
