@@ -27,6 +27,14 @@ struct MediatorParametersTests {
         #expect { try parameters.string("obj") } throws: { ($0 as? MediatorError)?.field == "obj" }
     }
 
+    @Test func aRepeatedKeyOrAnOverflowSaysSo() {
+        let parameters: MediatorParameters = ["id": ["1", "2"], "big": "99999999999999999999", "neg": "-99999999999999999999"]
+        #expect { try parameters.int("id") } throws: { ($0 as? MediatorError)?.message.contains("given 2 times") == true }
+        #expect { try parameters.int("big") } throws: { ($0 as? MediatorError)?.message.contains("out of the range of Int") == true }
+        #expect { try parameters.int("neg") } throws: { ($0 as? MediatorError)?.message.contains("out of the range of Int") == true }
+        #expect(parameters.strings("id") == ["1", "2"])
+    }
+
     @Test func setReplacesAndNilRemoves() {
         var parameters: MediatorParameters = ["a": 1]
         parameters["a"] = 2

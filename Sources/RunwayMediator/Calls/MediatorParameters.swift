@@ -168,9 +168,15 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Int: return value
+        case let values as [String] where values.count > 1:
+            throw Self.invalid(key, "is given \(values.count) times (read every value with strings(_:))")
         case let value?:
             guard let text = Self.text(value), let number = RouteConverter.parseInt(text) else {
-                throw Self.invalid(key, "is not an integer")
+                let digits = Self.text(value).map { text in
+                    let unsigned = text.drop { $0 == "-" || $0 == "+" }
+                    return !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
+                }
+                throw Self.invalid(key, digits == true ? "is out of the range of Int" : "is not an integer")
             }
             return number
         }
