@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -48,6 +49,73 @@ import Testing
         #expect(requests.value == 41)
     }
 
+    /// A refresh that calls the same service (its refresh API) through a manager: its call
+    /// must not wait for the refresh it is part of (it did, forever).
+    @Test(.timeLimit(.minutes(1)))
+    func aRefreshThatCallsItsOwnServiceDoesNotWaitForItself() async throws {
+        let registryBox = RegistryBox()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            let registry = try #require(registryBox.registry)
+            let refreshAPI = ItemListAPIManager(registry: registry, apiName: "refresh")
+            return try await refreshAPI.load()["token"]?.string ?? ""
+        }
+        var service = TestService()
+        service.authenticator = authenticator
+        let stub = StubDispatcher { request in
+            if request.url.path.hasSuffix("/refresh") { return Response(status: 200, body: Data(#"{"token":"fresh"}"#.utf8)) }
+            if request.headers["Authorization"] == "Bearer fresh" { return Response(status: 200, body: Data(#"{"ok":true}"#.utf8)) }
+            return Response(status: 401, body: Data(#"{"error":"expired"}"#.utf8))
+        }
+        registryBox.registry = try makeRegistry(stub, services: [service])
+        let manager = ItemListAPIManager(registry: try #require(registryBox.registry))
+        #expect(try await manager.load() == ["ok": true])
+        #expect(authenticator.refreshCount == 1)
+        #expect(authenticator.token == "fresh")
+    }
+
+    /// The refresh's own call refused as expired fails the refresh (no second refresh, no wait).
+    @Test(.timeLimit(.minutes(1)))
+    func aRefreshWhoseOwnCallExpiresFailsWithNeedsLogin() async throws {
+        let registryBox = RegistryBox()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            let registry = try #require(registryBox.registry)
+            return try await ItemListAPIManager(registry: registry, apiName: "refresh").load()["token"]?.string ?? ""
+        }
+        var service = TestService()
+        service.authenticator = authenticator
+        let requests = Counter()
+        registryBox.registry = try makeRegistry(tokenStub(requests: requests), services: [service])
+        let manager = ItemListAPIManager(registry: try #require(registryBox.registry))
+        await #expect { try await manager.load() } throws: { ($0 as? RunwayError)?.code == .needsLogin }
+        #expect(authenticator.refreshCount == 1)
+        #expect(requests.value == 2)
+    }
+
+    @Test(arguments: [false, true])
+    func aCallWaitingForASlowRefreshEndsAtOnceWhenCancelled(byManager: Bool) async throws {
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            try await Task.sleep(for: .seconds(3))
+            return "fresh"
+        }
+        var service = TestService()
+        service.authenticator = authenticator
+        let registry = try makeRegistry(tokenStub(requests: Counter()), services: [service])
+        let patient = ItemListAPIManager(registry: registry)
+        let impatient = ItemListAPIManager(registry: registry)
+        let waiting = Task { await outcome { try await patient.load() } }
+        #expect(await eventually { authenticator.refreshCount == 1 })
+        let clock = ContinuousClock()
+        let start = clock.now
+        let cancelled = Task { await outcome { try await impatient.load() } }
+        try await Task.sleep(for: .milliseconds(100))
+        if byManager { impatient.cancelAll() } else { cancelled.cancel() }
+        #expect(await cancelled.value.failure?.code == .cancelled)
+        // Well before the refresh's three seconds.
+        #expect(clock.now - start < .seconds(2))
+        #expect(await waiting.value.success == ["ok": true])
+        #expect(authenticator.refreshCount == 1)
+    }
+
     @Test func aFailedRefreshFailsEveryWaitingCallWithNeedsLogin() async throws {
         let refreshes = Counter()
         let authenticator = TokenAuthenticator(token: "stale") { _ in
@@ -85,4 +153,10 @@ import Testing
         #expect(try await manager.load() == ["code": 0])
         #expect(authenticator.refreshCount == 1)
     }
+}
+
+/// A registry set after the authenticator that needs it is made.
+final class RegistryBox: @unchecked Sendable {
+    // @unchecked Sendable: set once, before any call reads it.
+    var registry: ServiceRegistry?
 }

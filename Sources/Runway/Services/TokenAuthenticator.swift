@@ -14,7 +14,12 @@ import Foundation
 ///   before it, with `.needsLogin` (``RunwayError/underlying`` is the refresh's error);
 /// - calls that start while a refresh runs wait for it before sending.
 /// A call replays once; a second expiry is returned as is (the manager then fails with
-/// `.needsLogin`).
+/// `.needsLogin`). A call waiting for a refresh ends at once with `.cancelled` when it is
+/// cancelled (its task, or its manager's `cancelAll()`); the refresh goes on for the others.
+///
+/// The refresh may call the same service (a refresh API on it, through a manager): calls made
+/// from inside `refresh` never wait for the refresh they are part of, and one that is refused
+/// as expired fails with `.needsLogin` instead of asking for another refresh.
 /// ```swift
 /// let authenticator = TokenAuthenticator(token: storedToken) { expired in
 ///     try await authClient.refresh(expired)   // returns the new token
@@ -41,9 +46,20 @@ public final class TokenAuthenticator: Sendable {
         var refreshing = false
         /// The error of the refresh that produced `generation`, if it failed.
         var failure: RunwayError?
-        var waiters: [CheckedContinuation<Result<Snapshot, RunwayError>, Never>] = []
+        var waiters: [(id: UInt64, continuation: Waiter)] = []
+        var lastWaiterID: UInt64 = 0
+        /// Waiters cancelled before they were registered.
+        var cancelledEarly: Set<UInt64> = []
         var refreshCount = 0
     }
+
+    private typealias Waiter = CheckedContinuation<Result<Snapshot, RunwayError>, Never>
+
+    /// The authenticator whose `refresh` the current task runs in (calls it makes must not wait
+    /// for it).
+    @TaskLocal private static var refreshingFor: ObjectIdentifier?
+
+    private var isInsideOwnRefresh: Bool { Self.refreshingFor == ObjectIdentifier(self) }
 
     /// A token and the generation it belongs to.
     struct Snapshot: Sendable {
@@ -80,52 +96,96 @@ public final class TokenAuthenticator: Sendable {
     }
 
     /// The token to send now, waiting for a running refresh first (whose failure is thrown).
-    func current() async throws(RunwayError) -> Snapshot {
-        try await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot, RunwayError>, Never>) in
-            let ready: Snapshot? = lock.withLock {
+    /// A call made by the refresh itself does not wait.
+    func current(context: RequestContext) async throws(RunwayError) -> Snapshot {
+        if isInsideOwnRefresh {
+            return lock.withLock { Snapshot(token: state.token, generation: state.generation) }
+        }
+        return try await waitCancellably(context) { id, continuation in
+            lock.withLock {
                 if state.refreshing {
-                    state.waiters.append(continuation)
+                    state.waiters.append((id, continuation))
                     return nil
                 }
-                return Snapshot(token: state.token, generation: state.generation)
+                return .success(Snapshot(token: state.token, generation: state.generation))
             }
-            if let ready { continuation.resume(returning: .success(ready)) }
         }.get()
     }
 
     /// A token newer than the one of generation `used`, refreshing if nobody has yet.
-    func refreshed(after used: Int) async throws(RunwayError) -> Snapshot {
-        enum Decision { case wait, ready(Result<Snapshot, RunwayError>), start(String?) }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot, RunwayError>, Never>) in
-            let decision: Decision = lock.withLock {
+    func refreshed(after used: Int, context: RequestContext) async throws(RunwayError) -> Snapshot {
+        if isInsideOwnRefresh {
+            throw RunwayError(
+                .needsLogin, "a call made by the token refresh was refused as expired", stage: .interceptor("token-refresh"))
+        }
+        var expired: String??
+        let result = await waitCancellably(context) { id, continuation in
+            lock.withLock { () -> Result<Snapshot, RunwayError>? in
                 if state.refreshing {
-                    state.waiters.append(continuation)
-                    return .wait
+                    state.waiters.append((id, continuation))
+                    return nil
                 }
                 if state.generation > used {
-                    if let failure = state.failure { return .ready(.failure(failure)) }
-                    return .ready(.success(Snapshot(token: state.token, generation: state.generation)))
+                    if let failure = state.failure { return .failure(failure) }
+                    return .success(Snapshot(token: state.token, generation: state.generation))
                 }
                 state.refreshing = true
                 state.refreshCount += 1
-                state.waiters.append(continuation)
-                return .start(state.token)
+                state.waiters.append((id, continuation))
+                expired = .some(state.token)
+                return nil
             }
-            switch decision {
-            case .wait: break
-            case .ready(let result): continuation.resume(returning: result)
-            case .start(let expired): startRefresh(expired: expired)
-            }
+        } started: {
+            if let expired { startRefresh(expired: expired) }
         }
         return try result.get()
     }
 
+    /// Waits for `register` to return an outcome or, having registered the continuation, for
+    /// a refresh to end; ends with `.cancelled` as soon as the call is cancelled.
+    private func waitCancellably(
+        _ context: RequestContext, register: (UInt64, Waiter) -> Result<Snapshot, RunwayError>?,
+        started: () -> Void = {}
+    ) async -> Result<Snapshot, RunwayError> {
+        let id = lock.withLock {
+            state.lastWaiterID &+= 1
+            return state.lastWaiterID
+        }
+        return await context.withCancellationHandler {
+            await withCheckedContinuation { (continuation: Waiter) in
+                let cancelled = lock.withLock { state.cancelledEarly.remove(id) != nil }
+                if cancelled {
+                    continuation.resume(returning: .failure(Self.cancelled))
+                    return
+                }
+                if let ready = register(id, continuation) {
+                    continuation.resume(returning: ready)
+                } else {
+                    started()
+                }
+            }
+        } onCancel: { [self] in
+            let waiting: Waiter? = lock.withLock {
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                    state.cancelledEarly.insert(id)
+                    return nil
+                }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiting?.resume(returning: .failure(Self.cancelled))
+        }
+    }
+
+    private static let cancelled = RunwayError(
+        .cancelled, "cancelled while waiting for the token refresh", stage: .interceptor("token-refresh"), underlying: CancellationError())
+
     private func startRefresh(expired: String?) {
         let refresh = self.refresh
+        let me = ObjectIdentifier(self)
         Task {
             let outcome: Result<String, RunwayError>
             do {
-                outcome = .success(try await refresh(expired))
+                outcome = .success(try await Self.$refreshingFor.withValue(me) { try await refresh(expired) })
             } catch {
                 outcome = .failure(
                     RunwayError(.needsLogin, "token refresh failed: \(error)", stage: .interceptor("token-refresh"), underlying: error))
@@ -135,7 +195,7 @@ public final class TokenAuthenticator: Sendable {
     }
 
     private func finish(_ outcome: Result<String, RunwayError>) {
-        let (waiters, result) = lock.withLock { () -> ([CheckedContinuation<Result<Snapshot, RunwayError>, Never>], Result<Snapshot, RunwayError>) in
+        let (waiters, result) = lock.withLock { () -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>) in
             state.refreshing = false
             state.generation += 1
             switch outcome {
@@ -147,10 +207,11 @@ public final class TokenAuthenticator: Sendable {
             }
             let waiters = state.waiters
             state.waiters = []
+            state.cancelledEarly = []
             let snapshot = Snapshot(token: state.token, generation: state.generation)
             return (waiters, outcome.map { _ in snapshot })
         }
-        for waiter in waiters { waiter.resume(returning: result) }
+        for waiter in waiters { waiter.continuation.resume(returning: result) }
     }
 
     /// `request` carrying `token` in ``headerName``.

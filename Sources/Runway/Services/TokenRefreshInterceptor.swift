@@ -12,10 +12,10 @@ struct TokenRefreshInterceptor: Interceptor {
     var name: String { "token-refresh" }
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        let sent = try await authenticator.current()
+        let sent = try await authenticator.current(context: context)
         let response = try await next(authenticator.authorize(request, with: sent.token), context)
         guard isExpired(response) else { return response }
-        let fresh = try await authenticator.refreshed(after: sent.generation)
+        let fresh = try await authenticator.refreshed(after: sent.generation, context: context)
         var replayContext = context
         replayContext.attempt += 1
         return try await next(authenticator.authorize(request, with: fresh.token), replayContext)
