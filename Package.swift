@@ -202,6 +202,7 @@ var interceptorTargets: [Target] {
             dependencies: [
                 "Runway", "RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: strict
         ),

@@ -17,7 +17,7 @@ import Runway
 /// per-request signature headers. Validation's response rules run outside the cache, so they
 /// check hits as well as network responses. A background refresh runs the interceptors after
 /// the cache again (retried, signed afresh).
-public struct CacheInterceptor: Interceptor {
+public struct CacheInterceptor: ServiceErrorsAware {
     /// The store.
     public let cache: ResponseCache
 
@@ -27,6 +27,10 @@ public struct CacheInterceptor: Interceptor {
     }
 
     public var name: String { "cache" }
+
+    public func useServiceErrors(_ errors: @escaping @Sendable (String, Response) -> RunwayError?) {
+        cache.useServiceErrors(errors)
+    }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
@@ -47,7 +51,7 @@ public struct CacheInterceptor: Interceptor {
             }
         }
         let response = try await next(request, context)
-        await cache.store(response, key: key, api: api, policy: policy)
+        await cache.store(response, key: key, api: api, policy: policy, serviceID: context.serviceID)
         return response
     }
 
@@ -61,7 +65,7 @@ public struct CacheInterceptor: Interceptor {
             let refresh: CacheRefresh
             do {
                 let fresh = try await next(request, context)
-                await cache.store(fresh, key: key, api: api, policy: policy)
+                await cache.store(fresh, key: key, api: api, policy: policy, serviceID: context.serviceID)
                 refresh = fresh.status == served.status && fresh.body == served.body ? .unchanged(fresh) : .updated(fresh)
             } catch {
                 refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))

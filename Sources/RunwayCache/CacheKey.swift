@@ -7,7 +7,7 @@ import Runway
 ///
 /// Parameters are in canonical order (``RequestParameters/canonicalForm``), so `?a=1&b=2` and
 /// `?b=2&a=1` share an entry; a non-form body contributes its SHA-256. Headers (and so any
-/// signature or nonce) are not part of the key.
+/// signature or nonce) are not part of the key, except the caller's credentials.
 ///
 /// The memory cache compares and hashes the key's bytes directly; the digest is computed only
 /// when the disk is used, so a memory hit costs no SHA-256.
@@ -48,8 +48,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(hash)
     }
 
-    /// The key of `request` in `environment`, for the API and service named in `context`.
-    public init(_ request: Request, context: RequestContext, environment: String) {
+    /// The key of `request` in `environment`, for the API and service named in `context`, and
+    /// for the caller `credentials` says (see ``ResponseCache``, "Whose response").
+    public init(_ request: Request, context: RequestContext, environment: String, credentials: String? = nil) {
         var url = request.url.absoluteString
         let body = request.body.flatMap { $0.isEmpty ? nil : $0 }
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
@@ -73,6 +74,13 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             if isForm { return RequestParameters(request).canonicalForm }
             if request.hasCanonicalQuery || RequestParameters.isCanonical(utf8: query) { return nil }
             return RequestParameters.canonicalForm(percentEncodedQuery: Substring(String(decoding: query, as: UTF8.self)))
+        }
+        if let credentials {
+            // Marked apart from the body's digest: a caller's key never equals an anonymous one.
+            text.append(0)
+            text.append(1)
+            var credentials = credentials
+            credentials.withUTF8 { text.append(contentsOf: $0) }
         }
         if let body, !isForm {
             text.append(0)

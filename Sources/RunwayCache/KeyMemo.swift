@@ -6,8 +6,8 @@ import Runway
 /// An API manager sends the same URL value again when a call repeats its parameters (the
 /// engine keeps the query URL it built), and a cache hit is by definition a repeated request:
 /// such a request gets its key back without building the key's material and hashing it again.
-/// A request matches an entry only when its URL string, method, service and API are the *same
-/// representations* (same storage, or the same inline small string), which implies the same
+/// A request matches an entry only when its URL string, method, service, API and credential
+/// scope are the *same representations* (same storage, or the same inline small string), which implies the same
 /// text; anything else (another URL, a URL built again, a body) builds the key as usual.
 final class KeyMemo: Sendable {
     private struct Entry {
@@ -15,6 +15,7 @@ final class KeyMemo: Sendable {
         let method: String
         let service: String?
         let api: String?
+        let scope: String?
         let key: CacheKey
     }
 
@@ -35,6 +36,7 @@ final class KeyMemo: Sendable {
             for entry in entries
             where entry.url.hasSameRepresentation(as: url) && entry.method.hasSameRepresentation(as: method)
                 && Self.same(entry.service, context.serviceID) && Self.same(entry.api, context.apiName)
+                && Self.same(entry.scope, context.credentialScope)
             {
                 return entry.key
             }
@@ -42,7 +44,8 @@ final class KeyMemo: Sendable {
         }
         if let found { return found }
         let key = make()
-        let entry = Entry(url: url, method: method, service: context.serviceID, api: context.apiName, key: key)
+        let entry = Entry(
+            url: url, method: method, service: context.serviceID, api: context.apiName, scope: context.credentialScope, key: key)
         lock.withLock {
             if entries.count < Self.capacity {
                 entries.append(entry)

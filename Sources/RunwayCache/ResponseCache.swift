@@ -16,7 +16,18 @@ import Runway
 /// try await cache.invalidate(api: "listing.detail")
 /// ```
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
-/// are stored, and not when they say `Cache-Control: no-store`. Safe to share between tasks.
+/// are stored, and not when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
+/// a session's, never replayed to another call), or are an error by their service's reading
+/// (``Service/error(for:json:)``: a business error sent with status 200; known once the cache's
+/// interceptor is in a ``ServiceRegistry``). Other `Cache-Control` directives are not consulted:
+/// the policy of the API decides. Safe to share between tasks.
+///
+/// ## Whose response
+/// Entries are kept apart per caller: a request's `Authorization` and `Cookie` headers (when
+/// set before the cache) and the call's ``RequestContext/credentialScope`` (set from a service's
+/// ``TokenAuthenticator``, whose token is added after the cache) are part of the key, so one
+/// user's cached data never answers another's call. Call ``invalidateAll()`` at logout to drop
+/// a user's entries at once (entries of other scopes are otherwise only unreachable).
 public final class ResponseCache: Sendable {
     /// Bounds on what the cache holds.
     public struct Limits: Sendable {
@@ -48,6 +59,10 @@ public final class ResponseCache: Sendable {
     let disk: DiskCache?
     private let keys = KeyMemo()
     let clock: @Sendable () -> Double
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let serviceErrorsLock = NSLock()
+    // Guarded by `serviceErrorsLock`: set when a registry is built with the cache's interceptor.
+    nonisolated(unsafe) private var serviceErrors: (@Sendable (String, Response) -> RunwayError?)?
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
     /// - Parameters:
@@ -101,9 +116,29 @@ public final class ResponseCache: Sendable {
         context[CachePolicy.Key.self] ?? context.apiName.flatMap { policies[$0] } ?? defaultPolicy
     }
 
-    /// The key `request` is cached under.
+    /// The key `request` is cached under: its service, API, method, URL, canonical parameters
+    /// and body, and whose it is (see "Whose response").
     public func key(for request: Request, context: RequestContext) -> CacheKey {
-        keys.key(for: request, context: context) { CacheKey(request, context: context, environment: environment) }
+        let authorization = request.headers["Authorization"], cookie = request.headers["Cookie"]
+        guard authorization != nil || cookie != nil else {
+            return keys.key(for: request, context: context) {
+                CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
+            }
+        }
+        // Credentials in headers: a new string per call, so the memo would not find it anyway.
+        let credentials = [context.credentialScope ?? "", authorization ?? "", cookie ?? ""].joined(separator: "\u{1}")
+        return CacheKey(request, context: context, environment: environment, credentials: credentials)
+    }
+
+    /// How the services of the registry the interceptor was built into read their responses.
+    func useServiceErrors(_ errors: @escaping @Sendable (String, Response) -> RunwayError?) {
+        serviceErrorsLock.withLock { serviceErrors = errors }
+    }
+
+    /// Whether `response` is an error by its service's own reading.
+    private func isServiceError(_ response: Response, serviceID: String?) -> Bool {
+        guard let serviceID, let errors = serviceErrorsLock.withLock({ serviceErrors }) else { return false }
+        return errors(serviceID, response) != nil
     }
 
     /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk
@@ -120,9 +155,10 @@ public final class ResponseCache: Sendable {
     }
 
     /// Stores a network response under `key` if it may be cached.
-    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy) async {
+    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy, serviceID: String?) async {
         guard response.isSuccess, response.fileURL == nil,
-            !(response.headers["Cache-Control"]?.lowercased().contains("no-store") ?? false)
+            !(response.headers["Cache-Control"]?.lowercased().contains("no-store") ?? false),
+            response.headers["Set-Cookie"] == nil, !isServiceError(response, serviceID: serviceID)
         else { return }
         let now = clock()
         let entry = CacheEntry(

@@ -17,6 +17,11 @@ public struct RequestContext: Sendable {
     /// The call's cancellation apart from its task's, set by API managers for calls that run
     /// in the caller's task (see ``CallCancellation``); `nil` when only the task cancels.
     public var cancellation: CallCancellation?
+    /// Who the call acts for, as caches must tell callers apart: set from the service's
+    /// ``TokenAuthenticator`` (its ``TokenAuthenticator/credentialScope``) by the service's
+    /// chain, before the app's interceptors; `nil` for a call that carries no credentials of a
+    /// service's. A response cache keeps entries of different scopes apart.
+    public var credentialScope: String?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
@@ -26,6 +31,7 @@ public struct RequestContext: Sendable {
         self.serviceID = serviceID
         self.attempt = 1
         self.cancellation = cancellation
+        self.credentialScope = nil
         self.values = [:]
     }
 

@@ -54,8 +54,21 @@ extension ServiceRegistry {
                     chain.insert(TokenRefreshInterceptor(service: service, authenticator: authenticator), at: slot)
                 }
                 chain += service.interceptors
+                if let authenticator = service.authenticator {
+                    chain.insert(CredentialScopeInterceptor(authenticator: authenticator), at: 0)
+                }
                 entries[id] = ServiceEntry(
                     service: service, baseURL: chosen, pipeline: Pipeline(interceptors: chain, dispatcher: pipeline.dispatcher))
+            }
+            // The services (values, not their chains: no cycle through an interceptor).
+            let services = entries.mapValues(\.service)
+            let errors: @Sendable (String, Response) -> RunwayError? = { id, response in
+                guard let service = services[ServiceID(rawValue: id)] else { return nil }
+                let json = response.body.isEmpty ? nil : try? JSON(parsing: response.body)
+                return service.error(for: response, json: json)
+            }
+            for case let aware as any ServiceErrorsAware in pipeline.interceptors + services.values.flatMap(\.interceptors) {
+                aware.useServiceErrors(errors)
             }
             return ServiceRegistry(environment: environment, pipeline: pipeline, reachability: reachability, entries: entries)
         }

@@ -41,6 +41,7 @@ public final class TokenAuthenticator: Sendable {
 
     private struct State {
         var token: String?
+        var identity: String?
         /// Increases when a refresh ends, successfully or not.
         var generation = 0
         var refreshing = false
@@ -73,23 +74,39 @@ public final class TokenAuthenticator: Sendable {
     ///   - headerName: The header carrying the token.
     ///   - prefix: Put before the token in the header value.
     ///   - refresh: Obtains a new token.
-    public init(token: String?, headerName: String = "Authorization", prefix: String = "Bearer ", refresh: @escaping Refresh) {
+    ///   - identity: Who the token belongs to (a user ID), for caches; see ``credentialScope``.
+    public init(
+        token: String?, identity: String? = nil, headerName: String = "Authorization", prefix: String = "Bearer ",
+        refresh: @escaping Refresh
+    ) {
         self.headerName = headerName
         self.prefix = prefix
         self.refresh = refresh
-        self.state = State(token: token)
+        self.state = State(token: token, identity: identity)
     }
 
     /// The current token.
     public var token: String? { lock.withLock { state.token } }
 
+    /// What a response cache keeps this service's entries apart by (``RequestContext/credentialScope``):
+    /// the ``identity`` when one is given, else the token itself — so one user's cached
+    /// responses never answer another's calls. Without an identity, entries cached before a
+    /// refresh are not found after it (they expire); give the user's ID to keep them.
+    public var credentialScope: String? {
+        lock.withLock { state.identity ?? state.token }
+    }
+
+    /// Who the token belongs to, if the app said.
+    public var identity: String? { lock.withLock { state.identity } }
+
     /// How many refreshes have been started.
     public var refreshCount: Int { lock.withLock { state.refreshCount } }
 
-    /// Replaces the token (after a login, say).
-    public func setToken(_ token: String?) {
+    /// Replaces the token (after a login or a logout), and who it belongs to.
+    public func setToken(_ token: String?, identity: String? = nil) {
         lock.withLock {
             state.token = token
+            state.identity = identity
             state.generation += 1
             state.failure = nil
         }

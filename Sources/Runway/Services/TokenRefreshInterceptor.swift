@@ -26,3 +26,27 @@ struct TokenRefreshInterceptor: Interceptor {
         return service.error(for: response, json: json)?.code == .needsLogin
     }
 }
+
+/// Puts the service's ``TokenAuthenticator/credentialScope`` in the context, first in the
+/// service's chain, so the app's cache (which runs before the token is added) keeps one user's
+/// responses from another's.
+struct CredentialScopeInterceptor: Interceptor {
+    let authenticator: TokenAuthenticator
+
+    var name: String { "credential-scope" }
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        var context = context
+        context.credentialScope = authenticator.credentialScope
+        return try await next(request, context)
+    }
+}
+
+/// An interceptor told, when a ``ServiceRegistry`` is built with it, how each service reads its
+/// responses (``Service/error(for:json:)``): a cache must not keep a business error that came
+/// with status 200.
+public protocol ServiceErrorsAware: Interceptor {
+    /// Called once per registry built; `errors` maps a service ID and a response to the
+    /// service's error for it, `nil` when the response is a success.
+    func useServiceErrors(_ errors: @escaping @Sendable (_ serviceID: String, _ response: Response) -> RunwayError?)
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Hummingbird
+import Runway
+import RunwayCache
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Whose response a cached entry is, and which responses are never kept: through a registry,
+/// a manager, libcurl and the test server.
+@Suite(.timeLimit(.minutes(1))) struct CacheIdentityTests {
+    /// A service whose 200 `{"code":5000}` is a business error, optionally with a token.
+    struct AccountService: Service {
+        let id: ServiceID = "account"
+        let baseURLs: BaseURLs
+        var authenticator: TokenAuthenticator?
+
+        func error(for response: Runway.Response, json: JSON?) -> RunwayError? {
+            if json?["code"]?.int == 5000 { return RunwayError(.serverError, "backend busy", response: response) }
+            if response.status == 401 { return RunwayError(.needsLogin, "expired", response: response) }
+            return defaultError(for: response)
+        }
+    }
+
+    final class AccountAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName: String
+        let serviceID: ServiceID = "account"
+
+        init(_ apiName: String, registry: ServiceRegistry) {
+            self.apiName = apiName
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+        }
+    }
+
+    /// `/v1/who`: the Authorization it got; `/v1/busy`: a business error the first time;
+    /// `/v1/cookie`: sets a session cookie; `/v1/expiring`: 401 unless `Bearer fresh`.
+    static func routes(_ router: Router<TestRequestContext>) {
+        let busyCalls = CallCounter()
+        router.get("/v1/who") { request, _ in
+            json(#"{"auth":"\#(request.headers[.authorization] ?? "none")"}"#)
+        }
+        router.get("/v1/busy") { _, _ in
+            json(busyCalls.next() == 1 ? #"{"code":5000}"# : #"{"ok":true}"#)
+        }
+        router.get("/v1/cookie") { _, _ in
+            var response = json(#"{"ok":true}"#)
+            response.headers[.setCookie] = "session=user-1-secret"
+            return response
+        }
+        router.get("/v1/expiring") { request, _ in
+            request.headers[.authorization] == "Bearer fresh"
+                ? json(#"{"auth":"fresh"}"#) : Hummingbird.Response(status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
+        }
+    }
+
+    static func json(_ text: String) -> Hummingbird.Response {
+        Hummingbird.Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func registry(_ server: TestServer, cache: ResponseCache, authenticator: TokenAuthenticator? = nil) throws -> ServiceRegistry {
+        var builder = ServiceRegistry.Builder(
+            environment: .release, pipeline: Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher()))
+        builder.register(AccountService(baseURLs: BaseURLs(server.url("/v1").absoluteString), authenticator: authenticator))
+        return try builder.build()
+    }
+
+    @Test func oneUsersCachedResponseNeverAnswersAnother() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["who": .memory()])
+            let authenticator = TokenAuthenticator(token: "alice-token") { _ in "unused" }
+            let who = AccountAPIManager("who", registry: try registry(server, cache: cache, authenticator: authenticator))
+            #expect(try await who.load()["auth"] == "Bearer alice-token")
+            #expect(try await who.load()["auth"] == "Bearer alice-token")
+            #expect(server.stats.requests(path: "/v1/who") == 1)
+
+            authenticator.setToken("bob-token")
+            #expect(try await who.load()["auth"] == "Bearer bob-token")
+            #expect(server.stats.requests(path: "/v1/who") == 2)
+            // Back to Alice: her entry is still hers.
+            authenticator.setToken("alice-token")
+            #expect(try await who.load()["auth"] == "Bearer alice-token")
+            #expect(server.stats.requests(path: "/v1/who") == 2)
+        }
+    }
+
+    @Test func anIdentityKeepsEntriesAcrossARefresh() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["expiring": .memory()])
+            let authenticator = TokenAuthenticator(token: "stale", identity: "user-42") { _ in "fresh" }
+            let expiring = AccountAPIManager("expiring", registry: try registry(server, cache: cache, authenticator: authenticator))
+            #expect(try await expiring.load()["auth"] == "fresh")
+            #expect(authenticator.refreshCount == 1)
+            // The same user after the refresh: a hit.
+            #expect(try await expiring.load()["auth"] == "fresh")
+            #expect(server.stats.requests(path: "/v1/expiring") == 2)
+            authenticator.setToken("fresh", identity: "user-43")
+            _ = try await expiring.load()
+            #expect(server.stats.requests(path: "/v1/expiring") == 3)
+        }
+    }
+
+    @Test func credentialsInHeadersKeepEntriesApartToo() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["who": .memory()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let context = RequestContext(apiName: "who")
+            func who(_ authorization: String) async throws -> String {
+                let request = Runway.Request(url: server.url("/v1/who"), headers: ["Authorization": authorization])
+                return try JSON(parsing: try await pipeline.send(request, context: context).body)["auth"]?.string ?? ""
+            }
+            #expect(try await who("Bearer alice") == "Bearer alice")
+            #expect(try await who("Bearer bob") == "Bearer bob")
+            #expect(try await who("Bearer alice") == "Bearer alice")
+            #expect(server.stats.requests(path: "/v1/who") == 2)
+        }
+    }
+
+    @Test func aBusinessErrorSentWithStatus200IsNotCached() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["busy": .memory()])
+            let busy = AccountAPIManager("busy", registry: try registry(server, cache: cache))
+            await #expect { try await busy.load() } throws: { ($0 as? RunwayError)?.message == "backend busy" }
+            #expect(try await busy.load() == ["ok": true])
+            #expect(try await busy.load() == ["ok": true])
+            #expect(server.stats.requests(path: "/v1/busy") == 2)
+        }
+    }
+
+    @Test func aResponseThatSetsACookieIsNotCached() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["cookie": .memory()])
+            let cookie = AccountAPIManager("cookie", registry: try registry(server, cache: cache))
+            _ = try await cookie.load()
+            _ = try await cookie.load()
+            #expect(server.stats.requests(path: "/v1/cookie") == 2)
+            #expect(cache.statistics.memoryEntries == 0)
+        }
+    }
+}
+
+/// Counts calls from any thread.
+final class CallCounter: Sendable {
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    nonisolated(unsafe) private var count = 0  // Guarded by `lock`.
+
+    func next() -> Int { lock.withLock { count += 1; return count } }
+}
