@@ -49,8 +49,7 @@ public struct CanonicalRequest: Sendable, Equatable {
     ) {
         self.method = method.uppercased()
         self.path = Self.normalise(path: percentEncodedPath)
-        self.parameters = RequestParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
-            .canonicalForm
+        self.parameters = Self.signedParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
         self.bodyHash = Self.hexSHA256(body ?? Data())
         self.timestamp = timestamp
         self.nonce = nonce
@@ -70,13 +69,68 @@ public struct CanonicalRequest: Sendable, Equatable {
         [Self.algorithm, method, path, parameters, bodyHash, timestamp, nonce, keyID].joined(separator: "\n")
     }
 
-    /// Decodes each path segment and re-encodes it per RFC 3986, so `/a%7eb` and `/a~b` agree;
-    /// an empty path is `/`.
+    /// What a signature covers of the parameters: their ``RequestParameters/canonicalForm``, or,
+    /// when they do not decode exactly (a malformed escape, bytes that are not UTF-8: two
+    /// different queries could share a canonical form), `?`, the query as sent, and a form
+    /// body's base64 — never a canonical form (which holds no `?`), and one per request.
+    static func signedParameters(percentEncodedQuery: String?, contentType: String?, body: Data?) -> String {
+        let parameters = RequestParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
+        if parameters.isExactlyDecoded { return parameters.canonicalForm }
+        let form = contentType.map { $0.lowercased().hasPrefix("application/x-www-form-urlencoded") } == true
+        return "?" + (percentEncodedQuery ?? "") + (form ? "\n" + (body ?? Data()).base64EncodedString() : "")
+    }
+
+    /// Removes `.` and `..` segments (RFC 3986 §5.2.4, as libcurl does before sending, so the
+    /// signer and the server see the same path), then decodes each segment and re-encodes it per
+    /// RFC 3986, so `/a%7eb` and `/a~b` agree; a segment that does not decode exactly (a
+    /// malformed escape, bytes that are not UTF-8) stays as sent, which no re-encoded segment
+    /// can equal. An empty path is `/`.
     static func normalise(path: String) -> String {
         guard !path.isEmpty else { return "/" }
-        return path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { RequestParameters.encode($0.removingPercentEncoding ?? String($0)) }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        var kept: [Substring] = []
+        for (index, segment) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            if segment == "." || segment == ".." {
+                if segment == "..", kept.count > 1 { kept.removeLast() }
+                if isLast { kept.append("") }
+                continue
+            }
+            kept.append(segment)
+        }
+        return kept.map { segment in exactlyDecoded(segment).map(RequestParameters.encode) ?? String(segment) }
             .joined(separator: "/")
+    }
+
+    /// `%XX` escapes decoded, when every `%` starts one and the bytes are UTF-8; else `nil`.
+    private static func exactlyDecoded(_ segment: Substring) -> String? {
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        let utf8 = Array(segment.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "%") {
+                guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     static func hexSHA256(_ data: Data) -> String {

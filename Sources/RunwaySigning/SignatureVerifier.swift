@@ -35,8 +35,9 @@ public struct SignatureVerifier: Sendable {
     public let nonces: NonceCache
 
     private init(kind: Kind, maxClockSkew: Duration, headers: SigningHeaders, nonces: NonceCache) throws(RunwayError) {
-        guard maxClockSkew > .zero else {
-            throw RunwayError(.configuration, "the allowed clock skew must be positive")
+        // Timestamps are whole seconds: a skew under one second would reject every request.
+        guard maxClockSkew >= .seconds(1) else {
+            throw RunwayError(.configuration, "the allowed clock skew must be at least one second (timestamps are whole seconds)", field: "maxClockSkew")
         }
         self.kind = kind
         self.maxClockSkew = maxClockSkew
@@ -124,7 +125,7 @@ public struct SignatureVerifier: Sendable {
             guard let apiName, !apiName.isEmpty else {
                 throw SignatureVerificationError(.missingAPIName, "the seed scheme needs the API name")
             }
-            let parameters = RequestParameters(percentEncodedQuery: query, contentType: contentType, body: body).canonicalForm
+            let parameters = CanonicalRequest.signedParameters(percentEncodedQuery: query, contentType: contentType, body: body)
             let expected = hash.seedSignature(parameters: parameters, apiName: apiName, secret: secret, salt: salt)
             guard ConstantTime.equals(Array(expected.utf8), Array(signatureHex.lowercased().utf8)) else {
                 throw SignatureVerificationError(.signatureMismatch, "the signature does not match the request")

@@ -57,7 +57,9 @@ public struct SigningInterceptor: Interceptor {
             guard let apiName, !apiName.isEmpty else {
                 throw RunwayError(.invalidRequest, "the seed signing scheme needs the call's API name")
             }
-            let parameters = RequestParameters(signed).canonicalForm
+            let parameters = CanonicalRequest.signedParameters(
+                percentEncodedQuery: signed.url.query(percentEncoded: true), contentType: signed.headers["Content-Type"],
+                body: signed.body)
             signed.headers[headers.signature] = hash.seedSignature(
                 parameters: parameters, apiName: apiName, secret: secret, salt: salt)
         case .thirdParty(let callerKey, let transportKey):

@@ -67,6 +67,36 @@ import Testing
         #expect(code { try verifier.verify(smuggled) } == .signatureMismatch)
     }
 
+    /// Queries and paths whose escapes are not UTF-8 must not share a signature with another:
+    /// `%FF` and `%FE` both decode to U+FFFD. (A malformed escape such as `%ZZ` never leaves the
+    /// client: `URL` sends it as `%25ZZ`.)
+    @Test(arguments: [
+        ("https://api.test/v1/rent?q=%FF", "https://api.test/v1/rent?q=%FE"),
+        ("https://api.test/v1/rent?amount=%C3", "https://api.test/v1/rent?amount=%FF"),
+        ("https://api.test/v1/a%FF", "https://api.test/v1/a%25FF"),
+    ])
+    func undecodableQueriesAndPathsKeepTheirOwnSignature(signedURL: String, tamperedURL: String) async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let original = try await signed(Request(url: try #require(URL(string: signedURL))), with: try .signing(secret: Self.secret))
+        #expect(code { try verifier.verify(original) } == nil)
+        var tampered = original
+        tampered.url = try #require(URL(string: tamperedURL))
+        #expect(code { try verifier.verify(tampered) } == .signatureMismatch)
+    }
+
+    /// libcurl removes `.` and `..` segments before sending: the server sees `/v1/y` for a
+    /// request signed as `/v1/x/../y`.
+    @Test(arguments: [
+        ("https://api.test/v1/x/../y", "https://api.test/v1/y"), ("https://api.test/v1/./a/b/..", "https://api.test/v1/a/"),
+        ("https://api.test/../v1/z", "https://api.test/v1/z"),
+    ])
+    func dotSegmentsAreSignedAsTheyAreSent(signedURL: String, sentURL: String) async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        var request = try await signed(Request(url: try #require(URL(string: signedURL))), with: try .signing(secret: Self.secret))
+        request.url = try #require(URL(string: sentURL))
+        #expect(code { try verifier.verify(request) } == nil)
+    }
+
     @Test func replayedNonceIsRejected() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         let request = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: Self.secret))
@@ -204,6 +234,8 @@ import Testing
         #expect(code { _ = try SigningScheme.thirdParty(callerKey: "a", transportKey: Data(count: 10)) } == .configuration)
         #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "") } == .configuration)
         #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "x", maxClockSkew: .zero) } == .configuration)
+        // Timestamps are whole seconds: half a second would reject every request.
+        #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "x", maxClockSkew: .milliseconds(500)) } == .configuration)
         #expect(code { _ = try SignatureVerifier.thirdParty(transportKey: Data(count: 32), callerKeys: []) } == .configuration)
     }
 

@@ -28,10 +28,17 @@ public struct RequestParameters: Sendable, Equatable {
 
     /// The query parameters followed by the form parameters, in the order sent.
     public var items: [Item]
+    /// Whether the items are the exact decoding of what was sent: every `%` began a valid
+    /// escape and the decoded bytes are UTF-8. When not, two different queries can decode to the
+    /// same items (`%FF` and `%FE` both to U+FFFD, `%ZZ` and `%25ZZ` both to `%ZZ`), so
+    /// ``canonicalForm`` does not identify the request: signing refuses it, and a cache keys it
+    /// by its query as sent.
+    public var isExactlyDecoded: Bool
 
     /// Creates parameters from decoded items.
     public init(_ items: [Item]) {
         self.items = items
+        self.isExactlyDecoded = true
     }
 
     /// The query parameters of `request`, followed by its form fields when the body is
@@ -50,11 +57,18 @@ public struct RequestParameters: Sendable, Equatable {
     ///     `application/x-www-form-urlencoded`.
     ///   - body: The request body.
     public init(percentEncodedQuery: String?, contentType: String?, body: Data?) {
-        var items = percentEncodedQuery.map(Self.decode) ?? []
+        var exact = true
+        var items = percentEncodedQuery.map { Self.decode($0, exact: &exact) } ?? []
         if let body, !body.isEmpty, let contentType, Self.isForm(contentType) {
-            items += Self.decode(String(decoding: body, as: UTF8.self))
+            if let text = String(validating: body, as: UTF8.self) {
+                items += Self.decode(text, exact: &exact)
+            } else {
+                items += Self.decode(String(decoding: body, as: UTF8.self), exact: &exact)
+                exact = false
+            }
         }
         self.items = items
+        self.isExactlyDecoded = exact
     }
 
     /// Every value sent for `name`, in order.
@@ -90,8 +104,13 @@ public struct RequestParameters: Sendable, Equatable {
     /// The canonical form of the parameters of a percent-encoded query (without `?`): the same
     /// as ``canonicalForm`` of `RequestParameters(percentEncodedQuery:contentType:body:)`, but a
     /// query that already is canonical (as API managers build them) is returned without decoding.
+    /// A query that does not decode exactly (``isExactlyDecoded``) is returned as it is, so two
+    /// different queries never share the result.
     public static func canonicalForm(percentEncodedQuery query: Substring) -> String {
-        isCanonical(query) ? String(query) : RequestParameters(decode(String(query))).canonicalForm
+        if isCanonical(query) { return String(query) }
+        var exact = true
+        let items = decode(String(query), exact: &exact)
+        return exact ? RequestParameters(items).canonicalForm : String(query)
     }
 
     /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
@@ -171,18 +190,28 @@ public struct RequestParameters: Sendable, Equatable {
     /// Decodes `a=1&b=x%20y` into items; `+` is a space, a malformed escape is kept literally,
     /// empty pieces (`a=1&&b=2`) are skipped, and a piece without `=` has an empty value.
     public static func decode(_ percentEncoded: String) -> [Item] {
-        percentEncoded.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { piece in
-            if let equals = piece.firstIndex(of: UInt8(ascii: "=")) {
-                return Item(
-                    name: percentDecode(Substring(piece[..<equals])),
-                    value: percentDecode(Substring(piece[piece.index(after: equals)...])))
-            }
-            return Item(name: percentDecode(Substring(piece)), value: "")
-        }
+        var exact = true
+        return decode(percentEncoded, exact: &exact)
     }
 
-    /// Decodes `%XX` escapes and `+`; invalid escapes and invalid UTF-8 survive as written.
-    static func percentDecode(_ text: Substring) -> String {
+    /// ``decode(_:)``, clearing `exact` when a piece does not decode exactly.
+    static func decode(_ percentEncoded: String, exact: inout Bool) -> [Item] {
+        var allExact = true
+        let items = percentEncoded.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { piece in
+            if let equals = piece.firstIndex(of: UInt8(ascii: "=")) {
+                return Item(
+                    name: percentDecode(Substring(piece[..<equals]), exact: &allExact),
+                    value: percentDecode(Substring(piece[piece.index(after: equals)...]), exact: &allExact))
+            }
+            return Item(name: percentDecode(Substring(piece), exact: &allExact), value: "")
+        }
+        if !allExact { exact = false }
+        return items
+    }
+
+    /// Decodes `%XX` escapes and `+`; a malformed escape is kept as written and invalid UTF-8
+    /// becomes U+FFFD, either way clearing `exact`.
+    static func percentDecode(_ text: Substring, exact: inout Bool) -> String {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(text)
         }
@@ -200,10 +229,13 @@ public struct RequestParameters: Sendable, Equatable {
                 out.append(high << 4 | low)
                 i += 2
             } else {
+                if byte == UInt8(ascii: "%") { exact = false }
                 out.append(byte)
             }
             i += 1
         }
+        if let decoded = String(validating: out, as: UTF8.self) { return decoded }
+        exact = false
         return String(decoding: out, as: UTF8.self)
     }
 
