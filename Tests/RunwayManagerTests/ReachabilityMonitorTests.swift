@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayCurl
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -52,6 +53,30 @@ import Testing
         monitor.refresh()
         try await manager.load()
         #expect(stub.requests.count == 1)
+    }
+
+    /// A dead service must not block a live one, and must be tried again after the interval
+    /// even when nobody polls (it blocked every service, and forever without `start()`).
+    @Test func oneDeadServiceNeverBlocksTheOthers() async throws {
+        try await withTestServer { server in
+            let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), interval: .milliseconds(300))
+            let dead = TestService(id: .rental, baseURL: "http://127.0.0.1:1/v1")
+            let alive = TestService(id: .listings, baseURL: server.url("/").absoluteString)
+            let registry = try makeRegistry(CurlDispatcher(), services: [dead, alive], reachability: monitor)
+            let deadManager = ItemListAPIManager(registry: registry, serviceID: .rental)
+            let aliveManager = ItemListAPIManager(registry: registry, apiName: "json")
+            for _ in 0..<3 {
+                #expect(await outcome { try await deadManager.load() }.failure?.code == .cannotConnect)
+            }
+            // The dead host fails fast now; the live one is untouched.
+            #expect(await outcome { try await deadManager.load() }.failure?.code == .noNetwork)
+            let live = await outcome { try await aliveManager.load() }
+            #expect(live.success != nil, "\(String(describing: live.failure))")
+            #expect(await outcome { try await deadManager.load() }.failure?.code == .noNetwork)
+            // After the interval (no poller running) the dead host is tried again.
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(await outcome { try await deadManager.load() }.failure?.code == .cannotConnect)
+        }
     }
 
     @Test func theInterfacesSourceReadsThisMachine() throws {

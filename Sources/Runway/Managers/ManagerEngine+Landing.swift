@@ -72,9 +72,9 @@ extension ManagerEngine {
         }
         if let monitor = plan.monitor {
             switch sent {
-            case .success: monitor.recordProbe(succeeded: true)
+            case .success: monitor.recordProbe(succeeded: true, host: plan.entry.endpoint)
             case .failure(let error) where error.code == .cannotConnect || error.code == .dnsFailure:
-                monitor.recordProbe(succeeded: false)
+                monitor.recordProbe(succeeded: false, host: plan.entry.endpoint)
             case .failure: break
             }
         }

@@ -66,8 +66,8 @@ extension ManagerEngine {
         let request: Request
         do throws(RunwayError) {
             try manager.validate(params: params)
-            if let monitor, monitor.status == .unreachable {
-                throw RunwayError(.noNetwork, "the network is unreachable", stage: stage)
+            if let monitor, monitor.shouldFailFast(host: entry.endpoint) {
+                throw RunwayError(.noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: stage)
             }
             let method = manager.method
             let (url, isCanonical) = try callURL(entry, manager.apiName, method: method, parameters: params, cached: cachedURL)

@@ -8,7 +8,10 @@ import Foundation
 /// every ``interval``, **combined with probe failures**: when ``probeFailureThreshold`` calls
 /// in a row fail to connect (`.cannotConnect`, `.dnsFailure`), the status is unreachable until
 /// a call gets a response or the next poll. API managers whose registry has a monitor report
-/// their calls to it and fail fast with `.noNetwork` while it says unreachable.
+/// their calls to it, with their service's host and port, and fail fast with `.noNetwork`
+/// (``shouldFailFast(host:)``) while the source says unreachable, or while *their own host:port*
+/// refused its last ``probeFailureThreshold`` connections — for one ``interval`` after the last
+/// refusal, then a call goes through to find out. One dead service never blocks the others.
 /// ```swift
 /// let monitor = ReachabilityMonitor()
 /// monitor.start()
@@ -33,7 +36,12 @@ public final class ReachabilityMonitor: Sendable {
         var streams: [Int: AsyncStream<ReachabilityStatus>.Continuation] = [:]
         var observers: [Int: @Sendable (ReachabilityStatus) -> Void] = [:]
         var poller: Task<Void, Never>?
+        /// Consecutive connection failures per host, and when the last one was.
+        var hosts: [String: (count: Int, last: ContinuousClock.Instant)] = [:]
     }
+
+    /// The most hosts whose failures are remembered (a bound, not a working limit).
+    private static let maxHosts = 256
 
     /// Creates a monitor; call ``start()`` to poll, or ``refresh()`` to poll once.
     public init(source: any ReachabilitySource = .interfaces, interval: Duration = .seconds(2), probeFailureThreshold: Int = 3) {
@@ -86,14 +94,35 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     /// Records a call's outcome: `false` for a connection that could not be made, `true` for
-    /// any response. Managers do this for you.
-    public func recordProbe(succeeded: Bool) {
+    /// any response; `host` is where it went (managers pass `host:port`). Managers do this for you.
+    public func recordProbe(succeeded: Bool, host: String? = nil) {
+        let now = ContinuousClock.now
         update { state in
             if succeeded {
                 state.consecutiveProbeFailures = 0
             } else {
                 state.consecutiveProbeFailures += 1
             }
+            guard let host else { return }
+            if succeeded {
+                state.hosts[host] = nil
+            } else {
+                if state.hosts[host] == nil, state.hosts.count >= Self.maxHosts { state.hosts.removeAll() }
+                state.hosts[host, default: (0, now)].count += 1
+                state.hosts[host]?.last = now
+            }
+        }
+    }
+
+    /// Whether a call to `host` should fail at once with `.noNetwork`: the source says the
+    /// network is unreachable, or `host` refused its last ``probeFailureThreshold`` connections
+    /// less than ``interval`` ago (after that, calls go through again to find out, with or
+    /// without polling).
+    public func shouldFailFast(host: String?) -> Bool {
+        lock.withLock {
+            if state.sourceStatus == .unreachable { return true }
+            guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else { return false }
+            return ContinuousClock.now - failures.last < interval
         }
     }
 

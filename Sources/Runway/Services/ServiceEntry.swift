@@ -8,6 +8,8 @@ final class ServiceEntry: Sendable {
     let pipeline: Pipeline
     let commonHeaders: HTTPHeaders
     let commonParameters: [String: JSON]
+    /// `host:port` of the base URL: what reachability failures are counted by.
+    let endpoint: String
     private let base: String
 
     init(service: any Service, baseURL: URL, pipeline: Pipeline) {
@@ -16,6 +18,8 @@ final class ServiceEntry: Sendable {
         self.pipeline = pipeline
         self.commonHeaders = service.commonHeaders
         self.commonParameters = service.commonParameters
+        let port = baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80)
+        self.endpoint = "\(baseURL.host ?? ""):\(port)"
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base

@@ -32,8 +32,8 @@ extension ServiceRegistry {
         body: Data? = nil, options: RequestOptions = RequestOptions(), context: RequestContext = RequestContext()
     ) async throws(RunwayError) -> Response {
         let entry = try entry(serviceID)
-        if let reachability, reachability.status == .unreachable {
-            throw RunwayError(.noNetwork, "the network is unreachable", stage: .service(serviceID))
+        if let reachability, reachability.shouldFailFast(host: entry.endpoint) {
+            throw RunwayError(.noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: .service(serviceID))
         }
         var merged = entry.commonHeaders
         for field in headers { merged.removeAll(named: field.name) }
@@ -42,6 +42,13 @@ extension ServiceRegistry {
         var context = context
         context.apiName = apiName
         context.serviceID = serviceID.rawValue
-        return try await entry.pipeline.send(request, context: context)
+        do {
+            let response = try await entry.pipeline.send(request, context: context)
+            reachability?.recordProbe(succeeded: true, host: entry.endpoint)
+            return response
+        } catch where error.code == .cannotConnect || error.code == .dnsFailure {
+            reachability?.recordProbe(succeeded: false, host: entry.endpoint)
+            throw error
+        }
     }
 }
