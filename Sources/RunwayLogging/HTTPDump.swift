@@ -45,18 +45,28 @@ struct HTTPDump {
             !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
         else { return "<\(body.count) bytes \(encoding == "identity" ? "binary" : encoding)>" }
         let shown: String
-        if type.contains("json") {
-            shown = redaction.applyToJSON(body) ?? text
-        } else if type.contains("x-www-form-urlencoded") {
-            shown = redaction.applyToForm(text)
-        } else if type.contains("multipart/") {
+        let start = text.first { !$0.isWhitespace }
+        if type.contains("multipart/") {
             return "<\(body.count) bytes multipart>"
+        } else if type.contains("json") || start == "{" || start == "[" {
+            // JSON whatever the type says; a body that does not parse (JSON lines, or broken)
+            // is read line by line, and a line that is not JSON is not shown.
+            shown = redaction.applyToJSON(body) ?? text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.allSatisfy(\.isWhitespace) ? String(line) : redaction.applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
+            }.joined(separator: "\n")
+        } else if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(text) {
+            shown = redaction.applyToForm(text)
         } else {
             shown = text
         }
         guard shown.utf8.count > bodyLimit else { return shown }
         let cut = String(decoding: shown.utf8.prefix(bodyLimit), as: UTF8.self)
         return cut + "… (\(shown.utf8.count - bodyLimit) more bytes)"
+    }
+
+    /// `name=value&…` with no spaces or line breaks: a form, whatever the type says.
+    private static func looksLikeForm(_ text: String) -> Bool {
+        text.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
     }
 
     private func quote(_ text: String) -> String {

@@ -4,16 +4,22 @@ import Runway
 /// What ``LoggingInterceptor`` hides before anything is logged.
 ///
 /// Header names and parameter names are matched case-insensitively. A header is hidden when
-/// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`
-/// and `X-Access-Token` are hidden without being listed). Parameters are hidden by name in the
-/// query string, in `application/x-www-form-urlencoded` bodies and in JSON bodies (any depth).
+/// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`,
+/// `X-Access-Token`, `X-Auth` and `X-Session-Id` are hidden without being listed). Parameters
+/// are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
+/// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
+/// string, in form bodies and in JSON bodies (any depth) — a body that looks like JSON or a form
+/// is read as one whatever its `Content-Type` says.
 public struct Redaction: Sendable, Equatable {
     /// Header names always hidden.
     public let headers: Set<String>
     /// Header-name fragments that hide a header.
     public let headerFragments: [String]
-    /// Parameter names hidden in queries and bodies.
+    /// Parameter names hidden in queries and bodies (stored folded: lower case, without `_`,
+    /// `-` and `.`).
     public let parameters: Set<String>
+    /// Parameter-name fragments that hide a parameter (folded), such as `password` and `token`.
+    public let parameterFragments: [String]
 
     /// What replaces a hidden value.
     public static let placeholder = "<redacted>"
@@ -22,28 +28,41 @@ public struct Redaction: Sendable, Equatable {
     /// the usual secret parameters.
     public static let standard = Redaction(
         uncheckedHeaders: ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"],
-        headerFragments: ["signature", "token", "secret", "password", "nonce"],
-        parameters: ["password", "passwd", "secret", "token", "access_token", "refresh_token", "sign", "signature", "api_key", "apikey", "key"])
+        headerFragments: ["signature", "token", "secret", "password", "nonce", "auth", "session", "credential"],
+        parameters: ["passwd", "pwd", "sign", "apikey", "key", "pin", "otp", "sessionid", "sid", "cvv", "cvc"],
+        parameterFragments: ["password", "secret", "token", "signature", "apikey", "session", "credential", "privatekey"])
 
     /// The standard redaction plus your own header and parameter names.
     /// - Throws: `RunwayError` `.configuration` for an empty name.
     public static func standard(plusHeaders headers: Set<String> = [], parameters: Set<String> = []) throws(RunwayError) -> Redaction {
-        try Redaction(headers: standard.headers.union(headers), headerFragments: standard.headerFragments, parameters: standard.parameters.union(parameters))
+        try Redaction(
+            headers: standard.headers.union(headers), headerFragments: standard.headerFragments,
+            parameters: standard.parameters.union(parameters), parameterFragments: standard.parameterFragments)
     }
 
     /// Creates a redaction from exact header names, name fragments and parameter names.
     /// - Throws: `RunwayError` `.configuration` for an empty name.
-    public init(headers: Set<String>, headerFragments: [String] = [], parameters: Set<String>) throws(RunwayError) {
-        if headers.contains(where: \.isEmpty) || headerFragments.contains(where: \.isEmpty) || parameters.contains(where: \.isEmpty) {
+    public init(
+        headers: Set<String>, headerFragments: [String] = [], parameters: Set<String>, parameterFragments: [String] = []
+    ) throws(RunwayError) {
+        let names = Array(headers) + headerFragments + Array(parameters) + parameterFragments
+        if names.contains(where: { Self.fold($0).isEmpty }) {
             throw RunwayError(.configuration, "logging: a redacted name is empty", stage: .interceptor("logging"), field: "redaction")
         }
-        self.init(uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters)
+        self.init(uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters, parameterFragments: parameterFragments)
     }
 
-    private init(uncheckedHeaders: Set<String>, headerFragments: [String], parameters: Set<String>) {
+    private init(uncheckedHeaders: Set<String>, headerFragments: [String], parameters: Set<String>, parameterFragments: [String]) {
         self.headers = Set(uncheckedHeaders.map { $0.lowercased() })
         self.headerFragments = headerFragments.map { $0.lowercased() }
-        self.parameters = Set(parameters.map { $0.lowercased() })
+        self.parameters = Set(parameters.map(Self.fold))
+        self.parameterFragments = parameterFragments.map(Self.fold)
+    }
+
+    /// A name lower-cased without `_`, `-`, `.` and spaces: `accessToken`, `access_token` and
+    /// `Access-Token` are one name.
+    static func fold(_ name: String) -> String {
+        String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != "." && $0 != " " }.map(Character.init))
     }
 
     /// Whether a header's value is hidden.
@@ -54,7 +73,8 @@ public struct Redaction: Sendable, Equatable {
 
     /// Whether a parameter's value is hidden.
     public func hidesParameter(_ name: String) -> Bool {
-        parameters.contains(name.lowercased())
+        let folded = Self.fold(name)
+        return parameters.contains(folded) || parameterFragments.contains { folded.contains($0) }
     }
 
     /// The headers with hidden values replaced.

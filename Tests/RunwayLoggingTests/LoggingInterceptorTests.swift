@@ -76,6 +76,23 @@ import Testing
         #expect(log.contains("id_card=<redacted>"))
     }
 
+    /// Names written another way, bodies labelled otherwise, JSON lines: none of these secrets
+    /// may reach the log, at any level.
+    @Test func secretsUnderOtherNamesAndTypesAreRedactedToo() async throws {
+        let secrets = ["tok-I", "sess-9", "hunter2", "ref-3", "cs-4", "line-5", "xa-6", "xs-7", "form-8"]
+        let stub = StubDispatcher { _ in
+            Response(status: 200, headers: ["Content-Type": "application/x-ndjson"], body: Data("{\"refreshToken\":\"ref-3\"}\n{\"clientSecret\":\"cs-4\"}\nnot json line-5".utf8))
+        }
+        let pipeline = Pipeline(interceptors: [try .logging(logger)], dispatcher: stub)
+        _ = try await pipeline.send(try Request(
+            method: .post, "https://api.test/a?accessToken=tok-I&sessionid=sess-9&page=2",
+            headers: ["X-Auth": "xa-6", "X-Session-Id": "xs-7", "Content-Type": "text/plain"], body: Data(#"{"user":"ann","password":"hunter2"}"#.utf8)))
+        _ = try await pipeline.send(try Request(method: .post, "https://api.test/b", body: Data("user=ann&Pass-Word=form-8".utf8)))
+        for secret in secrets { #expect(!text.contains(secret), "\(secret) reached the log") }
+        #expect(text.contains("page=2"))
+        #expect(text.contains("ann"))
+    }
+
     @Test func cacheHitsAreLoggedAsSuch() async throws {
         let stub = StubDispatcher { _ in Response(status: 200, body: Data("{}".utf8), origin: .memoryCache) }
         _ = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: stub).send(try Request("http://api.test/rent"))
