@@ -7,8 +7,10 @@ import Runway
 /// through. A fresh entry is returned without calling `next` (its ``Response/origin`` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
 /// successful answer is stored. Under ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry
-/// is returned even when stale, and the network refresh runs in the background and is
-/// delivered to the context's ``CacheRefreshObserver``.
+/// is returned even when stale, and the network refresh runs in the background (one per key
+/// at a time) and is delivered to the context's ``CacheRefreshObserver`` of the call that
+/// started it. Concurrent identical *misses* each go to the network: give their API manager
+/// the `shareInFlight` load policy to send one.
 ///
 /// ## Position
 /// As in ``DefaultOrder``: after tracing, metrics, logging (they see hits, with their origin)
@@ -61,7 +63,9 @@ public struct CacheInterceptor: ServiceErrorsAware {
     ) {
         let cache = self.cache
         let observer = context[CacheRefreshObserver.Key.self]
+        guard cache.beginRefresh(key) else { return }
         Task {
+            defer { cache.endRefresh(key) }
             let refresh: CacheRefresh
             do {
                 let fresh = try await next(request, context)

@@ -61,6 +61,8 @@ public final class ResponseCache: Sendable {
     let clock: @Sendable () -> Double
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private let serviceErrorsLock = NSLock()
+    // Guarded by `serviceErrorsLock`: keys whose background refresh is running.
+    nonisolated(unsafe) private var refreshing: Set<CacheKey> = []
     // Guarded by `serviceErrorsLock`: set when a registry is built with the cache's interceptor.
     nonisolated(unsafe) private var serviceErrors: (@Sendable (String, Response) -> RunwayError?)?
 
@@ -128,6 +130,17 @@ public final class ResponseCache: Sendable {
         // Credentials in headers: a new string per call, so the memo would not find it anyway.
         let credentials = [context.credentialScope ?? "", authorization ?? "", cookie ?? ""].joined(separator: "\u{1}")
         return CacheKey(request, context: context, environment: environment, credentials: credentials)
+    }
+
+    /// Claims the background refresh of `key`: `false` when one is already running (a burst of
+    /// hits on a stale entry starts one refresh, not one per hit).
+    func beginRefresh(_ key: CacheKey) -> Bool {
+        serviceErrorsLock.withLock { refreshing.insert(key).inserted }
+    }
+
+    /// The background refresh of `key` ended.
+    func endRefresh(_ key: CacheKey) {
+        _ = serviceErrorsLock.withLock { refreshing.remove(key) }
     }
 
     /// How the services of the registry the interceptor was built into read their responses.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Runway
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -237,6 +238,42 @@ import Testing
         // The refresh was stored: the next call serves it from the cache.
         let again = try await call(pipeline, "https://api.test/feed", api: "feed")
         #expect(String(decoding: again.body, as: UTF8.self) == "/feed#2")
+    }
+
+    @Test func aBurstOfStaleHitsStartsOneBackgroundRefresh() async throws {
+        let gate = Gate()
+        let requests = CountingStub.Box()
+        let slow = StubDispatcher { request in
+            let n = requests.next()
+            if n > 1 { await gate.wait() }
+            return Response(status: 200, body: Data("\(request.url.path)#\(n)".utf8))
+        }
+        let cache = try makeCache(["feed": .memory(ttl: .seconds(60)).cacheThenNetwork()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: slow)
+        _ = try await call(pipeline, "https://api.test/feed", api: "feed")
+        clock.advance(120)  // stale, within maxStale
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    let response = try await self.call(pipeline, "https://api.test/feed", api: "feed")
+                    #expect(response.origin == .memoryCache)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(slow.requests.count == 2)
+        gate.open()
+        // Once it has landed, the next stale hit may start another.
+        #expect(await eventually { slow.requests.count == 2 && cache.statistics.memoryEntries == 1 })
+        var body = ""
+        for _ in 0..<200 where body != "/feed#2" {
+            body = String(decoding: try await call(pipeline, "https://api.test/feed", api: "feed").body, as: UTF8.self)
+            if body != "/feed#2" { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(body == "/feed#2")
+        clock.advance(120)
+        _ = try await call(pipeline, "https://api.test/feed", api: "feed")
+        #expect(await eventually { slow.requests.count == 3 })
     }
 
     @Test func cacheThenNetworkReportsUnchangedAndFailedRefreshes() async throws {
