@@ -78,7 +78,9 @@ public final class CurlDispatcher: Dispatcher {
         } onCancel: {
             multi.cancel(transfer)
         }
-        let response = try transfer.takeOutcome().get()
+        var response = try transfer.takeOutcome().get()
+        // Parsed here, on the awaiting task: the loop thread only kept the bytes.
+        if !transfer.parsesHeadersOnLoop { response.headers = transfer.parsedHeaders() }
         // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for
         // every other transfer meanwhile.
         guard transfer.decodesOnAwaitingTask else { return response }

@@ -38,7 +38,16 @@ final class CurlTransfer: @unchecked Sendable {
 
     // What the callbacks collect.
     var status = 0
+    /// The response's fields, when parsed on the loop (downloads: they need `Content-Range`
+    /// there); otherwise empty, and ``rawHeaders`` holds them.
     var headers = HTTPHeaders()
+    /// The current response's header lines as received, for the awaiting task to parse
+    /// (``parsedHeaders()``): the loop thread only copies bytes, it makes no strings.
+    private var rawHeaders: [UInt8] = []
+    /// The current response's `Content-Length`, read on the loop to size the body buffer.
+    private var contentLength: Int?
+    /// Whether header fields are parsed on the loop thread (downloads) or later by the caller.
+    let parsesHeadersOnLoop: Bool
     var body = Data()
     var failure: RunwayError?
     private var bodyStarted = false
@@ -59,6 +68,7 @@ final class CurlTransfer: @unchecked Sendable {
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
         self.request = request
         asksOwnEncodings = request.headers["Accept-Encoding"] != nil
+        parsesHeadersOnLoop = request.download != nil
         decodesOnAwaitingTask = decoding == .awaitingTask && request.options.acceptCompressedResponses
             && request.download == nil
         urlString = request.url.absoluteString
@@ -99,7 +109,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
     ///
-    /// Parsed over the bytes (no Foundation), as it runs on the loop thread for every line.
+    /// Runs on the loop thread for every line, so it reads the status code and `Content-Length`
+    /// over the bytes and otherwise only copies the line (see ``parsedHeaders()``).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
@@ -117,33 +128,86 @@ final class CurlTransfer: @unchecked Sendable {
                 i += 1
             }
             status = code
-            headers = HTTPHeaders()
-            // Room for a typical response's fields at once, rather than growing field by field.
-            headers.reserveCapacity(12)
+            contentLength = nil
+            if parsesHeadersOnLoop {
+                headers = HTTPHeaders()
+                // Room for a typical response's fields at once, rather than growing field by field.
+                headers.reserveCapacity(12)
+            } else {
+                rawHeaders.removeAll(keepingCapacity: true)
+            }
             return
         }
-        if bytes[0] == UInt8(ascii: " ") || bytes[0] == UInt8(ascii: "\t") {
-            // An obsolete folded line (RFC 9112 §5.2) continues the previous field's value.
-            foldIntoLastField(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
-            return
+        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if let length = Self.contentLength(line) { contentLength = length }
+        if parsesHeadersOnLoop {
+            Self.parseField(line, into: &headers)
+        } else {
+            if rawHeaders.isEmpty { rawHeaders.reserveCapacity(512) }
+            rawHeaders.append(contentsOf: line)
+            rawHeaders.append(0x0A)
         }
-        guard let base = bytes.baseAddress, let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
-        let colon = base.distance(to: UnsafeRawPointer(found))
-        var start = colon + 1
-        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-        var stop = end
-        while stop > start, bytes[stop - 1] == UInt8(ascii: " ") || bytes[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-        headers.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
     }
 
-    /// Appends a folded line to the last field's value, with one space for the fold.
-    private func foldIntoLastField(_ line: UnsafeRawBufferPointer) {
-        var start = 0
-        while start < line.count, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
-        guard start < line.count else { return }
-        headers.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start...]), as: UTF8.self))
+    /// The response's header fields: parsed on the awaiting task from the bytes the loop kept,
+    /// or as the loop parsed them (downloads). Call once the transfer is handed back.
+    func parsedHeaders() -> HTTPHeaders {
+        guard !parsesHeadersOnLoop else { return headers }
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(12)
+        rawHeaders.withUnsafeBytes { all in
+            var start = 0
+            while start < all.count {
+                var end = start
+                while end < all.count, all[end] != 0x0A { end += 1 }
+                Self.parseField(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &fields)
+                start = end + 1
+            }
+        }
+        return fields
+    }
+
+    /// The value of a `Content-Length` line, if `line` is one.
+    private static func contentLength(_ line: UnsafeRawBufferPointer) -> Int? {
+        let name = "content-length:".utf8
+        guard line.count > name.count, line[0] | 0x20 == UInt8(ascii: "c") else { return nil }
+        for (index, expected) in name.enumerated() where line[index] | 0x20 != expected && expected != UInt8(ascii: ":") {
+            return nil
+        }
+        guard line[name.count - 1] == UInt8(ascii: ":") else { return nil }
+        var value = 0
+        var sawDigit = false
+        for byte in line[name.count...] {
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") { if sawDigit { break } else { continue } }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), value < Int.max / 10 - 10 else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            sawDigit = true
+        }
+        return sawDigit ? value : nil
+    }
+
+    /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded
+    /// line (RFC 9112 §5.2) continuing the previous field's value; others are ignored.
+    static func parseField(_ line: UnsafeRawBufferPointer, into fields: inout HTTPHeaders) {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0D { end -= 1 }
+        guard end > 0, let base = line.baseAddress else { return }
+        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
+            var start = 0
+            while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+            guard start < end else { return }
+            fields.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
+            return
+        }
+        guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
+        let colon = base.distance(to: UnsafeRawPointer(found))
+        var start = colon + 1
+        while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+        var stop = end
+        while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
+        fields.add(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
+            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
     }
 
     /// A chunk of the body (decoded by libcurl, or as sent when ``decodesOnAwaitingTask``);
@@ -153,7 +217,7 @@ final class CurlTransfer: @unchecked Sendable {
             bodyStarted = true
             if request.download != nil, (200..<300).contains(status) {
                 guard startDownload() else { return false }
-            } else if let length = headers["Content-Length"].flatMap(Int.init), length <= request.options.maxResponseSize {
+            } else if let length = contentLength, length <= request.options.maxResponseSize {
                 body.reserveCapacity(length)
             }
         }

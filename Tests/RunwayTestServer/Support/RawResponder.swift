@@ -9,16 +9,22 @@ import Glibc
 /// a folded header, a header over a client's limit). Call ``stop()`` when done: the accept
 /// thread holds it until then.
 public final class RawResponder: @unchecked Sendable {
-    // @unchecked Sendable: `listener`, `port` and `reply` are set once in `init`; the accept
-    // thread only reads them, and `stop()` only closes the listener, which ends that thread.
+    // @unchecked Sendable: `listener`, `port` and `reply` are set once in `init`; `stopped`
+    // and `closed` are guarded by `lock`. The accept thread alone closes the listener, and
+    // `stop()` shuts it down only while it is open (its number could be another socket's after).
     /// The port it listens on.
     public let port: Int
     private let listener: Int32
     private let reply: [UInt8]
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
+    private let lock = NSLock()
+    private var stopped = false
+    private var closed = false
 
     /// Starts listening and answering with `reply`.
     public init(reply: [UInt8]) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a process a test starts (curl) must not inherit it.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestServerError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -57,17 +63,27 @@ public final class RawResponder: @unchecked Sendable {
 
     /// Stops accepting (the accept thread ends).
     public func stop() {
-        _ = shutdown(listener, Int32(SHUT_RDWR))
+        lock.withLock {
+            guard !stopped, !closed else { return }
+            stopped = true
+            _ = shutdown(listener, Int32(SHUT_RDWR))
+        }
     }
 
     private func serve() {
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {
-                if errno == EINTR { continue }
-                _ = Glibc.close(listener)
-                return
+                let done: Bool = lock.withLock {
+                    guard stopped else { return false }
+                    closed = true
+                    _ = Glibc.close(listener)
+                    return true
+                }
+                if done { return }
+                continue  // EINTR, a connection reset before it was accepted: go on
             }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             // Read the request head (or whatever comes within a second), then answer.
             var timeout = timeval(tv_sec: 1, tv_usec: 0)
             _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
