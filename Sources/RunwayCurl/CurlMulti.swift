@@ -17,6 +17,8 @@ import Runway
 ///   only call ``SocketWatch/wake()``, a write to a pipe.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
+    /// `User-Agent: <configuration.userAgent>`, made once.
+    private let userAgentHeader: String
     private let handle: UnsafeMutableRawPointer
     /// Nil when the system had no descriptors left for it: every request then fails.
     private let watch: SocketWatch?
@@ -44,6 +46,7 @@ final class CurlMulti: @unchecked Sendable {
     init(configuration: CurlDispatcher.Configuration, backend: SocketWatch.Backend = .platformDefault) {
         CurlGlobal.initialize()
         self.configuration = configuration
+        self.userAgentHeader = "User-Agent: \(configuration.userAgent)"
         handle = curl_multi_init()
         runway_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         runway_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
@@ -190,7 +193,7 @@ final class CurlMulti: @unchecked Sendable {
             return
         }
         do {
-            try transfer.configure(easy, userAgent: configuration.userAgent, watch: watch, readableCAFiles: &readableCAFiles)
+            try transfer.configure(easy, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: &readableCAFiles)
         } catch {
             transfer.releaseResources()
             recycle(easy)

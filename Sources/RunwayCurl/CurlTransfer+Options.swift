@@ -4,10 +4,11 @@ import Runway
 
 extension CurlTransfer {
     /// Applies the request to an easy handle (fresh or reset).
+    /// - Parameter userAgentHeader: `User-Agent: …`, sent unless the request sets its own.
     /// - Parameter readableCAFiles: CA bundle paths already found readable (the loop's cache).
     /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
     func configure(
-        _ easy: UnsafeMutableRawPointer, userAgent: String, watch: SocketWatch, readableCAFiles: inout Set<String>
+        _ easy: UnsafeMutableRawPointer, userAgentHeader: String, watch: SocketWatch, readableCAFiles: inout Set<String>
     ) throws(RunwayError) {
         let options = request.options
         let isHTTPS = isSecure
@@ -19,7 +20,6 @@ extension CurlTransfer {
         try set(easy, CURLOPT_NOSIGNAL, 1)
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        try set(easy, CURLOPT_USERAGENT, userAgent)
 
         // Method and body. curl copies the body (COPYPOSTFIELDS), so the request may go.
         let method = request.method
@@ -47,6 +47,9 @@ extension CurlTransfer {
                 ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
+        // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
+        // the line anew (aprintf) for every request, on the loop thread.
+        if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
         list = curl_slist_append(list, "Expect:")
         if decodesOnAwaitingTask {
             // Only what `ResponseDecoder` inflates (unless the request asks for its own);

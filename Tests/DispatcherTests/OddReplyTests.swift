@@ -35,3 +35,17 @@ extension DispatcherSuite {
         #expect(response.body == Data("ok".utf8))
     }
 }
+
+/// The libcurl dispatcher's own headers.
+@Suite("libcurl request headers")
+struct CurlRequestHeaderTests {
+    @Test func theConfiguredUserAgentGoesUnlessTheRequestSetsItsOwn() async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(userAgent: "HouseHunter/2.0"))
+        try await withTestServer { server in
+            let plain = try await dispatcher.dispatch(makeRequest(server.url("/echo")), context: RequestContext())
+            #expect(try decodeEcho(plain).headers["user-agent"] == "HouseHunter/2.0")
+            let own = try await dispatcher.dispatch(makeRequest(server.url("/echo"), headers: ["User-Agent": "Mine/1"]), context: RequestContext())
+            #expect(try decodeEcho(own).headers["user-agent"] == "Mine/1")
+        }
+    }
+}
