@@ -34,7 +34,8 @@ final class CurlMulti: @unchecked Sendable {
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
+    private var idleHandles: [(easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?)] = []
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     private var batch: [CurlTransfer] = []
     private var aborts: [CurlTransfer] = []
@@ -187,23 +188,29 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     private func start(_ transfer: CurlTransfer, _ watch: SocketWatch) {
-        let easy = idleHandles.popLast() ?? curl_easy_init()
-        guard let easy else {
+        let idle = idleHandles.popLast()
+        guard let easy = idle?.easy ?? curl_easy_init() else {
             transfer.finish(.failure(RunwayError(.transport, "curl_easy_init failed")))
             return
         }
+        // A handle whose last request had the same plain options keeps them: only what differs
+        // per request is set (no curl_easy_reset, no re-parsing of constant options). Any other
+        // handle is reset to libcurl's defaults first, so nothing leaks from its last request.
+        let reuses = idle?.options != nil && idle?.options == transfer.easyOptions
+        if idle != nil, !reuses { curl_easy_reset(easy) }
         do {
-            try transfer.configure(easy, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: &readableCAFiles)
+            try transfer.configure(
+                easy, keepingOptions: reuses, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: &readableCAFiles)
         } catch {
             transfer.releaseResources()
-            recycle(easy)
+            recycle(easy, options: nil)
             transfer.finish(.failure(error))
             return
         }
         let code = curl_multi_add_handle(handle, easy)
         guard code == CURLM_OK else {
             transfer.releaseResources()
-            recycle(easy)
+            recycle(easy, options: nil)
             transfer.finish(.failure(RunwayError(.transport, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")))
             return
         }
@@ -221,14 +228,15 @@ final class CurlMulti: @unchecked Sendable {
         transfer.easy = nil
         let result = transfer.settle(outcome)
         transfer.releaseResources()
-        recycle(easy)
+        recycle(easy, options: transfer.easyOptions)
         transfer.finish(result)
     }
 
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
+    /// Keeps `easy` for another request (reset when it is taken, unless that request has the
+    /// same `options`), or frees it when the pool is full.
+    private func recycle(_ easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?) {
         if idleHandles.count < configuration.easyHandlePoolSize {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
+            idleHandles.append((easy, options))
         } else {
             curl_easy_cleanup(easy)
         }
@@ -247,7 +255,7 @@ final class CurlMulti: @unchecked Sendable {
         for transfer in leftovers {
             transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }
-        for easy in idleHandles { curl_easy_cleanup(easy) }
+        for (easy, _) in idleHandles { curl_easy_cleanup(easy) }
         idleHandles = []
         curl_multi_cleanup(handle)
     }

@@ -3,20 +3,63 @@ import Foundation
 import Runway
 
 extension CurlTransfer {
-    /// Applies the request to an easy handle (fresh or reset).
+    /// The options of a plain request apart from its URL, headers, body and callback data. Two
+    /// requests with equal ones leave an easy handle's options as they are between them; a
+    /// request with anything else (TLS settings, connect overrides, progress, a download) has
+    /// none, and always starts from a reset handle — so nothing of one request's options can
+    /// reach another's.
+    struct EasyOptions: Equatable, Sendable {
+        let method: String
+        let hasBody: Bool
+        let decodesOnAwaitingTask: Bool
+        let acceptsCompressed: Bool
+        let connectTimeout: Int
+        let timeout: Int
+        let maxRedirects: Int
+        let httpVersion: HTTPVersionPreference
+        let isSecure: Bool
+
+        init?(_ request: Request, decodesOnAwaitingTask: Bool, isSecure: Bool) {
+            let options = request.options
+            guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
+                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil
+            else { return nil }
+            method = request.method.rawValue
+            hasBody = request.body != nil
+            self.decodesOnAwaitingTask = decodesOnAwaitingTask
+            acceptsCompressed = options.acceptCompressedResponses
+            connectTimeout = max(1, options.connectTimeout.milliseconds)
+            timeout = options.timeout.map { max(1, $0.milliseconds) } ?? 0
+            maxRedirects = options.redirects.maxRedirects
+            httpVersion = options.httpVersion
+            self.isSecure = isSecure
+        }
+    }
+
+    /// Applies the request to an easy handle: fresh or reset, or (`keepingOptions`) one whose
+    /// last request had equal ``EasyOptions``, where only what differs per request is set.
     /// - Parameter userAgentHeader: `User-Agent: …`, sent unless the request sets its own.
     /// - Parameter readableCAFiles: CA bundle paths already found readable (the loop's cache).
     /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
     func configure(
-        _ easy: UnsafeMutableRawPointer, userAgentHeader: String, watch: SocketWatch, readableCAFiles: inout Set<String>
+        _ easy: UnsafeMutableRawPointer, keepingOptions: Bool = false, userAgentHeader: String, watch: SocketWatch,
+        readableCAFiles: inout Set<String>
     ) throws(RunwayError) {
         let options = request.options
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
+        try set(easy, CURLOPT_URL, urlString)
+        if keepingOptions {
+            // Method, timeouts, redirects, decoding, callbacks: as the last request left them.
+            if let body = request.body { try setBody(easy, body) }
+            try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0)
+            try set(easy, CURLOPT_WRITEDATA, me)
+            try set(easy, CURLOPT_HEADERDATA, me)
+            return
+        }
 
         // The handle is fresh or `curl_easy_reset`, so only non-default options are set: this
         // runs on the loop thread for every request.
-        try set(easy, CURLOPT_URL, urlString)
         try set(easy, CURLOPT_NOSIGNAL, 1)
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
@@ -27,44 +70,17 @@ extension CurlTransfer {
             try set(easy, CURLOPT_NOBODY, 1)
         } else if let body = request.body {
             try set(easy, CURLOPT_POST, 1)
-            runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            let code = body.withUnsafeBytes { raw in
-                // An empty body still needs a non-null pointer.
-                runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-            }
-            try check(code, "request body")
+            try setBody(easy, body)
             if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
         } else if method != .get {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
         }
 
-        // Headers: ours, then suppress curl's `Expect: 100-continue` round trip.
-        var list: UnsafeMutablePointer<curl_slist>?
-        for field in request.headers {
-            // "Name;" is curl's way to send a header with an empty value ("Name:" would remove
-            // curl's own header of that name); a value of only spaces is empty once trimmed.
-            let line = field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-                ? "\(field.name);" : "\(field.name): \(field.value)"
-            list = curl_slist_append(list, line)
-        }
-        // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
-        // the line anew (aprintf) for every request, on the loop thread.
-        if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
-        list = curl_slist_append(list, "Expect:")
-        if decodesOnAwaitingTask {
-            // Only what `ResponseDecoder` inflates (unless the request asks for its own);
-            // libcurl passes the body through as sent.
-            if !asksOwnEncodings { list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)") }
-            try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
-        }
         var resume: Int64 = 0
-        if let download = request.download {
-            resume = try prepareDownload(download)
-            if resume > 0 { list = curl_slist_append(list, "Range: bytes=\(resume)-") }
-        }
+        if let download = request.download { resume = try prepareDownload(download) }
         resumeOffset = resume
-        headerList = list
-        try set(easy, CURLOPT_HTTPHEADER, list)
+        try setHeaders(easy, userAgentHeader: userAgentHeader, range: resume)
+        if decodesOnAwaitingTask { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
         if options.acceptCompressedResponses && !decodesOnAwaitingTask {
             // "" = every encoding this libcurl can decode; decoded before our write callback.
             // A request's own Accept-Encoding is sent instead of curl's, and what it gets back is
@@ -151,6 +167,40 @@ extension CurlTransfer {
             connectToList = overrides
             try set(easy, CURLOPT_CONNECT_TO, overrides)
         }
+    }
+
+    /// The body, copied by libcurl (COPYPOSTFIELDS), so the request may go.
+    private func setBody(_ easy: UnsafeMutableRawPointer, _ body: Data) throws(RunwayError) {
+        runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+        let code = body.withUnsafeBytes { raw in
+            // An empty body still needs a non-null pointer.
+            runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+        }
+        try check(code, "request body")
+    }
+
+    /// The request's headers, then ours: the default User-Agent, no `Expect: 100-continue`
+    /// round trip, what the awaiting task decodes, and the `Range` of a resumed download.
+    private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64) throws(RunwayError) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for field in request.headers {
+            // "Name;" is curl's way to send a header with an empty value ("Name:" would remove
+            // curl's own header of that name); a value of only spaces is empty once trimmed.
+            let line = field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+                ? "\(field.name);" : "\(field.name): \(field.value)"
+            list = curl_slist_append(list, line)
+        }
+        // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
+        // the line anew (aprintf) for every request, on the loop thread.
+        if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
+        list = curl_slist_append(list, "Expect:")
+        if decodesOnAwaitingTask, !asksOwnEncodings {
+            // Only what `ResponseDecoder` inflates; libcurl passes the body through as sent.
+            list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)")
+        }
+        if range > 0 { list = curl_slist_append(list, "Range: bytes=\(range)-") }
+        headerList = list
+        try set(easy, CURLOPT_HTTPHEADER, list)
     }
 
     /// Makes the download's folder, and returns the size of the partial file to resume from

@@ -50,6 +50,8 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) private var contentLength: Int?
     /// Whether header fields are parsed on the loop thread (downloads) or later by the caller.
     let parsesHeadersOnLoop: Bool
+    /// What an easy handle keeps of this request's options for the next one (see ``EasyOptions``).
+    let easyOptions: EasyOptions?
     @exclusivity(unchecked) var body = Data()
     var failure: RunwayError?
     @exclusivity(unchecked) private var bodyStarted = false
@@ -75,6 +77,7 @@ final class CurlTransfer: @unchecked Sendable {
             && request.download == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
+        easyOptions = EasyOptions(request, decodesOnAwaitingTask: decodesOnAwaitingTask, isSecure: isSecure)
     }
 
     /// Leaves the outcome and resumes the caller, once.

@@ -225,3 +225,52 @@ struct SocketWatchTests {
         #expect(slept >= .milliseconds(90))
     }
 }
+
+/// One easy handle reused for every request (a pool of one): a request with the same plain
+/// options keeps the handle's options, any other starts from a reset handle. Nothing of one
+/// request's options may reach the next.
+@Suite("libcurl easy-handle reuse")
+struct EasyHandleReuseTests {
+    @Test func nothingOfOneRequestsOptionsReachesTheNext() async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(easyHandlePoolSize: 1))
+        func send(_ request: Request) async throws -> Response {
+            try await dispatcher.dispatch(request, context: RequestContext())
+        }
+        let pki = try await TestPKI.load()
+        try await withTestServer { server in
+            // A POST, then GETs: the method and body do not stay.
+            let post = try decodeEcho(try await send(makeRequest(.post, server.url("/echo"), body: Data("a=1".utf8))))
+            #expect(post.method == "POST" && post.body == "a=1")
+            for _ in 0..<3 {
+                let get = try decodeEcho(try await send(makeRequest(server.url("/echo"))))
+                #expect(get.method == "GET" && get.bodyLength == 0)
+            }
+            // The same options again: a second POST gets its own body.
+            let again = try decodeEcho(try await send(makeRequest(.post, server.url("/echo"), body: Data("b=22".utf8))))
+            #expect(again.method == "POST" && again.body == "b=22")
+            // HEAD, then GET: the body comes back.
+            #expect(try await send(makeRequest(.head, server.url("/json"))).body.isEmpty)
+            #expect(try await send(makeRequest(server.url("/json"))).body == TestServer.fixedJSON)
+            // Redirects followed once, then not.
+            let followed = try await send(makeRequest(server.url("/redirect/1")) { $0.redirects = .follow(max: 3) })
+            #expect(followed.status == 200)
+            #expect(try await send(makeRequest(server.url("/redirect/1"))).status == 302)
+            // A short timeout, then the default.
+            let slow = await runwayError { try await send(makeRequest(server.url("/slow?ms=2000")) { $0.timeout = .milliseconds(100) }) }
+            #expect(slow?.code == .timeout)
+            #expect(try await send(makeRequest(server.url("/slow?ms=50"))).status == 200)
+        }
+        try await withTestServer(tls: pki.server) { server in
+            // Verification off for one request; the next, with default options, must verify
+            // (and fail: the test CA is not trusted by default).
+            let unverified = try await send(makeRequest(server.url("/json")) { $0.tls.verifyPeer = false })
+            #expect(unverified.status == 200)
+            let verified = await runwayError { try await send(makeRequest(server.url("/json"))) }
+            #expect(verified?.code == .tls)
+            // A custom CA for one request; the next without it must fail again.
+            let trusted = try await send(makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) })
+            #expect(trusted.status == 200)
+            #expect(await runwayError { try await send(makeRequest(server.url("/json"))) }?.code == .tls)
+        }
+    }
+}
