@@ -274,7 +274,7 @@ final class CurlTransfer: @unchecked Sendable {
         let resuming = status == 206 && resumeOffset > 0
         if resuming {
             let contentRange = headers["Content-Range"]
-            guard contentRange.flatMap(Self.rangeStart) == resumeOffset else {
+            guard contentRange.flatMap(DownloadTarget.rangeStart(ofContentRange:)) == resumeOffset else {
                 failure = RunwayError(
                     .responseInvalid,
                     "asked to resume at byte \(resumeOffset), the server answered Content-Range \(contentRange ?? "none")")
@@ -282,13 +282,6 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         return openDownloadFile(download, append: resuming)
-    }
-
-    /// The `a` of `bytes a-b/n`.
-    private static func rangeStart(_ contentRange: String) -> Int64? {
-        let value = contentRange.trimmingCharacters(in: .whitespaces)
-        guard value.hasPrefix("bytes ") else { return nil }
-        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
     }
 
     private func openDownloadFile(_ download: DownloadTarget, append: Bool) -> Bool {

@@ -104,33 +104,9 @@ public struct CanonicalRequest: Sendable, Equatable {
 
     /// `%XX` escapes decoded, when every `%` starts one and the bytes are UTF-8; else `nil`.
     private static func exactlyDecoded(_ segment: Substring) -> String? {
-        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
-        let utf8 = Array(segment.utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count)
-        var index = 0
-        while index < utf8.count {
-            if utf8[index] == UInt8(ascii: "%") {
-                guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) else {
-                    return nil
-                }
-                bytes.append(high << 4 | low)
-                index += 3
-            } else {
-                bytes.append(utf8[index])
-                index += 1
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        var exact = true
+        let decoded = RequestParameters.percentDecode(segment, plusIsSpace: false, exact: &exact)
+        return exact ? decoded : nil
     }
 
     static func hexSHA256(_ data: Data) -> String {

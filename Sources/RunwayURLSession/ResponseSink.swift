@@ -53,7 +53,7 @@ final class ResponseSink {
         if let download, (200..<300).contains(status) {
             let resuming = status == 206 && resumeOffset > 0
             if resuming {
-                let start = headers["Content-Range"].flatMap(Self.rangeStart)
+                let start = headers["Content-Range"].flatMap(DownloadTarget.rangeStart(ofContentRange:))
                 guard start == resumeOffset else {
                     throw RunwayError(
                         .responseInvalid,
@@ -122,12 +122,5 @@ final class ResponseSink {
         } catch {
             throw RunwayError(.fileIO, "cannot open \(url.path) for writing", underlying: error)
         }
-    }
-
-    /// The `a` of `bytes a-b/n`.
-    private static func rangeStart(_ contentRange: String) -> Int64? {
-        let value = contentRange.trimmingCharacters(in: .whitespaces)
-        guard value.hasPrefix("bytes ") else { return nil }
-        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
     }
 }

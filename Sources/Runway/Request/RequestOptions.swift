@@ -172,4 +172,12 @@ public struct DownloadTarget: Sendable, Equatable {
     public var partialFile: URL {
         file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".part")
     }
+
+    /// The `a` of a `Content-Range: bytes a-b/n` header: where a 206 answer starts, which a
+    /// dispatcher checks against the partial file's size before appending.
+    package static func rangeStart(ofContentRange contentRange: String) -> Int64? {
+        let value = contentRange.trimmingCharacters(in: .whitespaces)
+        guard value.hasPrefix("bytes ") else { return nil }
+        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
+    }
 }

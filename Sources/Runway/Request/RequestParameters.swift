@@ -209,10 +209,11 @@ public struct RequestParameters: Sendable, Equatable {
         return items
     }
 
-    /// Decodes `%XX` escapes and `+`; a malformed escape is kept as written and invalid UTF-8
-    /// becomes U+FFFD, either way clearing `exact`.
-    static func percentDecode(_ text: Substring, exact: inout Bool) -> String {
-        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+    /// Decodes `%XX` escapes and (unless `plusIsSpace` is false, as in a path) `+`; a
+    /// malformed escape is kept as written and invalid UTF-8 becomes U+FFFD, either way clearing
+    /// `exact`.
+    package static func percentDecode(_ text: Substring, plusIsSpace: Bool = true, exact: inout Bool) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
             return String(text)
         }
         let utf8 = Array(text.utf8)
@@ -221,7 +222,7 @@ public struct RequestParameters: Sendable, Equatable {
         var i = 0
         while i < utf8.count {
             let byte = utf8[i]
-            if byte == UInt8(ascii: "+") {
+            if plusIsSpace, byte == UInt8(ascii: "+") {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), i + 2 < utf8.count,
                 let high = hexValue(utf8[i + 1]), let low = hexValue(utf8[i + 2])
