@@ -60,10 +60,10 @@ public final class ResponseCache: Sendable {
     private let keys = KeyMemo()
     let clock: @Sendable () -> Double
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let serviceErrorsLock = NSLock()
-    // Guarded by `serviceErrorsLock`: keys whose background refresh is running.
+    private let lock = NSLock()
+    // Guarded by `lock`: keys whose background refresh is running.
     nonisolated(unsafe) private var refreshing: Set<CacheKey> = []
-    // Guarded by `serviceErrorsLock`: set when a registry is built with the cache's interceptor.
+    // Guarded by `lock`: set when a registry is built with the cache's interceptor.
     nonisolated(unsafe) private var serviceErrors: (@Sendable (String, Response) -> RunwayError?)?
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
@@ -135,22 +135,22 @@ public final class ResponseCache: Sendable {
     /// Claims the background refresh of `key`: `false` when one is already running (a burst of
     /// hits on a stale entry starts one refresh, not one per hit).
     func beginRefresh(_ key: CacheKey) -> Bool {
-        serviceErrorsLock.withLock { refreshing.insert(key).inserted }
+        lock.withLock { refreshing.insert(key).inserted }
     }
 
     /// The background refresh of `key` ended.
     func endRefresh(_ key: CacheKey) {
-        _ = serviceErrorsLock.withLock { refreshing.remove(key) }
+        _ = lock.withLock { refreshing.remove(key) }
     }
 
     /// How the services of the registry the interceptor was built into read their responses.
     func useServiceErrors(_ errors: @escaping @Sendable (String, Response) -> RunwayError?) {
-        serviceErrorsLock.withLock { serviceErrors = errors }
+        lock.withLock { serviceErrors = errors }
     }
 
     /// Whether `response` is an error by its service's own reading.
     private func isServiceError(_ response: Response, serviceID: String?) -> Bool {
-        guard let serviceID, let errors = serviceErrorsLock.withLock({ serviceErrors }) else { return false }
+        guard let serviceID, let errors = lock.withLock({ serviceErrors }) else { return false }
         return errors(serviceID, response) != nil
     }
 

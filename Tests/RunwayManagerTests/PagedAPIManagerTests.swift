@@ -8,10 +8,11 @@ final class PagedItemsAPIManager: PagedAPIManager {
     let engine: ManagerEngine
     let apiName = "items"
     let serviceID: ServiceID = .listings
-    var pageSize: Int { 10 }
+    let pageSize: Int
 
-    init(registry: ServiceRegistry) {
+    init(registry: ServiceRegistry, pageSize: Int = 10) {
         engine = ManagerEngine(registry: registry, delivery: .inline)
+        self.pageSize = pageSize
     }
 }
 
@@ -47,22 +48,11 @@ final class PagedServer: Sendable {
     }
 }
 
-/// A paged manager whose page size is not positive: a configuration error, not endless paging.
-final class ZeroPageSizeAPIManager: PagedAPIManager {
-    let engine: ManagerEngine
-    let apiName = "items"
-    let serviceID: ServiceID = .listings
-    var pageSize: Int { 0 }
-
-    init(registry: ServiceRegistry) {
-        engine = ManagerEngine(registry: registry, delivery: .inline)
-    }
-}
-
 @Suite struct PagedAPIManagerTests {
     @Test func aPageSizeBelowOneIsAConfigurationErrorAndNothingIsSent() async throws {
         let server = PagedServer(total: 30)
-        let manager = ZeroPageSizeAPIManager(registry: try makeRegistry(server.dispatcher))
+        // A page size below one: a configuration error, not endless paging.
+        let manager = PagedItemsAPIManager(registry: try makeRegistry(server.dispatcher), pageSize: 0)
         await #expect { try await manager.loadNextPage() } throws: { error in
             (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.field == "pageSize"
         }
