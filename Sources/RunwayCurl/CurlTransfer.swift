@@ -173,21 +173,16 @@ final class CurlTransfer: @unchecked Sendable {
         return fields
     }
 
+    private static let contentLengthName = Array("content-length:".utf8)
+
     /// The value of a `Content-Length` line, if `line` is one (checked over the bytes: this runs
     /// on the loop thread for every header line).
-    private static func contentLength(_ line: UnsafeRawBufferPointer) -> Int? {
+    static func contentLength(_ line: UnsafeRawBufferPointer) -> Int? {
         // "content-length:" is 15 bytes; most lines are rejected by their first byte.
         guard line.count > 15, line[0] | 0x20 == UInt8(ascii: "c"), line[14] == UInt8(ascii: ":"), line[7] == UInt8(ascii: "-")
         else { return nil }
-        let rest: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (
-            UInt8(ascii: "o"), UInt8(ascii: "n"), UInt8(ascii: "t"), UInt8(ascii: "e"), UInt8(ascii: "n"), UInt8(ascii: "t"),
-            UInt8(ascii: "l"), UInt8(ascii: "e"), UInt8(ascii: "n"), UInt8(ascii: "g"), UInt8(ascii: "t"), UInt8(ascii: "h"))
-        let matches = withUnsafeBytes(of: rest) { expected in
-            for index in 0..<6 where line[1 + index] | 0x20 != expected[index] { return false }
-            for index in 6..<12 where line[2 + index] | 0x20 != expected[index] { return false }
-            return true
-        }
-        guard matches else { return nil }
+        // The letters compared without case ('-' and ':' were checked exactly above).
+        for index in 1..<14 where index != 7 && line[index] | 0x20 != contentLengthName[index] { return nil }
         var value = 0
         var sawDigit = false
         for index in 15..<line.count {

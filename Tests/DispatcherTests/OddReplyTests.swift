@@ -1,6 +1,6 @@
 import Foundation
 import Runway
-import RunwayCurl
+@testable import RunwayCurl
 import RunwayTestServer
 import Testing
 
@@ -47,5 +47,19 @@ struct CurlRequestHeaderTests {
             let own = try await dispatcher.dispatch(makeRequest(server.url("/echo"), headers: ["User-Agent": "Mine/1"]), context: RequestContext())
             #expect(try decodeEcho(own).headers["user-agent"] == "Mine/1")
         }
+    }
+}
+
+@Suite("libcurl header reading")
+struct CurlHeaderReadingTests {
+    /// The loop reads `Content-Length` over the bytes (to size the body buffer); anything else is not one.
+    @Test(arguments: [
+        ("Content-Length: 42", 42), ("content-LENGTH:7", 7), ("Content-Length:\t 300 ", 300),
+        ("Content-Type: text/plain", nil), ("Content-Length: abc", nil), ("Content-Length: ", nil),
+        ("Content_Length: 5", nil), ("Content-Length; 5", nil), ("Content-Lengths: 5", nil),
+    ] as [(String, Int?)])
+    func contentLength(line: String, expected: Int?) {
+        let bytes = Array(line.utf8)
+        #expect(bytes.withUnsafeBytes { CurlTransfer.contentLength($0) } == expected)
     }
 }
