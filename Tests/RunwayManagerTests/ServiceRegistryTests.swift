@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    @Test(arguments: ["items\r\nX-Evil: 1", "items list", "items\t", "it\u{7F}ems"])
+    func anAPINameWithASpaceOrControlCharacterIsInvalidURLAndNothingIsSent(_ apiName: String) async throws {
+        let stub = jsonStub("{}")
+        let registry = try makeRegistry(stub)
+        let manager = ItemListAPIManager(registry: registry, apiName: apiName)
+        let result = await outcome { try await manager.load() }
+        #expect(result.failure?.code == .invalidURL)
+        #expect(result.failure?.field == "apiName")
+        await #expect { try await registry.send(api: apiName, of: .listings) } throws: {
+            ($0 as? RunwayError)?.code == .invalidURL
+        }
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func aBaseURLWithAControlCharacterIsAConfigurationError() throws {
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
+        builder.register(TestService(baseURL: "http://listings.test/v1\r\nX-Evil: 1"))
+        #expect { try builder.build() } throws: {
+            ($0 as? RunwayError)?.code == .configuration && ($0 as? RunwayError)?.field?.hasPrefix("listings.baseURLs.") == true
+        }
+    }
+
     @Test func anUnknownServiceFailsTheCallWithAConfigurationError() async throws {
         let stub = jsonStub("{}")
         let manager = ItemListAPIManager(registry: try makeRegistry(stub), serviceID: "nowhere")

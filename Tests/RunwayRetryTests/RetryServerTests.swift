@@ -60,4 +60,50 @@ final class Counter: Sendable {
         } throws: { ($0 as? RunwayError)?.code == .connectionLost }
         #expect(server.stats.requests(path: "/reset") == 3)
     }
+
+    @Test("a connect timeout sent nothing: it is retried for a POST too")
+    func aConnectTimeoutIsRetriedForEveryMethod() async throws {
+        let blackhole = try BlackholeListener.start()
+        let retries = Counter()
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.next() }], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.connectTimeout = .milliseconds(200)
+        let request = Runway.Request(method: .post, url: blackhole.url("/orders"), body: Data("x".utf8), options: options)
+        await #expect {
+            try await pipeline.send(request)
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .timeout && error.neverSent
+        }
+        #expect(retries.value == 2)
+    }
+
+    @Test("a total timeout after the request went out is not retried for a POST")
+    func aTimeoutAfterSendingIsNotRetriedForAPost() async throws {
+        let counter = Counter()
+        let server = try await TestServer.start { router in
+            router.post("/slow-order") { _, _ -> String in
+                _ = counter.next()
+                try await Task.sleep(for: .seconds(5))
+                return "late"
+            }
+        }
+        defer { Task { await server.shutdown() } }
+        let retries = Counter()
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.next() }], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.timeout = .seconds(1)
+        let request = Runway.Request(method: .post, url: server.url("/slow-order"), body: Data("x".utf8), options: options)
+        await #expect {
+            try await pipeline.send(request)
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .timeout && !error.neverSent
+        }
+        #expect(retries.value == 0)
+        // It did go out (the server may see it after the client gave up, on a loaded machine).
+        #expect(await eventually(timeout: .seconds(10)) { counter.value >= 1 })
+    }
 }

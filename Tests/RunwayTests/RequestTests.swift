@@ -30,6 +30,61 @@ struct RequestTests {
         #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .invalidHeader }
     }
 
+    @Test(
+        "a space or control character in a URL string is .invalidURL, never percent-encoded on the caller's behalf",
+        arguments: [
+            "http://h/echo\r\nX-Evil: 1", "http://h/echo\nX", "http://h/a\tb", "http://h/a\u{0}b", "http://h/a\u{7F}b",
+            "http://h/a b", "http://h/a?q=1 2", "http://h/a#x y", " http://h/a", "http://h/a\u{1B}[31m",
+        ])
+    func controlCharactersInURLStrings(_ string: String) {
+        #expect {
+            try Request(string)
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .invalidURL && error.message.contains("percent-encode")
+        }
+    }
+
+    @Test("escapes in a URL string are kept as written")
+    func escapesPass() throws {
+        let request = try Request("http://h/a%20b?q=%0D%0A&r=x%7Fy")
+        #expect(request.url.absoluteString == "http://h/a%20b?q=%0D%0A&r=x%7Fy")
+        try request.validate()
+    }
+
+    @Test("a timeout of zero or below is .configuration before any I/O", arguments: [
+        (Duration.zero, Duration?.some(.seconds(1))), (.seconds(-1), .seconds(1)), (.seconds(1), .zero),
+        (.seconds(1), .milliseconds(-5)),
+    ])
+    func nonPositiveTimeouts(connect: Duration, total: Duration?) throws {
+        var options = RequestOptions()
+        options.connectTimeout = connect
+        options.timeout = total
+        let request = try Request("https://example.com/", options: options)
+        #expect { try request.validate() } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .configuration && error.field?.hasPrefix("options.") == true
+        }
+    }
+
+    @Test("no total timeout (nil) is valid")
+    func noTotalTimeout() throws {
+        var options = RequestOptions()
+        options.timeout = nil
+        try Request("https://example.com/", options: options).validate()
+    }
+
+    @Test("a request head over Request.maxHeadSize is .requestTooLarge and says it is the request's")
+    func hugeRequestHead() throws {
+        let fits = try Request("https://example.com/", headers: ["X-Big": String(repeating: "a", count: Request.maxHeadSize - 100)])
+        try fits.validate()
+        let request = try Request("https://example.com/", headers: ["X-Big": String(repeating: "a", count: 1 << 20)])
+        #expect { try request.validate() } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .requestTooLarge && error.message.contains("request's URL and header fields")
+        }
+    }
+
     @Test("a body over the limit is .requestTooLarge")
     func bodyLimit() throws {
         var options = RequestOptions()

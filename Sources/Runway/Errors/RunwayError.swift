@@ -20,22 +20,25 @@ public struct RunwayError: Error, Sendable {
         let field: String?
         let response: Response?
         let underlying: (any Error)?
+        let neverSent: Bool
 
-        init(stage: Stage?, message: String, field: String?, response: Response?, underlying: (any Error)?) {
+        init(stage: Stage?, message: String, field: String?, response: Response?, underlying: (any Error)?, neverSent: Bool) {
             self.stage = stage
             self.message = message
             self.field = field
             self.response = response
             self.underlying = underlying
+            self.neverSent = neverSent
         }
 
         func with(
             stage: Stage?? = nil, message: String? = nil, field: String?? = nil, response: Response?? = nil,
-            underlying: (any Error)?? = nil
+            underlying: (any Error)?? = nil, neverSent: Bool? = nil
         ) -> Details {
             Details(
                 stage: stage ?? self.stage, message: message ?? self.message, field: field ?? self.field,
-                response: response ?? self.response, underlying: underlying ?? self.underlying)
+                response: response ?? self.response, underlying: underlying ?? self.underlying,
+                neverSent: neverSent ?? self.neverSent)
         }
     }
 
@@ -65,13 +68,23 @@ public struct RunwayError: Error, Sendable {
         set { details = details.with(underlying: .some(newValue)) }
     }
 
+    /// Whether the request certainly never left this machine: no connection was made for it
+    /// (refused, unreachable, a connect timeout, a name that did not resolve), so sending it
+    /// again cannot repeat it at the server. `false` when it may have been sent, or nobody knows.
+    /// Dispatchers set it; ``RetryInterceptor`` retries such failures for every method.
+    public var neverSent: Bool {
+        get { details.neverSent }
+        set { details = details.with(neverSent: newValue) }
+    }
+
     /// Creates an error.
     public init(
         _ code: Code, _ message: String = "", stage: Stage? = nil, field: String? = nil,
-        response: Response? = nil, underlying: (any Error)? = nil
+        response: Response? = nil, underlying: (any Error)? = nil, neverSent: Bool = false
     ) {
         self.code = code
-        details = Details(stage: stage, message: message, field: field, response: response, underlying: underlying)
+        details = Details(
+            stage: stage, message: message, field: field, response: response, underlying: underlying, neverSent: neverSent)
     }
 }
 
@@ -98,9 +111,10 @@ extension RunwayError {
         public static let invalidHeader = Code(base: .invalidHeader)
         /// The request cannot be sent as it is (for example an invalid method token).
         public static let invalidRequest = Code(base: .invalidRequest)
-        /// The request body is over ``RequestOptions/maxRequestBodySize``.
+        /// The request body is over ``RequestOptions/maxRequestBodySize``, or its URL and header
+        /// fields over ``Request/maxHeadSize``.
         public static let requestTooLarge = Code(base: .requestTooLarge)
-        /// A connect or total timeout expired.
+        /// A connect or total timeout expired (a connect timeout has ``RunwayError/neverSent``).
         public static let timeout = Code(base: .timeout)
         /// No connection could be made (refused, unreachable).
         public static let cannotConnect = Code(base: .cannotConnect)

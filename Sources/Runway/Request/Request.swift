@@ -119,8 +119,12 @@ public struct Request: Sendable {
 
     /// Creates a request from a URL string.
     ///
+    /// The string must be a URL as written on the wire: a space or a control character
+    /// (U+0000–U+001F, U+007F) anywhere is `.invalidURL`, never percent-encoded on your behalf
+    /// (`%20` for a space; API managers encode their parameters themselves).
     /// - Throws: ``RunwayError`` `.invalidURL` when the string is not an absolute URL with a
-    ///   host, `.unsupportedScheme` when the scheme is not `http` or `https`.
+    ///   host or holds a space or control character, `.unsupportedScheme` when the scheme is
+    ///   not `http` or `https`.
     public init(
         method: HTTPMethod = .get,
         _ urlString: String,
@@ -128,6 +132,7 @@ public struct Request: Sendable {
         body: Data? = nil,
         options: RequestOptions = RequestOptions()
     ) throws(RunwayError) {
+        try Self.checkURLText(urlString, what: "URL")
         guard let url = URL(string: urlString) else {
             throw RunwayError(.invalidURL, "not a URL: \"\(urlString)\"")
         }
@@ -135,9 +140,14 @@ public struct Request: Sendable {
         try validateURL()
     }
 
+    /// The most bytes a request's head (request line and header fields) may take: half of the
+    /// 1 MiB libcurl builds a request in, and far above what any server accepts (8–64 KiB).
+    public static let maxHeadSize = 512 << 10
+
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
-    /// host, a valid method token, header fields that cannot inject a second header, and a body
-    /// no larger than ``RequestOptions/maxRequestBodySize``.
+    /// host, a valid method token, header fields that cannot inject a second header, a head no
+    /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
+    /// and timeouts above zero.
     public func validate() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
@@ -145,6 +155,15 @@ public struct Request: Sendable {
         }
         if let (_, reason) = headers.firstInvalidField() {
             throw RunwayError(.invalidHeader, reason)
+        }
+        try validateTimeouts()
+        // "GET <url> HTTP/1.1\r\n" and "Name: value\r\n" per field.
+        var headSize = method.rawValue.utf8.count + url.absoluteString.utf8.count + 11
+        for field in headers { headSize += field.name.utf8.count + field.value.utf8.count + 4 }
+        if headSize > Self.maxHeadSize {
+            throw RunwayError(
+                .requestTooLarge,
+                "the request's URL and header fields take \(headSize) bytes, over the \(Self.maxHeadSize)-byte limit of a request head")
         }
         // Framing is the dispatcher's: a hand-set length that disagrees with the body would
         // leave the server waiting for bytes that never come (or cut the body short).
@@ -169,6 +188,35 @@ public struct Request: Sendable {
             throw RunwayError(
                 .requestTooLarge,
                 "request body is \(body.count) bytes, the limit is \(options.maxRequestBodySize)")
+        }
+    }
+
+    /// Throws `.invalidURL` when `text`, a URL or a piece of one, holds a space or a control
+    /// character: Foundation's parser would percent-encode them silently, so a CR LF meant to
+    /// inject a header, or a stray tab, would be sent as `%0D%0A` or `%09` instead of failing.
+    package static func checkURLText(_ text: String, what: String) throws(RunwayError) {
+        var offset = 0
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte == 0x7F {
+                let name = byte == 0x20 ? "a space" : "the control character 0x\(String(byte, radix: 16, uppercase: true))"
+                throw RunwayError(
+                    .invalidURL,
+                    "\(what) holds \(name) at byte \(offset) (percent-encode it: %\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true))): \(text.debugDescription)")
+            }
+            offset += 1
+        }
+    }
+
+    /// A timeout of zero or below cannot be met: it is a configuration error, not a timeout
+    /// after the first turn of a dispatcher's loop.
+    private func validateTimeouts() throws(RunwayError) {
+        guard options.connectTimeout > .zero else {
+            throw RunwayError(
+                .configuration, "connectTimeout is \(options.connectTimeout); it must be above zero", field: "options.connectTimeout")
+        }
+        if let timeout = options.timeout, timeout <= .zero {
+            throw RunwayError(
+                .configuration, "timeout is \(timeout); it must be above zero (nil: no limit)", field: "options.timeout")
         }
     }
 

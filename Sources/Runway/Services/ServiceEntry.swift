@@ -35,6 +35,11 @@ final class ServiceEntry: Sendable {
 
     /// The URL of `apiName` under the base URL, without query.
     func apiURL(_ apiName: String) throws(RunwayError) -> URL {
+        do {
+            try Request.checkURLText(apiName, what: "API name")
+        } catch {
+            throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
+        }
         var text = base
         if !apiName.isEmpty {
             if !apiName.hasPrefix("/") { text += "/" }

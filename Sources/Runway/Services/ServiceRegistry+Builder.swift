@@ -75,6 +75,11 @@ extension ServiceRegistry {
 
         private static func checkedBaseURL(_ text: String, service: ServiceID, environment: ServiceEnvironment) throws(RunwayError) -> URL {
             let field = "\(service).baseURLs.\(environment)"
+            do {
+                try Request.checkURLText(text, what: "base URL")
+            } catch {
+                throw RunwayError(.configuration, error.message, stage: .service(service), field: field)
+            }
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty,
                 url.query == nil, url.fragment == nil

@@ -12,7 +12,8 @@ import Foundation
 ///   longer than `maxRetryAfter` ends the retries.
 /// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the API is in
 ///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. A
-///   `.cannotConnect` is retried for every method: the request never left the machine.
+///   `.cannotConnect`, and any error whose ``RunwayError/neverSent`` is set (a connect
+///   timeout), is retried for every method: the request never left the machine.
 /// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
 ///   cancelling the task during a backoff ends the call at once with `.cancelled`.
 /// - Each attempt goes down the chain with ``RequestContext/attempt`` increased.
@@ -96,7 +97,7 @@ public struct RetryInterceptor: Interceptor {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
                 guard context.attempt < maxAttempts, !context.isCancelled, policy.retryableErrors.contains(failure.code),
                     !RetryPolicy.neverRetried.contains(failure.code),
-                    mayRepeat || failure.code == .cannotConnect
+                    mayRepeat || failure.code == .cannotConnect || failure.neverSent
                 else { throw error }
                 delay = policy.backoff(beforeRetry: context.attempt, random: random())
                 event.error = failure
