@@ -38,7 +38,10 @@ let package = Package(
         // Runs one scenario N times for callgrind or perf (see its header); not a benchmark.
         .executableTarget(
             name: "Profile",
-            dependencies: ["BenchSupport", .product(name: "Runway", package: runway), .product(name: "RunwayCache", package: runway)],
+            dependencies: [
+                "BenchSupport", .product(name: "Runway", package: runway), .product(name: "RunwayCache", package: runway),
+                .product(name: "RunwayCurl", package: runway),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

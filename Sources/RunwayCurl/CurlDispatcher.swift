@@ -121,24 +121,32 @@ extension CurlDispatcher {
             self.responseDecoding = responseDecoding
         }
 
-        /// Who inflates a compressed response body, and so which encodings are asked for.
+        /// Who inflates a compressed response body.
         ///
-        /// Either way the body a caller gets is decoded, its headers are as the server sent
-        /// them, and ``RequestOptions/maxResponseSize`` counts decoded bytes (a gzip bomb is
-        /// `.responseTooLarge`, never an out-of-memory). Downloads to a file are always decoded
-        /// by libcurl. A request that sets its own `Accept-Encoding` sends it instead, and gets
-        /// back decoded what Runway decodes (anything else as sent, `Content-Encoding` intact);
-        /// ``RequestOptions/acceptCompressedResponses`` `false` turns decoding off.
+        /// Either way the dispatcher asks for `gzip, deflate`, the body a caller gets is decoded,
+        /// its headers are as the server sent them, ``RequestOptions/maxResponseSize`` counts
+        /// decoded bytes (a gzip bomb is `.responseTooLarge`, never an out-of-memory), and a
+        /// stream cut short inside a complete message, corrupt, or in an encoding that was not
+        /// asked for is `.responseInvalid` — never a silent prefix. Downloads to a file are always
+        /// inflated on the loop, as they arrive; a resumed one asks for `identity` (its range
+        /// counts the bytes stored). A request that sets its own `Accept-Encoding` sends it
+        /// instead, and gets back decoded what Runway decodes (anything else as sent,
+        /// `Content-Encoding` intact); ``RequestOptions/acceptCompressedResponses`` `false`
+        /// turns decoding off.
         public enum ResponseDecoding: Sendable, Hashable {
-            /// Asks for `gzip, deflate`; libcurl hands over the body as it came and the task
-            /// awaiting the response inflates it. The default: inflating is the costliest step
-            /// of a compressed response, and the dispatcher has one loop thread for every
-            /// transfer, so it is done by the callers' tasks, in parallel, instead. A server
-            /// that answers with an encoding that was not asked for gets `.responseInvalid`.
+            /// The task awaiting the response inflates the whole body once it is in. The
+            /// default: inflating is the costliest step of a compressed response, and the
+            /// dispatcher has one loop thread for every transfer, so the callers' tasks do it
+            /// instead, in parallel.
             case awaitingTask
-            /// Asks for every encoding this libcurl decodes (gzip and deflate, plus br and
-            /// zstd where it is built with them) and lets libcurl inflate on its loop thread.
-            case libcurl
+            /// The loop thread inflates the body as it arrives, so the encoded body is never held
+            /// whole (less memory for large compressed responses, more work on the one loop).
+            case loopThread
+
+            /// Renamed ``loopThread``: libcurl's own decoder passes a truncated stream as complete,
+            /// so Runway's inflater does this work on the loop thread.
+            @available(*, deprecated, renamed: "loopThread")
+            public static var libcurl: Self { .loopThread }
         }
     }
 }

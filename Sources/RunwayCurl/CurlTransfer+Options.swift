@@ -11,6 +11,8 @@ extension CurlTransfer {
     struct EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
+        let bodyByCallback: Bool
+        let freshConnection: Bool
         let decodesOnAwaitingTask: Bool
         let acceptsCompressed: Bool
         let connectTimeout: Int
@@ -19,13 +21,15 @@ extension CurlTransfer {
         let httpVersion: HTTPVersionPreference
         let isSecure: Bool
 
-        init?(_ request: Request, decodesOnAwaitingTask: Bool, isSecure: Bool) {
+        init?(_ request: Request, decodesOnAwaitingTask: Bool, bodyByCallback: Bool, freshConnection: Bool, isSecure: Bool) {
             let options = request.options
             guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
                 options.connectOverrides.isEmpty, request.progress == nil, request.download == nil
             else { return nil }
             method = request.method.rawValue
             hasBody = request.body != nil
+            self.bodyByCallback = bodyByCallback
+            self.freshConnection = freshConnection
             self.decodesOnAwaitingTask = decodesOnAwaitingTask
             acceptsCompressed = options.acceptCompressedResponses
             connectTimeout = max(1, options.connectTimeout.milliseconds)
@@ -51,7 +55,7 @@ extension CurlTransfer {
         try set(easy, CURLOPT_URL, urlString)
         if keepingOptions {
             // Method, timeouts, redirects, decoding, callbacks: as the last request left them.
-            if let body = request.body { try setBody(easy, body) }
+            if request.body != nil { try setBody(easy) }
             try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0)
             try set(easy, CURLOPT_WRITEDATA, me)
             try set(easy, CURLOPT_HEADERDATA, me)
@@ -64,13 +68,15 @@ extension CurlTransfer {
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
 
-        // Method and body. curl copies the body (COPYPOSTFIELDS), so the request may go.
+        // Method and body (see `setBody`). A POST or PATCH with no body to rewind goes on a
+        // connection of its own, which libcurl never re-sends on.
         let method = request.method
+        if needsFreshConnection { try set(easy, CURLOPT_FRESH_CONNECT, 1) }
         if method == .head {
             try set(easy, CURLOPT_NOBODY, 1)
-        } else if let body = request.body {
+        } else if request.body != nil || sendsBodyByCallback {
             try set(easy, CURLOPT_POST, 1)
-            try setBody(easy, body)
+            try setBody(easy)
             if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
         } else if method != .get {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
@@ -80,13 +86,9 @@ extension CurlTransfer {
         if let download = request.download { resume = try prepareDownload(download) }
         resumeOffset = resume
         try setHeaders(easy, userAgentHeader: userAgentHeader, range: resume)
-        if decodesOnAwaitingTask { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
-        if options.acceptCompressedResponses && !decodesOnAwaitingTask {
-            // "" = every encoding this libcurl can decode; decoded before our write callback.
-            // A request's own Accept-Encoding is sent instead of curl's, and what it gets back is
-            // still decoded.
-            try set(easy, CURLOPT_ACCEPT_ENCODING, "")
-        }
+        // Runway inflates, on the awaiting task or on the loop as the body arrives (see
+        // `ResponseDecoding`): libcurl 7.88 passes a truncated gzip stream as complete.
+        if options.acceptCompressedResponses { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
 
         // Callbacks.
         try check(
@@ -169,9 +171,17 @@ extension CurlTransfer {
         }
     }
 
-    /// The body, copied by libcurl (COPYPOSTFIELDS), so the request may go.
-    private func setBody(_ easy: UnsafeMutableRawPointer, _ body: Data) throws(RunwayError) {
+    /// The body: through the read callback when libcurl must not send it twice on its own
+    /// (``sendsBodyByCallback``), otherwise copied by libcurl (COPYPOSTFIELDS), so the request
+    /// may go.
+    private func setBody(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
+        let body = request.body ?? Data()
         runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+        if sendsBodyByCallback {
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            try check(runway_easy_setopt_body_callbacks(easy, curlReadCallback, curlSeekCallback, me), "body callbacks")
+            return
+        }
         let code = body.withUnsafeBytes { raw in
             // An empty body still needs a non-null pointer.
             runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
@@ -194,9 +204,10 @@ extension CurlTransfer {
         // the line anew (aprintf) for every request, on the loop thread.
         if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
         list = curl_slist_append(list, "Expect:")
-        if decodesOnAwaitingTask, !asksOwnEncodings {
-            // Only what `ResponseDecoder` inflates; libcurl passes the body through as sent.
-            list = curl_slist_append(list, "Accept-Encoding: \(ResponseDecoder.acceptEncoding)")
+        if decodesOnAwaitingTask || inflatesOnLoop, !asksOwnEncodings {
+            // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
+            // through as sent. A resumed download asks for none: its range counts stored bytes.
+            list = curl_slist_append(list, "Accept-Encoding: \(range > 0 ? "identity" : ResponseDecoder.acceptEncoding)")
         }
         if range > 0 { list = curl_slist_append(list, "Range: bytes=\(range)-") }
         headerList = list

@@ -7,9 +7,22 @@ extension CurlTransfer {
     func outcome(code: CURLcode) -> Result<Response, RunwayError> {
         guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
         if let failure { return .failure(failure) }
+        if code == CURLE_SEND_FAIL_REWIND, refusedResend {
+            return .failure(RunwayError(
+                .connectionLost,
+                "the connection closed before the response, and \(request.method) is not idempotent: not sent again, "
+                    + "since the server may have it (a retry policy that allows it, or an Idempotency-Key header, may) "
+                    + "for \(request.url.absoluteString)"))
+        }
         guard code == CURLE_OK else {
             return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status))
         }
+        guard status == 0 || headerSectionEnded else {
+            return .failure(RunwayError(
+                .connectionLost,
+                "the connection closed inside the response's header section (status \(status), no blank line) for \(request.method) \(request.url.absoluteString)"))
+        }
+        if let unfinished = unfinishedEncoding() { return .failure(unfinished) }
         var responseCode = 0
         runway_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)
         return .success(Response(

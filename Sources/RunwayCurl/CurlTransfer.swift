@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Runway
+import RunwayCompression
 import Synchronization
 
 #if canImport(Glibc)
@@ -45,16 +46,25 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) var headers = HTTPHeaders()
     /// The current response's header lines as received, for the awaiting task to parse
     /// (``parsedHeaders()``): the loop thread only copies bytes, it makes no strings.
-    @exclusivity(unchecked) private var rawHeaders: [UInt8] = []
+    @exclusivity(unchecked) var rawHeaders: [UInt8] = []
     /// The current response's `Content-Length`, read on the loop to size the body buffer.
-    @exclusivity(unchecked) private var contentLength: Int?
+    @exclusivity(unchecked) var contentLength: Int?
+    /// The current response's `Content-Encoding`, read on the loop when it inflates there.
+    @exclusivity(unchecked) var contentEncoding: String?
+    /// Whether the current response's header section reached its blank line. libcurl 7.88
+    /// reports a connection closed inside the header section (no `Content-Length` yet) as a
+    /// complete, empty response; ``outcome(code:)`` does not.
+    @exclusivity(unchecked) var headerSectionEnded = false
+    /// Whether a response (a redirect, an authentication challenge) came in since the request
+    /// was last sent: only then may libcurl send a callback body again (see ``rewindBody()``).
+    @exclusivity(unchecked) var answeredSinceBodySent = false
     /// Whether header fields are parsed on the loop thread (downloads) or later by the caller.
     let parsesHeadersOnLoop: Bool
     /// What an easy handle keeps of this request's options for the next one (see ``EasyOptions``).
     let easyOptions: EasyOptions?
     @exclusivity(unchecked) var body = Data()
     var failure: RunwayError?
-    @exclusivity(unchecked) private var bodyStarted = false
+    @exclusivity(unchecked) var bodyStarted = false
     var lastProgress = TransferProgress()
 
     // Downloads.
@@ -65,19 +75,45 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the body is left encoded for the awaiting task to inflate (see
     /// ``CurlDispatcher/Configuration/ResponseDecoding``); fixed before the hand-over.
     let decodesOnAwaitingTask: Bool
+    /// Whether the body is inflated on the loop thread as it arrives (downloads, and
+    /// ``CurlDispatcher/Configuration/ResponseDecoding/loopThread``), by ``inflaters``.
+    let inflatesOnLoop: Bool
+    /// The response's encodings undone as the body arrives, the last one applied first; made
+    /// when the first body byte comes.
+    var inflaters: [Inflater] = []
     /// Whether the request sets its own `Accept-Encoding` (sent as is; what it asks for beyond
     /// what Runway decodes comes back as sent).
     let asksOwnEncodings: Bool
+
+    // Request bodies that libcurl must not send twice on its own (see ``sendsBodyByCallback``).
+    /// Whether the body goes through the read callback, whose rewind is refused unless a
+    /// response asked for it: libcurl silently re-sends a request whose reused connection
+    /// died before any response byte, which must not happen to a request that is not
+    /// idempotent (POST, PATCH) unless it carries an `Idempotency-Key`.
+    let sendsBodyByCallback: Bool
+    /// Whether the request goes on a connection of its own: such a request without a body
+    /// (libcurl re-sends one without asking, since it has nothing to rewind).
+    let needsFreshConnection: Bool
+    /// How much of the body the read callback has handed over.
+    @exclusivity(unchecked) var bodyOffset = 0
+    /// Set when libcurl wanted to send the body again and was refused.
+    @exclusivity(unchecked) var refusedResend = false
 
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
         self.request = request
         asksOwnEncodings = request.headers["Accept-Encoding"] != nil
         parsesHeadersOnLoop = request.download != nil
-        decodesOnAwaitingTask = decoding == .awaitingTask && request.options.acceptCompressedResponses
-            && request.download == nil
+        let decodes = request.options.acceptCompressedResponses
+        decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
+        inflatesOnLoop = decodes && !decodesOnAwaitingTask
+        let sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
+        sendsBodyByCallback = sendsOnce && request.body?.isEmpty == false
+        needsFreshConnection = sendsOnce && request.body?.isEmpty != false
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
-        easyOptions = EasyOptions(request, decodesOnAwaitingTask: decodesOnAwaitingTask, isSecure: isSecure)
+        easyOptions = EasyOptions(
+            request, decodesOnAwaitingTask: decodesOnAwaitingTask, bodyByCallback: sendsBodyByCallback,
+            freshConnection: needsFreshConnection, isSecure: isSecure)
     }
 
     /// Leaves the outcome and resumes the caller, once.
@@ -110,140 +146,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    // MARK: Callbacks (loop thread)
-
-    /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
-    ///
-    /// Runs on the loop thread for every line, so it reads the status code and `Content-Length`
-    /// over the bytes and otherwise only copies the line (see ``parsedHeaders()``).
-    func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
-        guard end > 0 else { return }
-        if end > 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
-            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
-        {
-            // "HTTP/1.1 200 OK", "HTTP/2 200": the status is the three digits after the first space.
-            var i = 5
-            while i < end, bytes[i] != UInt8(ascii: " ") { i += 1 }
-            var code = 0
-            i += 1
-            while i < end, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
-                code = code * 10 + Int(bytes[i] - UInt8(ascii: "0"))
-                i += 1
-            }
-            status = code
-            contentLength = nil
-            if parsesHeadersOnLoop {
-                headers = HTTPHeaders()
-                // Room for a typical response's fields at once, rather than growing field by field.
-                headers.reserveCapacity(12)
-            } else {
-                rawHeaders.removeAll(keepingCapacity: true)
-            }
-            return
-        }
-        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
-        if let length = Self.contentLength(line) { contentLength = length }
-        if parsesHeadersOnLoop {
-            Self.parseField(line, into: &headers)
-        } else {
-            if rawHeaders.isEmpty { rawHeaders.reserveCapacity(512) }
-            // Typed as bytes, so the copy is one memcpy rather than a loop over a sequence.
-            rawHeaders.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
-            rawHeaders.append(0x0A)
-        }
-    }
-
-    /// The response's header fields: parsed on the awaiting task from the bytes the loop kept,
-    /// or as the loop parsed them (downloads). Call once the transfer is handed back.
-    func parsedHeaders() -> HTTPHeaders {
-        guard !parsesHeadersOnLoop else { return headers }
-        var fields = HTTPHeaders()
-        fields.reserveCapacity(12)
-        rawHeaders.withUnsafeBytes { all in
-            var start = 0
-            while start < all.count {
-                var end = start
-                while end < all.count, all[end] != 0x0A { end += 1 }
-                Self.parseField(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &fields)
-                start = end + 1
-            }
-        }
-        return fields
-    }
-
-    private static let contentLengthName = Array("content-length:".utf8)
-
-    /// The value of a `Content-Length` line, if `line` is one (checked over the bytes: this runs
-    /// on the loop thread for every header line).
-    static func contentLength(_ line: UnsafeRawBufferPointer) -> Int? {
-        // "content-length:" is 15 bytes; most lines are rejected by their first byte.
-        guard line.count > 15, line[0] | 0x20 == UInt8(ascii: "c"), line[14] == UInt8(ascii: ":"), line[7] == UInt8(ascii: "-")
-        else { return nil }
-        // The letters compared without case ('-' and ':' were checked exactly above).
-        for index in 1..<14 where index != 7 && line[index] | 0x20 != contentLengthName[index] { return nil }
-        var value = 0
-        var sawDigit = false
-        for index in 15..<line.count {
-            let byte = line[index]
-            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                if sawDigit { break } else { continue }
-            }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), value < Int.max / 10 - 10 else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            sawDigit = true
-        }
-        return sawDigit ? value : nil
-    }
-
-    /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded
-    /// line (RFC 9112 §5.2) continuing the previous field's value; others are ignored.
-    static func parseField(_ line: UnsafeRawBufferPointer, into fields: inout HTTPHeaders) {
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0D { end -= 1 }
-        guard end > 0, let base = line.baseAddress else { return }
-        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-            var start = 0
-            while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
-            guard start < end else { return }
-            fields.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
-            return
-        }
-        guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
-        let colon = base.distance(to: UnsafeRawPointer(found))
-        var start = colon + 1
-        while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
-        var stop = end
-        while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-        fields.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
-    }
-
-    /// A chunk of the body (decoded by libcurl, or as sent when ``decodesOnAwaitingTask``);
-    /// returns false to abort the transfer.
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if !bodyStarted {
-            bodyStarted = true
-            if request.download != nil, (200..<300).contains(status) {
-                guard startDownload() else { return false }
-            } else if let length = contentLength, length <= request.options.maxResponseSize {
-                body.reserveCapacity(length)
-            }
-        }
-        if bodyGoesToFile {
-            // Downloads stream to disk, so the in-memory limit does not apply to them.
-            return writeAll(bytes)
-        }
-        let limit = request.options.maxResponseSize
-        guard body.count + bytes.count <= limit else {
-            failure = RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
-            return false
-        }
-        body.append(bytes.assumingMemoryBound(to: UInt8.self))
-        return true
-    }
+    // MARK: Progress (loop thread)
 
     func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         guard let reporter = request.progress else { return }
@@ -256,88 +159,6 @@ final class CurlTransfer: @unchecked Sendable {
             lastProgress = progress
             reporter.report(progress)
         }
-    }
-
-    // MARK: Downloads
-
-    /// Opens the partial file for a 2xx download response: appended to when it answers the
-    /// `Range` sent (a 206 whose `Content-Range` starts at the partial file's size), started
-    /// afresh otherwise (a 200: the server ignored the range). A 206 starting elsewhere fails
-    /// `.responseInvalid`, keeping the partial file: appending it would corrupt the download.
-    private func startDownload() -> Bool {
-        guard let download = request.download else { return true }
-        let resuming = status == 206 && resumeOffset > 0
-        if resuming {
-            let contentRange = headers["Content-Range"]
-            guard contentRange.flatMap(DownloadTarget.rangeStart(ofContentRange:)) == resumeOffset else {
-                failure = RunwayError(
-                    .responseInvalid,
-                    "asked to resume at byte \(resumeOffset), the server answered Content-Range \(contentRange ?? "none")")
-                return false
-            }
-        }
-        return openDownloadFile(download, append: resuming)
-    }
-
-    private func openDownloadFile(_ download: DownloadTarget, append: Bool) -> Bool {
-        let path = download.partialFile.path
-        let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
-        file = open(path, flags, 0o644)
-        guard file >= 0 else {
-            failure = RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))")
-            return false
-        }
-        if !append { resumeOffset = 0 }
-        bodyGoesToFile = true
-        return true
-    }
-
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard var pointer = bytes.baseAddress else { return true }
-        var remaining = bytes.count
-        while remaining > 0 {
-            let written = write(file, pointer, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = RunwayError(.fileIO, "cannot write the download: \(String(cString: strerror(errno)))")
-                return false
-            }
-            remaining -= written
-            pointer += written
-        }
-        return true
-    }
-
-    /// Moves a completed download into place; keeps a failed one's partial file for resuming.
-    func settle(_ outcome: Result<Response, RunwayError>) -> Result<Response, RunwayError> {
-        if file >= 0 {
-            close(file)
-            file = -1
-        }
-        guard case .success(var response) = outcome, let download = request.download else { return outcome }
-        if status == 416, resumeOffset > 0, completeRangeLength(response) == resumeOffset {
-            // The partial file already holds the whole resource.
-            bodyGoesToFile = true
-            response.status = 200
-            response.body = Data()
-        } else if !bodyStarted, (200..<300).contains(status) {
-            // An empty body (libcurl never called the write callback): still a file.
-            guard startDownload() else { return .failure(failure ?? RunwayError(.fileIO, "cannot start the download")) }
-            close(file)
-            file = -1
-        }
-        guard bodyGoesToFile else { return outcome }
-        if rename(download.partialFile.path, download.file.path) != 0 {
-            return .failure(RunwayError(.fileIO, "cannot move the download to \(download.file.path): \(String(cString: strerror(errno)))"))
-        }
-        response.fileURL = download.file
-        return .success(response)
-    }
-
-    /// The complete length in a `Content-Range: bytes */N` header.
-    private func completeRangeLength(_ response: Response) -> Int64? {
-        guard let range = response.headers["Content-Range"], let slash = range.lastIndex(of: "/") else { return nil }
-        return Int64(range[range.index(after: slash)...])
     }
 }
 
@@ -356,6 +177,18 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     let length = size * count
     transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
     return length
+}
+
+let curlReadCallback: runway_curl_read_callback = { buffer, size, count, user in
+    guard let user, let buffer else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+let curlSeekCallback: runway_curl_seek_callback = { user, offset, origin in
+    guard let user, offset == 0, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_FAIL) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    return transfer.rewindBody() ? Int32(CURL_SEEKFUNC_OK) : Int32(CURL_SEEKFUNC_FAIL)
 }
 
 let curlProgressCallback: runway_curl_progress_callback = { user, downloadTotal, downloaded, uploadTotal, uploaded in

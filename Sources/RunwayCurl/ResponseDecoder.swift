@@ -8,8 +8,7 @@ enum ResponseDecoder {
     /// The encodings asked for: the ones ``decode(_:limit:)`` undoes.
     static let acceptEncoding = "gzip, deflate"
 
-    /// The response with its body decoded per `Content-Encoding`; headers stay as sent, as
-    /// libcurl leaves them when it decodes.
+    /// The response with its body decoded per `Content-Encoding`; headers stay as sent.
     /// - Parameter limit: The most decoded bytes (``RequestOptions/maxResponseSize``).
     /// - Throws: ``RunwayError`` `.responseTooLarge` past `limit`; `.responseInvalid` for a
     ///   corrupt or truncated body, or an encoding that was not asked for.
@@ -37,8 +36,7 @@ enum ResponseDecoder {
                 if passingOthers { return response }
                 throw RunwayError(
                     .responseInvalid,
-                    "the response is \(encoding)-encoded, which was not asked for (Accept-Encoding: \(acceptEncoding)); "
-                        + "CurlDispatcher.Configuration(responseDecoding: .libcurl) asks for every encoding libcurl decodes",
+                    "the response is \(encoding)-encoded, which was not asked for (Accept-Encoding: \(acceptEncoding))",
                     response: response)
             }
         }

@@ -5,11 +5,11 @@ import RunwayTestServer
 import Testing
 
 /// Who inflates a compressed response in ``CurlDispatcher``: the awaiting task (the default) or
-/// libcurl on its loop thread. Both must give the caller the same decoded body and the same
-/// typed errors.
+/// the loop thread as the body arrives. Both must give the caller the same decoded body and the
+/// same typed errors.
 @Suite("libcurl response decoding")
 struct ResponseDecodingTests {
-    static let modes: [CurlDispatcher.Configuration.ResponseDecoding] = [.awaitingTask, .libcurl]
+    static let modes: [CurlDispatcher.Configuration.ResponseDecoding] = [.awaitingTask, .loopThread]
 
     private func dispatcher(_ mode: CurlDispatcher.Configuration.ResponseDecoding) -> CurlDispatcher {
         CurlDispatcher(configuration: .init(responseDecoding: mode))
@@ -58,15 +58,6 @@ struct ResponseDecodingTests {
         try await withTestServer { server in
             for form in ["corrupt", "truncated", "br"] {
                 let request = makeRequest(server.url("/encoded/100000?as=\(form)"))
-                if form == "truncated", mode == .libcurl {
-                    // libcurl (7.88) hands over what it inflated from a gzip stream that a
-                    // complete HTTP message cut short, without an error: one more reason the
-                    // awaiting task decodes by default.
-                    await withKnownIssue("libcurl accepts a truncated gzip body") {
-                        #expect(await runwayError { try await send(dispatcher, request) }?.code == .responseInvalid)
-                    }
-                    continue
-                }
                 let error = await runwayError { try await send(dispatcher, request) }
                 #expect(error?.code == .responseInvalid, "\(form): \(String(describing: error))")
                 if mode == .awaitingTask {
@@ -95,15 +86,13 @@ struct ResponseDecodingTests {
         }
     }
 
-    @Test("what is asked for: gzip and deflate by the task, libcurl's own list, or nothing")
+    @Test("what is asked for: gzip and deflate, whoever inflates, or nothing")
     func acceptEncoding() async throws {
         try await withTestServer { server in
-            let ownTask = try decodeEcho(try await send(dispatcher(.awaitingTask), makeRequest(server.url("/echo"))))
-            #expect(ownTask.headers["accept-encoding"] == "gzip, deflate")
-
-            let byLibcurl = try decodeEcho(try await send(dispatcher(.libcurl), makeRequest(server.url("/echo"))))
-            let listed = Set((byLibcurl.headers["accept-encoding"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            #expect(listed.isSuperset(of: ["gzip", "deflate"]))
+            for mode in Self.modes {
+                let echo = try decodeEcho(try await send(dispatcher(mode), makeRequest(server.url("/echo"))))
+                #expect(echo.headers["accept-encoding"] == "gzip, deflate", "\(mode)")
+            }
 
             let off = makeRequest(server.url("/echo")) { $0.acceptCompressedResponses = false }
             #expect(try decodeEcho(try await send(dispatcher(.awaitingTask), off)).headers["accept-encoding"] == nil)
@@ -128,27 +117,44 @@ struct ResponseDecodingTests {
         }
     }
 
-    @Test("an encoding the caller asked for and Runway does not decode comes back as sent")
-    func callersOwnUnknownEncoding() async throws {
+    @Test("an encoding the caller asked for and Runway does not decode comes back as sent", arguments: modes)
+    func callersOwnUnknownEncoding(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
         try await withTestServer { server in
             let request = makeRequest(server.url("/encoded/10?as=br"), headers: ["Accept-Encoding": "br"])
-            let response = try await send(dispatcher(.awaitingTask), request)
+            let response = try await send(dispatcher(mode), request)
             #expect(response.body == Data("these bytes are not brotli".utf8))
             #expect(response.headers["Content-Encoding"] == "br")
         }
     }
 
-    @Test("downloads to a file are decoded too")
-    func download() async throws {
+    @Test("downloads to a file are decoded as they arrive, in every form", arguments: ["gzip", "x-gzip", "deflate", "raw-deflate", "gzip-twice"])
+    func download(_ form: String) async throws {
         try await withTestServer { server in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-decoding-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            var request = makeRequest(server.url("/encoded/70000?as=gzip"))
+            var request = makeRequest(server.url("/encoded/700000?as=\(form)"))
             request.download = DownloadTarget(file: directory.appendingPathComponent("body"))
             let response = try await send(dispatcher(.awaitingTask), request)
             let file = try #require(response.fileURL)
-            #expect(try Data(contentsOf: file) == DeterministicBytes.data(count: 70_000))
+            #expect(try Data(contentsOf: file) == DeterministicBytes.data(count: 700_000))
+        }
+    }
+
+    @Test("a download whose encoded body is truncated or corrupt fails and leaves no file, final or partial", arguments: [
+        "truncated", "corrupt", "br",
+    ])
+    func badDownload(_ form: String) async throws {
+        try await withTestServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-decoding-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var request = makeRequest(server.url("/encoded/100000?as=\(form)"))
+            let target = DownloadTarget(file: directory.appendingPathComponent("body"))
+            request.download = target
+            let error = await runwayError { try await send(dispatcher(.awaitingTask), request) }
+            #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
         }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// An nginx started for the benchmarks on 127.0.0.1, with a test CA and certificate made by
 /// `openssl`: plain HTTP/1.1 on one port, TLS with HTTP/1.1 and HTTP/2 (ALPN) on another.
 ///
-/// Endpoints: `/json` (a 300-byte JSON), `/gzip` (a 64 KiB JSON served gzip-compressed).
+/// Endpoints: `/json` (a 300-byte JSON), `/gzip` (a 64 KiB JSON served gzip-compressed), and
+/// on the plain port `/post` (any method; the body is read and dropped, a small JSON answers).
 public final class Nginx: Sendable {
     public let directory: URL
     public let plainPort: Int
@@ -61,6 +62,7 @@ public final class Nginx: Sendable {
                 server {
                     listen 127.0.0.1:\(plainPort) backlog=4096;
                     root \(d)/www;
+                    location = /post { return 200 '{"ok":true}'; }
                 }
                 server {
                     listen 127.0.0.1:\(tlsPort) ssl http2 backlog=4096;

@@ -8,6 +8,8 @@
 //
 // Scenarios: load, load-params, fetch, cache-manager, cache-pipeline,
 // `compare <concurrency> <requests> [rounds]` (wrk and the four clients against one nginx),
+// `post <concurrency> <requests> <body bytes> [rounds]` (what refusing libcurl's silent re-send
+// of a POST costs),
 // `http <runway|raw-libcurl|async-http-client|urlsession|runway-2|raw-libcurl-2> <concurrency>
 // <count> [url|plain|tls-h1|tls-h2]` (GETs against the benchmarks' nginx, started here unless a
 // URL is given; `-2`: two instances called in turn, two loop threads), and `http-busy` (the same while many
@@ -17,6 +19,7 @@ import BenchSupport
 import Foundation
 import Runway
 import RunwayCache
+import RunwayCurl
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -93,6 +96,39 @@ func runScenario(_ scenario: String) async throws {
         print("\(name) c=\(concurrency) with \(hanging) hanging: \(n) requests in \(elapsed), \(Int(rate)) req/s")
         stalled.cancel()
         exit(0)
+    case "post":
+        // post <concurrency> <requests> <body bytes> [rounds]: POSTs through a bare Runway
+        // pipeline against the benchmarks' nginx, the body given to libcurl through the read
+        // callback that refuses a silent re-send (the default for a POST), against the same with
+        // an Idempotency-Key header (libcurl copies the body and may re-send it), interleaved.
+        let concurrency = count(at: 1, default: 16)
+        let n = count(at: 2, default: 20_000)
+        let size = count(at: 3, default: 1024)
+        let rounds = count(at: 4, default: 5)
+        let server = try Nginx()
+        defer { server.stop() }
+        let pipeline = Pipeline(
+            interceptors: [], dispatcher: CurlDispatcher(configuration: .init(maxConnectionsPerHost: concurrency)))
+        let body = Data(repeating: 0x61, count: size)
+        var rates: [String: [Double]] = [:]
+        for _ in 0..<rounds {
+            for (name, headers) in [("read-callback", HTTPHeaders()), ("idempotency-key", ["Idempotency-Key": "k"] as HTTPHeaders)] {
+                let request = try Request(method: .post, server.plainURL + "/post", headers: headers, body: body)
+                _ = try await pipeline.send(request)
+                let start = ContinuousClock.now
+                try await run(n, concurrency: concurrency) {
+                    let response = try await pipeline.send(request)
+                    guard response.status == 200 else { throw RunwayError(.serverError, "status \(response.status)") }
+                }
+                let elapsed = ContinuousClock.now - start
+                rates[name, default: []].append(Double(n) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+            }
+        }
+        let median = { (name: String) in rates[name, default: [0]].sorted()[rates[name, default: [0]].count / 2] }
+        print("POST \(size) B, c=\(concurrency), \(n) requests, median of \(rounds) interleaved rounds:")
+        print("  read callback (no silent re-send): \(Int(median("read-callback"))) req/s")
+        print("  Idempotency-Key (copied body):     \(Int(median("idempotency-key"))) req/s")
+        print("  ratio: \(String(format: "%.3f", median("read-callback") / median("idempotency-key")))")
     case "compare":
         // compare <concurrency> <requests> [rounds] [path] [plain|tls-h1|tls-h2]: one nginx; wrk
         // (the ceiling: C, no Swift), then each Swift client, interleaved round after round so
@@ -111,10 +147,10 @@ func runScenario(_ scenario: String) async throws {
             ("raw-libcurl", RawCurlClient(setup)), ("runway", RunwayClient(setup)), ("async-http-client", try AHCClient(setup)),
         ]
         if path == "/gzip" {
-            // The same stack with libcurl inflating on its loop thread (the default inflates on the awaiting task).
+            // The same stack inflating on the loop thread as the body arrives (the default inflates on the awaiting task).
             var loopDecodes = setup
-            loopDecodes.responseDecoding = .libcurl
-            clients.append(("runway-libcurl-decodes", RunwayClient(loopDecodes)))
+            loopDecodes.responseDecoding = .loopThread
+            clients.append(("runway-loop-decodes", RunwayClient(loopDecodes)))
         }
         // URLSession on Linux cannot trust a custom CA.
         if !tls { clients.append(("urlsession", URLSessionClient(setup))) }
@@ -132,7 +168,7 @@ func runScenario(_ scenario: String) async throws {
         }
         func median(_ name: String) -> Double { rates[name, default: [0]].sorted()[rates[name, default: [0]].count / 2] }
         print("\(path) c=\(concurrency) \(transport), median of \(rounds) rounds (req/s):")
-        for name in ["wrk", "raw-libcurl", "runway", "runway-libcurl-decodes", "async-http-client", "urlsession"] where rates[name] != nil {
+        for name in ["wrk", "raw-libcurl", "runway", "runway-loop-decodes", "async-http-client", "urlsession"] where rates[name] != nil {
             print("  \(name): \(Int(median(name)))  [\(rates[name, default: []].map { String(Int($0)) }.joined(separator: " "))]")
         }
         let runway = median("runway")

@@ -1,0 +1,111 @@
+import Foundation
+import Runway
+import RunwayCompression
+
+// The body both ways on the loop thread: the response body as it arrives (inflated there when
+// the loop decodes), and a request body given through the read callback.
+extension CurlTransfer {
+    /// A chunk of the body as sent; returns false to abort the transfer.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if !bodyStarted {
+            bodyStarted = true
+            // Before the download file opens: a body that cannot be decoded leaves none.
+            guard startInflating() else { return false }
+            if request.download != nil, (200..<300).contains(status) {
+                guard startDownload() else { return false }
+            } else if let length = contentLength, length <= request.options.maxResponseSize, contentEncoding == nil {
+                body.reserveCapacity(length)
+            }
+        }
+        guard !inflaters.isEmpty else { return store(bytes) }
+        return inflate(bytes, layer: 0)
+    }
+
+    /// Makes the inflaters for the response's `Content-Encoding`, when the loop inflates.
+    private func startInflating() -> Bool {
+        guard inflatesOnLoop, let header = contentEncoding else { return true }
+        var layers: [Inflater] = []
+        // Listed in the order they were applied: undone last to first.
+        for token in header.split(separator: ",").reversed() {
+            let encoding = token.trimmingCharacters(in: .whitespaces)
+            if encoding.isEmpty || encoding.lowercased() == "identity" { continue }
+            guard let inflater = Inflater(encoding: encoding) else {
+                // What the caller asked for itself is theirs to undo: the body as sent.
+                if asksOwnEncodings { return true }
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the response is \(encoding)-encoded, which was not asked for (Accept-Encoding: \(ResponseDecoder.acceptEncoding))")
+                return false
+            }
+            layers.append(inflater)
+        }
+        inflaters = layers
+        return true
+    }
+
+    /// Undoes encoding `layer` of `bytes` and passes the result on to the next layer, or stores it.
+    private func inflate(_ bytes: UnsafeRawBufferPointer, layer: Int) -> Bool {
+        do {
+            return try inflaters[layer].feed(bytes) { decoded in
+                layer + 1 < inflaters.count ? inflate(decoded, layer: layer + 1) : store(decoded)
+            }
+        } catch {
+            failure = RunwayError(.responseInvalid, "the response body cannot be decoded: \(error)", underlying: error)
+            return false
+        }
+    }
+
+    /// The error for a body whose encoded stream ended early, if it did.
+    func unfinishedEncoding() -> RunwayError? {
+        for inflater in inflaters {
+            do {
+                try inflater.finish()
+            } catch {
+                return RunwayError(
+                    .responseInvalid, "the response body ends before its encoded stream does (truncated): \(error)", underlying: error)
+            }
+        }
+        return nil
+    }
+
+    /// Keeps a chunk of the (decoded) body: in the download file, or in memory up to the limit.
+    private func store(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bodyGoesToFile {
+            // Downloads stream to disk, so the in-memory limit does not apply to them.
+            return writeAll(bytes)
+        }
+        let limit = request.options.maxResponseSize
+        guard body.count + bytes.count <= limit else {
+            failure = RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
+            return false
+        }
+        body.append(bytes.assumingMemoryBound(to: UInt8.self))
+        return true
+    }
+
+    /// Copies the next part of the body into `buffer` (the read callback); 0 once it is all sent.
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let body = request.body, bodyOffset < body.count else { return 0 }
+        let count = min(buffer.count, body.count - bodyOffset)
+        let start = body.startIndex + bodyOffset
+        body.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), from: start..<(start + count))
+        bodyOffset += count
+        return count
+    }
+
+    /// Whether libcurl may send the body again from its start (the seek callback): only when a
+    /// response asked for it since it was last sent (a 307 or 308 redirect, an authentication
+    /// challenge). libcurl also rewinds to re-send a request on a new connection when the reused
+    /// one died before answering, and that is refused: the server may have the request already.
+    func rewindBody() -> Bool {
+        // Not "nothing read yet": an empty body is never read, and its request is whole once
+        // the head is out.
+        guard answeredSinceBodySent else {
+            refusedResend = true
+            return false
+        }
+        answeredSinceBodySent = false
+        bodyOffset = 0
+        return true
+    }
+}
