@@ -210,7 +210,7 @@ var interceptorTargets: [Target] {
             name: "RunwayMetricsTests",
             dependencies: [
                 "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "RunwayTestServer", .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
@@ -273,7 +273,7 @@ package.targets += [
         name: "InterceptorOrderTests",
         dependencies: [
             "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
-            "RunwaySigning", "RunwayCache", "RunwayMetrics",
+            "RunwaySigning", "RunwayCache", "RunwayMetrics", "RunwayTestServer",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "InMemoryLogging", package: "swift-log"),
         ],

@@ -14,7 +14,10 @@ import Runway
 ///   response's status line, headers and body (bodies cut at ``Configuration/bodyLimit``);
 /// - at ``Configuration/summaryLevel`` (info): one line — method, URL, status, wall time,
 ///   where the response came from (`network`, `memory-cache`, ...) and the transfer timings;
-/// - at ``Configuration/failureLevel`` (warning): the error code, stage and message.
+/// - at ``Configuration/failureLevel`` (warning): the error code, stage and message;
+/// - at ``Configuration/summaryLevel``: each attempt a `RetryInterceptor` further down makes
+///   again, with the status or error of the one before and the delay (through
+///   `RetryInterceptor.Observers` in the context: no wiring).
 ///
 /// Secrets never reach the log (``Redaction``). **Nothing is logged unless a `Logger` is
 /// handed over**, at construction or per call in the context (`context[LoggingInterceptor.Key.self]`,
@@ -23,8 +26,8 @@ import Runway
 /// ## Where it belongs
 /// Near the front, after tracing and metrics (see `DefaultOrder`): before the cache, so cache
 /// hits are logged, and
-/// outside retry, so a call is one entry with its final outcome (retries report through
-/// `RetryInterceptor`'s `onRetry`). The dump therefore shows the request as the application
+/// outside retry, so a call is one entry with its final outcome, preceded by a line for each
+/// retry. The dump therefore shows the request as the application
 /// built it — before signing and compression — which is also what a person wants to read.
 public struct LoggingInterceptor: Interceptor {
     /// Levels, body size and redaction.
@@ -83,6 +86,10 @@ public struct LoggingInterceptor: Interceptor {
         if let service = context.serviceID { logger[metadataKey: "runway.service"] = "\(service)" }
         let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
         let url = configuration.redaction.apply(to: request.url)
+        var context = context
+        var observers = context[RetryInterceptor.Observers.self] ?? []
+        observers.append(Self.retryObserver(logger, level: configuration.summaryLevel, call: "\(request.method) \(url)"))
+        context[RetryInterceptor.Observers.self] = observers
         logger.log(level: configuration.dumpLevel, "→ \(dump.curl(request))")
         let start = ContinuousClock.now
         do {
@@ -134,15 +141,26 @@ extension Interceptor where Self == LoggingInterceptor {
 }
 
 extension LoggingInterceptor {
-    /// A `RetryInterceptor` observer that logs each retry: `.retry(policy, onRetry: LoggingInterceptor.retryObserver(logger))`.
-    /// Logging sits outside retry in the default order, so this is how retries reach the log.
-    public static func retryObserver(_ logger: Logger, level: Logger.Level = .notice) -> @Sendable (RetryInterceptor.Event) -> Void {
+    /// A `RetryInterceptor` observer that logs each retry, for a logger of its own
+    /// (`.retry(policy, onRetry: LoggingInterceptor.retryObserver(logger))`); a logging
+    /// interceptor before retry logs them anyway.
+    /// - Parameter call: What the line names the call by (`GET https://…`); empty leaves it out.
+    public static func retryObserver(
+        _ logger: Logger, level: Logger.Level = .notice, call: String = ""
+    ) -> @Sendable (RetryInterceptor.Event) -> Void {
         { event in
             var logger = logger
             logger[metadataKey: "runway.call"] = "\(event.context.callID)"
             if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
             let cause = event.status.map { "status \($0)" } ?? event.error.map { "\($0.code)" } ?? "failure"
-            logger.log(level: level, "retrying after \(cause) (attempt \(event.failedAttempt)) in \(milliseconds(event.delay)) ms")
+            let subject = call.isEmpty ? "" : "\(call) "
+            logger.log(
+                level: level,
+                "\(subject)attempt \(event.failedAttempt) ✗ \(cause), retrying in \(milliseconds(event.delay)) ms (attempt \(event.failedAttempt + 1))",
+                metadata: [
+                    "runway.attempt": "\(event.failedAttempt)", "runway.retry_delay_ms": "\(milliseconds(event.delay))",
+                    event.status == nil ? "runway.error" : "runway.status": "\(event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "")",
+                ])
         }
     }
 }

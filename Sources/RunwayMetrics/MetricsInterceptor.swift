@@ -12,6 +12,9 @@ import Runway
 ///   `service`, `api`, `phase` (`dns`, `connect`, `tls`, `first_byte`, `total`). Phases a
 ///   transfer skipped (no DNS for an IP, no TLS for `http`, a reused connection) are not recorded,
 ///   and a cache hit (no transfer) records none.
+/// - `runway_retries_total` — counter, one per attempt a `RetryInterceptor` further down makes
+///   again; dimensions `service`, `api`, `cause` (the status, or the error code, of the attempt
+///   before). Counted through `RetryInterceptor.Observers` in the context: no wiring.
 ///
 /// `outcome` is `success` (2xx/3xx), `client_error` (4xx), `server_error` (5xx), or the
 /// ``RunwayError/Code`` of a thrown error (`timeout`, `paramsInvalid`, ...). `origin` is the
@@ -55,6 +58,13 @@ public struct MetricsInterceptor: Interceptor {
         let start = clock.now
         let service = context.serviceID ?? ""
         let api = context.apiName ?? ""
+        var context = context
+        var observers = context[RetryInterceptor.Observers.self] ?? []
+        observers.append { [self] event in
+            let cause = event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "unknown"
+            counter("\(prefix)_retries_total", [("service", service), ("api", api), ("cause", cause)]).increment()
+        }
+        context[RetryInterceptor.Observers.self] = observers
         do {
             let response = try await next(request, context)
             let outcome =

@@ -129,7 +129,10 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         #expect(received.map { $0.options.connectOverrides.first?.connectHost } == ["127.0.0.3", "127.0.0.3"])
         let nonces = received.compactMap { $0.headers[SigningHeaders().nonce] }
         #expect(nonces.count == 2 && Set(nonces).count == 2)
-        #expect(handler.entries.filter { $0.level == .info }.count == 1)
+        // One line for the retry, one for the call's outcome.
+        let lines = handler.entries.filter { $0.level == .info }.map { "\($0.message)" }
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("attempt 1 ✗ status 503") == true)
     }
 
     @Test func signingBeforeRetryWouldReplayTheNonce() async throws {

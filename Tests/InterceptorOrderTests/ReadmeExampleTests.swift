@@ -24,8 +24,7 @@ func makeTransportPipeline(cachesDirectory: URL, logger: Logger) async throws ->
     // retry, compression, [signing], DNS bypass — then the dispatcher.
     return Pipeline(interceptors: [
         try .logging(logger, redacting: .standard(parameters: ["id_card"])),
-        .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"]),
-               onRetry: LoggingInterceptor.retryObserver(logger)),
+        .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"])),
         try .compression(threshold: 1024, scope: .services(["listing"])),
         .dnsBypass(bypass),
     ], dispatcher: curl)

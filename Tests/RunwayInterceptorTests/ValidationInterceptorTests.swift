@@ -44,6 +44,18 @@ import Testing
         return nil
     }
 
+    @Test func rangesPrintAsTheyWereWritten() async throws {
+        let (result, _) = try await send("https://api.test/rent?city=x&page=51")
+        #expect(failure(result)?.message.contains("is 51, outside 1...50") == true, "\(String(describing: failure(result)))")
+        let fractional = try ValidationInterceptor.validation([
+            Self.rent: APIValidation(parameters: [ParameterRule("ratio", .range(0.5...1.5))])
+        ])
+        let pipeline = Pipeline(interceptors: [fractional], dispatcher: StubDispatcher(status: 200))
+        await #expect {
+            try await pipeline.send(try Request("https://api.test/rent?ratio=2"), context: RequestContext(apiName: Self.rent))
+        } throws: { ($0 as? RunwayError)?.message.contains("outside 0.5...1.5") == true }
+    }
+
     @Test func validRequestPasses() async throws {
         let (result, stub) = try await send("https://api.test/rent?city=Shanghai&page=3&sort=price&phone=13800138000")
         #expect(try result.get().status == 200)

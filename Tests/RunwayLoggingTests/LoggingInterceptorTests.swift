@@ -146,8 +146,24 @@ import Testing
         observer(RetryInterceptor.Event(failedAttempt: 1, status: 503, error: nil, delay: .milliseconds(200), context: context))
         let entry = try #require(handler.entries.first)
         #expect(entry.level == .notice)
-        #expect("\(entry.message)" == "retrying after status 503 (attempt 1) in 200.0 ms")
+        #expect("\(entry.message)" == "attempt 1 ✗ status 503, retrying in 200.0 ms (attempt 2)")
         #expect(entry.metadata["runway.api"] == "listing.rent")
+        #expect(entry.metadata["runway.attempt"] == "1")
+    }
+
+    @Test func everyAttemptOfARetriedCallIsLoggedWithoutWiring() async throws {
+        let statuses = StatusScript([503, 503, 200])
+        let stub = StubDispatcher { _ in Response(status: statuses.next(), body: Data("ok".utf8)) }
+        let pipeline = Pipeline(
+            interceptors: [try .logging(logger), try .retry(maxAttempts: 3, initialBackoff: .milliseconds(1))], dispatcher: stub)
+        let response = try await pipeline.send(try Request("http://api.test/flaky"), context: RequestContext(apiName: "flaky"))
+        #expect(response.status == 200)
+        let lines = handler.entries.filter { $0.level == .info }.map { "\($0.message)" }
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("GET http://api.test/flaky attempt 1 ✗ status 503, retrying in "))
+        #expect(lines[1].hasPrefix("GET http://api.test/flaky attempt 2 ✗ status 503, retrying in "))
+        #expect(lines[2].hasPrefix("GET http://api.test/flaky → 200 in "))
+        #expect(stub.requests.count == 3)
     }
 
     @Test func badConfigurationIsRejected() {
@@ -160,4 +176,17 @@ import Testing
 struct FixedDispatcher: Dispatcher {
     let response: Response
     func dispatch(_ request: Request, context: RequestContext) async throws -> Response { response }
+}
+
+/// Hands out the given statuses in turn, the last one for good (thread-safe).
+final class StatusScript: Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var statuses: [Int]
+
+    init(_ statuses: [Int]) { self.statuses = statuses }
+
+    func next() -> Int {
+        lock.withLock { statuses.count > 1 ? statuses.removeFirst() : statuses[0] }
+    }
 }

@@ -69,6 +69,23 @@ extension HouseSearchScreen: @MainActor APIManagerDelegate {
 }
 // END README: Write an API manager
 
+// BEGIN README: Write an API manager (path)
+/// `GET products/{id}`: one manager for every product, one name for its policies and logs.
+final class ProductDetailAPIManager: APIManager {
+    let engine: ManagerEngine
+    let apiName = "product.detail"
+    let path = "products/{id}"
+    let serviceID: ServiceID = .houses
+
+    init(engine: ManagerEngine = ManagerEngine()) { self.engine = engine }
+
+    /// Per-call settings for the interceptors, from the call's parameters.
+    func configure(_ context: inout RequestContext, params: [String: JSON]) {
+        if params["once"]?.bool == true { context[RetryOverride.Key.self] = .never }
+    }
+}
+// END README: Write an API manager (path)
+
 // BEGIN README: Write a reformer
 /// The list cell's keys, typed and named after the reformer.
 enum HouseListKey {
@@ -117,6 +134,32 @@ struct HouseListReformer: Reformer {
         #expect(screen.rows.first?[HouseListKey.title] == "Loft by the river")
         #expect(screen.rows.first?[HouseListKey.price] == 2400)
         #expect(stub.requests.map(\.url.absoluteString) == ["https://dev.houses.example.com/v1/houses/search?city=Shanghai"])
+    }
+}
+
+@Suite struct ReadmePathExampleTests {
+    @Test func theProductManagerFillsItsPathAndKeepsItsName() async throws {
+        let stub = StubDispatcher { _ in Response(status: 200, body: Data(#"{"id":42}"#.utf8)) }
+        let seen = EventLog()
+        let probe = ContextProbe { seen.append("\($0.apiName ?? "-") \($0[RetryOverride.Key.self]?.maxAttempts ?? 0)") }
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [probe], dispatcher: stub))
+        builder.register(HouseService())
+        let manager = ProductDetailAPIManager(engine: ManagerEngine(registry: try builder.build()))
+        let product = try await manager.load(params: ["id": 42, "once": true])
+        #expect(product["id"]?.int == 42)
+        #expect(stub.requests.map(\.url.absoluteString) == ["https://houses.example.com/v1/products/42?once=true"])
+        #expect(seen.events == ["product.detail 1"])
+    }
+}
+
+/// Calls `observe` with each call's context.
+private struct ContextProbe: Interceptor {
+    let observe: @Sendable (RequestContext) -> Void
+    var name: String { "probe" }
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        observe(context)
+        return try await next(request, context)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import MetricsTestKit
 import Runway
 import RunwayMetrics
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -35,6 +36,28 @@ import Testing
         #expect(firstByte.values == [9_000_000, 9_000_000])
         // No TLS phase for a transfer without TLS.
         #expect(metrics.timers(label: "runway_transfer_phase").allSatisfy { !$0.dimensions.contains { $0 == ("phase", "tls") } })
+    }
+
+    @Test func everyRetryIsCountedByItsCauseWithoutWiring() async throws {
+        let attempts = Counter()
+        let stub = StubDispatcher { _ in
+            switch attempts.increment() {
+            case 1: throw RunwayError(.connectionLost, "reset")
+            case 2: return Response(status: 503)
+            default: return Response(status: 200)
+            }
+        }
+        let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1))
+        let context = RequestContext(apiName: "listing.rent", serviceID: "listings")
+        _ = try await pipeline(stub, [retry]).send(try Request("https://api.test/rent"), context: context)
+        #expect(attempts.value == 3)
+        let lost = [("service", "listings"), ("api", "listing.rent"), ("cause", "connectionLost")]
+        #expect(try metrics.expectCounter("runway_retries_total", lost).totalValue == 1)
+        let unavailable = [("service", "listings"), ("api", "listing.rent"), ("cause", "503")]
+        #expect(try metrics.expectCounter("runway_retries_total", unavailable).totalValue == 1)
+        // One call, as the caller saw it.
+        let dims = [("service", "listings"), ("api", "listing.rent"), ("method", "GET"), ("outcome", "success"), ("origin", "stub")]
+        #expect(try metrics.expectCounter("runway_requests_total", dims).totalValue == 1)
     }
 
     @Test func httpErrorsThrownErrorsAndCacheHitsHaveTheirOwnOutcome() async throws {
@@ -73,3 +96,4 @@ import Testing
         #expect(throws: Never.self) { try MetricsInterceptor(prefix: "house_hunter2") }
     }
 }
+

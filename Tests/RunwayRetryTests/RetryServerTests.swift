@@ -6,22 +6,13 @@ import RunwayCurl
 import RunwayTestServer
 import Testing
 
-/// Counts requests to the flaky route.
-final class Counter: Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var count = 0
-    func next() -> Int { lock.withLock { count += 1; return count } }
-    var value: Int { lock.withLock { count } }
-}
-
 /// Retry against the in-process server through libcurl.
 @Suite struct RetryServerTests {
     /// `/flaky` answers 503 with `Retry-After: 0` twice, then 200.
     func flakyServer(_ counter: Counter) async throws -> TestServer {
         try await TestServer.start { router in
             let flaky: @Sendable (Hummingbird.Request, TestRequestContext) async throws -> Hummingbird.Response = { _, _ in
-                if counter.next() <= 2 {
+                if counter.increment() <= 2 {
                     return Hummingbird.Response(status: .serviceUnavailable, headers: [.retryAfter: "0"])
                 }
                 return Hummingbird.Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok")))
@@ -66,7 +57,7 @@ final class Counter: Sendable {
         let blackhole = try BlackholeListener.start()
         let retries = Counter()
         let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
-        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.next() }], dispatcher: CurlDispatcher())
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.increment() }], dispatcher: CurlDispatcher())
         var options = RequestOptions()
         options.connectTimeout = .milliseconds(200)
         let request = Runway.Request(method: .post, url: blackhole.url("/orders"), body: Data("x".utf8), options: options)
@@ -84,7 +75,7 @@ final class Counter: Sendable {
         let counter = Counter()
         let server = try await TestServer.start { router in
             router.post("/slow-order") { _, _ -> String in
-                _ = counter.next()
+                _ = counter.increment()
                 try await Task.sleep(for: .seconds(5))
                 return "late"
             }
@@ -92,7 +83,7 @@ final class Counter: Sendable {
         defer { Task { await server.shutdown() } }
         let retries = Counter()
         let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
-        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.next() }], dispatcher: CurlDispatcher())
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.increment() }], dispatcher: CurlDispatcher())
         var options = RequestOptions()
         options.timeout = .seconds(1)
         let request = Runway.Request(method: .post, url: server.url("/slow-order"), body: Data("x".utf8), options: options)

@@ -45,8 +45,17 @@
 public protocol APIManager: AnyObject, Sendable {
     /// The base mechanism's state; declare it as `let engine = ManagerEngine()`.
     var engine: ManagerEngine { get }
-    /// The API's path under the service's base URL, e.g. `"listings/rent"`.
+    /// The API's name: its identity for the per-API policies (validation, cache, compression,
+    /// retry, merging, signing scope), logs, metrics and cache keys, e.g. `"listings/rent"` or
+    /// `"product.detail"`. Also its path under the service's base URL, unless ``path`` says
+    /// otherwise.
     var apiName: String { get }
+    /// The path under the service's base URL (default ``apiName``). Placeholders in braces are
+    /// filled for each call from its parameters: `"products/{id}"` with `["id": 42]` goes to
+    /// `products/42`, and `id` leaves the query or body. Each value is percent-encoded as one
+    /// path segment; a missing or empty one fails the call with `.paramsInvalid` naming it,
+    /// before the network.
+    var path: String { get }
     /// The service (API provider) this API belongs to.
     var serviceID: ServiceID { get }
     /// The HTTP method (default GET). GET, HEAD and DELETE send parameters in the query,
@@ -63,6 +72,17 @@ public protocol APIManager: AnyObject, Sendable {
     /// The response validator, after the service's common error handling: check the shape and
     /// business codes. Default: an empty body fails with `.noContent`.
     func validate(response: APIResponse) throws(RunwayError)
+
+    /// Per-call settings for the interceptors: values the call's ``RequestContext`` carries to
+    /// them (a cache policy, a validation, a retry override, compression, a logger), set from
+    /// the call's parameters. Runs once per call that starts, after ``validate(params:)``;
+    /// what it sets applies to this call only. Default: nothing.
+    /// ```swift
+    /// func configure(_ context: inout RequestContext, params: [String: JSON]) {
+    ///     context[CachePolicy.Key.self] = params["fresh"]?.bool == true ? .disabled : .memory(ttl: .seconds(60))
+    /// }
+    /// ```
+    func configure(_ context: inout RequestContext, params: [String: JSON])
 
     /// Hook: return `false` to veto the call (it is not started). Default `true`.
     func shouldCallAPI(with params: [String: JSON]) -> Bool
@@ -81,6 +101,7 @@ public protocol APIManager: AnyObject, Sendable {
 }
 
 extension APIManager {
+    public var path: String { apiName }
     public var method: HTTPMethod { .get }
     public var loadPolicy: LoadPolicy { .dropNew }
     public var requestOptions: RequestOptions { ManagerEngine.defaultRequestOptions }
@@ -93,6 +114,7 @@ extension APIManager {
         }
     }
 
+    public func configure(_ context: inout RequestContext, params: [String: JSON]) {}
     public func shouldCallAPI(with params: [String: JSON]) -> Bool { true }
     public func afterCallingAPI(with params: [String: JSON]) {}
     public func didReceiveResponse(_ response: Response) {}

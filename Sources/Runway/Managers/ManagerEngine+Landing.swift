@@ -31,6 +31,8 @@ struct CallPlan: Sendable {
         case strongly(any APIManager, ManagerEngine)
     }
 
+    /// The call's context, as the manager configured it (``APIManager/configure(_:params:)``).
+    let context: RequestContext
     let holder: Holder
     let call: ManagerCall
     let entry: ServiceEntry
@@ -64,9 +66,7 @@ extension ManagerEngine {
         plan.manager?.afterCallingAPI(with: plan.params)
         let sent: Result<Response, RunwayError>
         do {
-            let context = RequestContext(
-                apiName: plan.apiName, serviceID: plan.entry.id.rawValue, cancellation: plan.call.cancellation)
-            sent = .success(try await plan.entry.pipeline.send(plan.request, context: context))
+            sent = .success(try await plan.entry.pipeline.send(plan.request, context: plan.context))
         } catch {
             sent = .failure(error)
         }

@@ -70,8 +70,12 @@ extension ManagerEngine {
                 throw RunwayError(.noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: stage)
             }
             let method = manager.method
-            let (url, isCanonical) = try callURL(entry, manager.apiName, method: method, parameters: params, cached: cachedURL)
-            var built = entry.request(url: url, method: method, parameters: params, options: manager.requestOptions)
+            // Parameters that fill the path's placeholders are not sent again in the query or body.
+            var sent = params
+            var path = manager.path
+            if PathTemplate.hasPlaceholders(path) { path = try PathTemplate.fill(path, from: &sent) }
+            let (url, isCanonical) = try callURL(entry, path, method: method, parameters: sent, cached: cachedURL)
+            var built = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
             if isCanonical { built.hasCanonicalQuery = true }
             request = built
         } catch {
@@ -96,7 +100,9 @@ extension ManagerEngine {
         // Made before the lock so the task's closure (if any) is built once.
         // The call's cancellation shares the engine's lock, which is never held while calling it.
         let call = ManagerCall(shareKey: shareKey, lock: lock, runsInline: inline)
-        let plan = CallPlan(
+        var context = RequestContext(apiName: manager.apiName, serviceID: entry.id.rawValue, cancellation: call.cancellation)
+        manager.configure(&context, params: params)
+        let plan = CallPlan(context: context,
             holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
             entry: entry, request: request,
             params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
@@ -145,19 +151,19 @@ extension ManagerEngine {
         return .running(call, task)
     }
 
-    /// The URL a call of `apiName` on `entry` goes to: with the query for methods that send
+    /// The URL a call to `path` on `entry` goes to: with the query for methods that send
     /// one, and whether that query is canonical (checked once per distinct parameters, for the
     /// cache key). Both parts come from `cached` (the state's, read when the call began) when
     /// they are the same as last time; what is built is stored for the next call.
     private func callURL(
-        _ entry: ServiceEntry, _ apiName: String, method: HTTPMethod, parameters: [String: JSON], cached: BaseURLCache?
+        _ entry: ServiceEntry, _ path: String, method: HTTPMethod, parameters: [String: JSON], cached: BaseURLCache?
     ) throws(RunwayError) -> (URL, isCanonical: Bool) {
         let key = ObjectIdentifier(entry)
         var base: BaseURLCache
-        if let cached, cached.entry == key, cached.apiName == apiName {
+        if let cached, cached.entry == key, cached.path == path {
             base = cached
         } else {
-            base = BaseURLCache(entry: key, apiName: apiName, url: try entry.apiURL(apiName))
+            base = BaseURLCache(entry: key, path: path, url: try entry.apiURL(path))
             if !ServiceEntry.sendsQuery(method) || parameters.isEmpty {
                 lock.withLock { state.baseURLCache = base }
                 return (base.url, false)

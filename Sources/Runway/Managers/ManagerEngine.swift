@@ -55,7 +55,8 @@ public final class ManagerEngine: @unchecked Sendable {
 
     struct BaseURLCache {
         let entry: ObjectIdentifier
-        let apiName: String
+        /// The path as filled for the call (``APIManager/path``).
+        let path: String
         let url: URL
         /// The last query URL built on `url` and its parameters: a call repeated with identical
         /// parameters (a refresh, a cache hit) reuses it instead of encoding and parsing again.

@@ -106,6 +106,10 @@ public struct TransferMetrics: Sendable, Equatable {
         set { values = values.with(redirectCount: newValue) }
     }
 
+    /// Whether nothing was measured: a response that did not cross the network (a cache hit, a
+    /// stub), or a dispatcher that measures nothing.
+    public var isEmpty: Bool { values == Self.empty }
+
     /// Metrics with everything zero and empty (a response that did not cross the network).
     public init() {
         values = Self.empty
@@ -132,7 +136,10 @@ public struct TransferMetrics: Sendable, Equatable {
 }
 
 extension TransferMetrics: CustomStringConvertible {
+    /// The phases and connection facts; `no network transfer` when ``isEmpty`` (a cache hit
+    /// claims no connection).
     public var description: String {
+        guard !isEmpty else { return "no network transfer" }
         func ms(_ d: Duration) -> String {
             let micros = d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
             let fraction = String(micros % 1000)

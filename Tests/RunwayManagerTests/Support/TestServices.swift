@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayTestServer
 import RunwayTesting
 
 extension ServiceID {
@@ -59,17 +60,6 @@ final class EventLog: Sendable {
 
     func append(_ event: String) { lock.withLock { stored.append(event) } }
     var events: [String] { lock.withLock { stored } }
-}
-
-/// A thread-safe counter.
-final class Counter: Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var stored = 0
-
-    @discardableResult
-    func increment() -> Int { lock.withLock { stored += 1; return stored } }
-    var value: Int { lock.withLock { stored } }
 }
 
 /// A plain manager over `.listings` with a configurable policy, for tests.

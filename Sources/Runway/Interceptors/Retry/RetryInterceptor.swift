@@ -47,6 +47,13 @@ public struct RetryInterceptor: Interceptor {
         }
     }
 
+    /// Observers of one call's retries, kept in its ``RequestContext`` by the interceptors
+    /// before retry in the chain: logging and metrics add theirs, so every attempt reaches the
+    /// log and the counters without wiring. Each is called before each backoff, like `onRetry`.
+    public enum Observers: ContextKey {
+        public typealias Value = [@Sendable (Event) -> Void]
+    }
+
     /// The policy in force.
     public let policy: RetryPolicy
     /// Called before each backoff.
@@ -104,6 +111,9 @@ public struct RetryInterceptor: Interceptor {
             }
             event.delay = delay
             onRetry?(event)
+            if let observers = context[Observers.self] {
+                for observer in observers { observer(event) }
+            }
             do {
                 try context.checkCancellation()
                 let sleep = sleep

@@ -97,6 +97,11 @@ public struct APIValidation: Sendable {
         try self.response?.validate(response)
     }
 
+    /// A bound as people write it: `100`, not `100.0`, when it is a whole number.
+    private static func text(_ number: Double) -> String {
+        number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
+    }
+
     /// Why `value` fails `constraint`, or `nil` when it passes.
     private func check(_ value: ParameterValues.Value, against constraint: ParameterConstraint) -> String? {
         switch constraint.kind {
@@ -111,7 +116,7 @@ public struct APIValidation: Sendable {
             return ok ? nil : "is not of type \(type)"
         case .range(let range):
             guard let number = value.number else { return "is not a number" }
-            return range.contains(number) ? nil : "is \(value.text ?? "\(number)"), outside \(range)"
+            return range.contains(number) ? nil : "is \(value.text ?? Self.text(number)), outside \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
         case .length(let range):
             guard let length = value.length else { return "has no length" }
             return range.contains(length) ? nil : "has length \(length), outside \(range)"

@@ -1,0 +1,49 @@
+/// A manager's ``APIManager/path`` with `{name}` placeholders, filled for each call from its
+/// parameters: `products/{id}` with `id: 42` is `products/42`.
+enum PathTemplate {
+    /// Whether `path` has placeholders to fill (most paths have none: no work per call).
+    static func hasPlaceholders(_ path: String) -> Bool {
+        path.utf8.contains(UInt8(ascii: "{"))
+    }
+
+    /// `template` with each `{name}` replaced by the parameter `name`, percent-encoded as one
+    /// path segment (everything but RFC 3986 unreserved characters, so a `/` or `?` in a value
+    /// stays in its segment); the parameters used leave `parameters`, so they are not also sent
+    /// in the query or body.
+    /// - Throws: ``RunwayError`` `.paramsInvalid` naming a placeholder whose parameter is
+    ///   missing, empty, `.` or `..`, or not a string, number or boolean; `.configuration` for a
+    ///   template with an unclosed or empty `{}`.
+    static func fill(_ template: String, from parameters: inout [String: JSON]) throws(RunwayError) -> String {
+        var filled = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            filled += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw RunwayError(.configuration, "path \"\(template)\" has a '{' without its '}'", field: "path")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard !name.isEmpty else { throw RunwayError(.configuration, "path \"\(template)\" has an empty {}", field: "path") }
+            filled += RequestParameters.encode(try segment(name, parameters[name]))
+            parameters[name] = nil
+            rest = rest[rest.index(after: close)...]
+        }
+        return filled + rest
+    }
+
+    /// The text of the parameter `name` for a path segment.
+    private static func segment(_ name: String, _ value: JSON?) throws(RunwayError) -> String {
+        let text: String
+        switch value {
+        case .string(let string): text = string
+        case .int(let number): text = String(number)
+        case .double, .bool: text = value?.queryText ?? ""
+        case nil, .null: throw RunwayError.paramsInvalid(field: name, "\(name) is missing: the path needs it")
+        default: throw RunwayError.paramsInvalid(field: name, "\(name) must be a string, number or boolean to go in the path")
+        }
+        guard !text.isEmpty else { throw RunwayError.paramsInvalid(field: name, "\(name) is empty: the path needs it") }
+        guard text != ".", text != ".." else {
+            throw RunwayError.paramsInvalid(field: name, "\(name) is \"\(text)\", which would move the path up or nowhere")
+        }
+        return text
+    }
+}
