@@ -166,6 +166,30 @@ import Testing
         #expect(result.failure?.response?.status == status)
     }
 
+    @Test func anEngineSharedByTwoManagersRefusesTheSecondLoudly() async throws {
+        /// A manager that takes the engine it is given.
+        final class Borrower: APIManager {
+            let engine: ManagerEngine
+            let apiName: String
+            let serviceID: ServiceID = .listings
+            init(_ engine: ManagerEngine, _ apiName: String) {
+                self.engine = engine
+                self.apiName = apiName
+            }
+        }
+        let stub = jsonStub("{}")
+        let engine = ManagerEngine(registry: try makeRegistry(stub), delivery: .inline)
+        let first = Borrower(engine, "items")
+        let second = Borrower(engine, "orders")
+        _ = try await first.load()
+        let refused = await outcome { try await second.load() }
+        #expect(refused.failure?.code == .configuration)
+        #expect(refused.failure?.message.contains("belongs to another manager") == true)
+        #expect(second.loadData() == false)
+        _ = try await first.load()  // the owner goes on
+        #expect(stub.requests.map(\.url.path) == ["/v1/items", "/v1/items"])
+    }
+
     @Test func aNonJSONOrEmptySuccessIsATypedErrorWithTheBodyKept() async throws {
         let html = ItemListAPIManager(registry: try makeRegistry(jsonStub("<html>")))
         let first = await outcome { try await html.load() }

@@ -25,8 +25,18 @@ extension ManagerEngine {
         let stage = RunwayError.Stage.manager(manager.apiName)
         let serviceID = manager.serviceID
         // One lock for every read of the state a call needs before it starts.
-        let (source, cachedURL, resolved) = read { state in
-            (explicit == nil ? state.paramSource : nil, state.baseURLCache, state.resolvedService)
+        let identity = ObjectIdentifier(manager)
+        let (source, cachedURL, resolved, owner) = lock.withLock {
+            if state.owner == nil { state.owner = identity }
+            return (explicit == nil ? state.paramSource : nil, state.baseURLCache, state.resolvedService, state.owner)
+        }
+        guard owner == identity else {
+            let error = RunwayError(
+                .configuration,
+                "this ManagerEngine belongs to another manager: give each manager its own (let engine = ManagerEngine()), "
+                    + "or their calls drop and cancel each other's", stage: stage)
+            // Not delivered: the delegate in the engine is the other manager's.
+            return .notStarted(error)
         }
         let service: ResolvedService
         if let resolved, resolved.id == serviceID {

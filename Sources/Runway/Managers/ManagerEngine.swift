@@ -8,7 +8,9 @@ import Foundation
 /// let engine = ManagerEngine()                                    // bootstrapped registry, main actor
 /// let engine = ManagerEngine(registry: testRegistry, delivery: .inline)   // tests, servers
 /// ```
-/// The engine belongs to its manager: when the manager is released, the engine is too, and its
+/// The engine belongs to its manager: one engine per manager (a second manager calling through
+/// it fails with `.configuration`, since their calls would drop or cancel each other's); when the
+/// manager is released, the engine is too, and its
 /// `deinit` cancels every call still in flight (the dispatcher aborts the transfer). Calls hold
 /// the manager and the engine weakly, so a call never extends their lifetime.
 public final class ManagerEngine: @unchecked Sendable {
@@ -45,6 +47,8 @@ public final class ManagerEngine: @unchecked Sendable {
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?
         var paging = PagingState()
+        /// The manager the engine belongs to: the first one that called through it.
+        var owner: ObjectIdentifier?
     }
 
     struct ResolvedService {
