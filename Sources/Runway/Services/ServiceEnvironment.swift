@@ -29,7 +29,9 @@ public struct ServiceEnvironment: Hashable, Sendable, CustomStringConvertible {
 ///          releaseCandidate: "https://rc.rent.example.com/v1",
 ///          release: "https://rent.example.com/v1")
 /// ```
-/// The registry checks every URL when it is built, so a typo is a start-up error.
+/// One server for every environment (tests, a single-server app): `BaseURLs("http://127.0.0.1:8080/v1")`.
+/// The registry checks every URL when it is built (absolute `http(s)`, no query, no space or
+/// control character), so a typo is a start-up error.
 public struct BaseURLs: Sendable, Hashable {
     /// The development base URL.
     public var develop: String

@@ -11,10 +11,11 @@
 /// ``RunwayError/Code/responseInvalid`` and keeps the raw response.
 ///
 /// ## Position
-/// Right after the cache and before retry and signing: `cache → validation → retry → signing`.
-/// - After the cache, so a response that breaks the response rule is thrown before the cache
-///   sees it and is never stored; a hit was validated when it was stored. Invalid parameters
-///   cannot produce a hit either: they never reached the network, so nothing was stored for them.
+/// After logging and before the cache, retry and signing (``DefaultOrder``):
+/// `logging → validation → cache → retry → signing`.
+/// - Before the cache, so an invalid call is never answered from it (a disk cache may outlive a
+///   rule change), and a response is checked whenever it is returned, from the network or from
+///   the cache: one that breaks the response rule is never delivered as valid.
 /// - Before retry, so a validation failure is never retried, and before signing, so nothing
 ///   invalid is signed or sent.
 /// ```swift
@@ -23,7 +24,7 @@
 /// ])
 /// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
 ///     validation
-///     // cache, signing, ...
+///     // cache, retry, signing, ...
 /// }
 /// ```
 public struct ValidationInterceptor: Interceptor {
