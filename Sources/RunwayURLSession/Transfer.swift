@@ -15,7 +15,12 @@ import FoundationNetworking
 /// `lock` only.
 final class Transfer: @unchecked Sendable {
     private struct State {
-        var continuation: CheckedContinuation<Response, any Error>?
+        var continuation: CheckedContinuation<Void, Never>?
+        /// How it ended, left under `lock` for the resumed caller to read under `lock` too: that
+        /// pair orders the hand-over for the thread sanitizer, which does not see the runtime's
+        /// own when the continuation is resumed before the caller has suspended (a refused
+        /// connection can end that fast).
+        var outcome: Result<Response, RunwayError>?
         var task: URLSessionTask?
         var abortError: RunwayError?
         var redirectError: RunwayError?
@@ -42,25 +47,29 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// Starts `task` and waits until the transfer ends.
-    func run(_ task: URLSessionDataTask) async throws -> Response {
-        try await withCheckedThrowingContinuation { continuation in
-            let early: RunwayError? = lock.withLock {
+    func run(_ task: URLSessionDataTask) async throws(RunwayError) -> Response {
+        await withCheckedContinuation { continuation in
+            let early: Bool = lock.withLock {
                 if let abortError = state.abortError {
                     state.finished = true
-                    return abortError
+                    state.outcome = .failure(abortError)
+                    return true
                 }
                 state.continuation = continuation
                 state.task = task
-                return nil
+                return false
             }
-            if let early {
+            if early {
                 task.cancel()
                 sink.discard()
-                continuation.resume(throwing: early)
+                continuation.resume()
             } else {
                 task.resume()
             }
         }
+        let outcome = lock.withLock { state.outcome }
+        guard let outcome else { throw RunwayError(.transport, "the transfer ended without an outcome") }
+        return try outcome.get()
     }
 
     /// Ends the transfer with `error` unless it has already ended, and cancels the task.
@@ -143,34 +152,38 @@ final class Transfer: @unchecked Sendable {
     }
 
     func complete(error: (any Error)?, response: HTTPURLResponse?) {
-        let (continuation, result): (CheckedContinuation<Response, any Error>?, Result<Response, RunwayError>) = lock.withLock {
-            guard !state.finished else { return (nil, .failure(RunwayError(.cancelled))) }
+        let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
+            guard !state.finished else { return nil }
             state.finished = true
+            let result = finish(error: error, response: response)
+            state.outcome = result
             defer { state.continuation = nil }
-            if let abortError = state.abortError ?? state.redirectError {
-                sink.discard()
-                return (state.continuation, .failure(abortError))
-            }
-            if let error {
-                sink.discard()
-                return (state.continuation, .failure(URLErrorMapping.runwayError(for: error)))
-            }
-            if state.status == 0, let response {
-                state.status = response.statusCode
-                state.headers = Self.headers(of: response)
-            }
-            do throws(RunwayError) {
-                let (body, fileURL) = try sink.finish()
-                let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
-                return (
-                    state.continuation,
-                    .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
-                )
-            } catch {
-                return (state.continuation, .failure(error))
-            }
+            return state.continuation
         }
-        continuation?.resume(with: result.mapError { $0 as any Error })
+        continuation?.resume()
+    }
+
+    /// How the transfer ends, once URLSession says it has; call under `lock`.
+    private func finish(error: (any Error)?, response: HTTPURLResponse?) -> Result<Response, RunwayError> {
+        if let abortError = state.abortError ?? state.redirectError {
+            sink.discard()
+            return .failure(abortError)
+        }
+        if let error {
+            sink.discard()
+            return .failure(URLErrorMapping.runwayError(for: error))
+        }
+        if state.status == 0, let response {
+            state.status = response.statusCode
+            state.headers = Self.headers(of: response)
+        }
+        do throws(RunwayError) {
+            let (body, fileURL) = try sink.finish()
+            let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
+            return .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
+        } catch {
+            return .failure(error)
+        }
     }
 
     // MARK: Helpers
