@@ -9,7 +9,8 @@ import Foundation
 /// let id = try call.parameters.int("id")          // Int, or a String holding one
 /// let tags = call.parameters.strings("tag")       // every value of a repeated key
 /// ```
-/// Order is kept (insertion order), so lookups are a short linear scan: calls carry few values.
+/// Order is kept (insertion order), so lookups are a short linear scan: calls carry few values
+/// (query items are collected through a dictionary, so a long query still parses in linear time).
 public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// A value, typed where the resolver knows the type, so typed getters need no dynamic cast.
     enum Stored: Sendable {
@@ -37,7 +38,8 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         }
     }
 
-    private var storage: [(key: String, value: Stored)]
+    /// The values in insertion order (internal so that the query reader can grow them in place).
+    var storage: [(key: String, value: Stored)]
 
     /// No parameters.
     public init() { storage = [] }
@@ -90,29 +92,6 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     /// Appends without checking for an existing key (the resolver never produces duplicates).
     mutating func appendUnchecked(_ key: String, _ value: Stored) {
         storage.append((key, value))
-    }
-
-    /// Adds a query item: a new key becomes a `String`, a repeated one a `[String]`; keys among
-    /// the first `protected` entries (path captures) win and the item is ignored.
-    mutating func addQueryItem(_ key: String, _ value: String, protected: Int) {
-        var index = 0
-        let count = storage.count
-        while index < count {
-            if storage[index].key == key {
-                guard index >= protected else { return }
-                switch storage[index].value {
-                case .string(let first): storage[index].value = .strings([first, value])
-                case .strings(var list):
-                    storage[index].value = .int(0)  // release the old array so `append` does not copy it
-                    list.append(value)
-                    storage[index].value = .strings(list)
-                case .int, .other: break
-                }
-                return
-            }
-            index += 1
-        }
-        storage.append((key, .string(value)))
     }
 
     /// The pairs in insertion order.

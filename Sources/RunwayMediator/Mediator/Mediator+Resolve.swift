@@ -35,11 +35,8 @@ extension Mediator {
         for (name, value) in zip(route.captureNames, found.captures) {
             if let name { parameters.appendUnchecked(name, value) }
         }
-        let pathCount = parameters.count
         do {
-            try URLScanner.forEachQueryItem(bytes, scan, options: options) { name, value in
-                parameters.addQueryItem(name, value, protected: pathCount)
-            }
+            try parameters.addQueryItems(of: scan, in: bytes, options: options)
         } catch var error as MediatorError {
             error.url = url
             throw error

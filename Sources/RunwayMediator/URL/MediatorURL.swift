@@ -30,9 +30,7 @@ public struct MediatorURL: Sendable {
                 throw error
             }
             var query = MediatorParameters()
-            try URLScanner.forEachQueryItem(bytes, scan, options: options) { name, value in
-                query.addQueryItem(name, value, protected: 0)
-            }
+            try query.addQueryItems(of: scan, in: bytes, options: options)
             let fragment =
                 scan.fragmentStart < bytes.count ? URLScanner.decodeLenient(bytes, scan.fragmentStart, bytes.count) : nil
             return (scan.scheme, scan.segments.map(\.value), query, fragment)

@@ -1,0 +1,71 @@
+import Testing
+@testable import RunwayMediator
+
+/// Collecting query items is linear: 100,000 items, distinct or all of one key, parse well
+/// within a bound that a quadratic collector (a scan of the keys per item, a copy of the values
+/// per repeat) exceeds many times over.
+@Suite("Query items at scale")
+struct MediatorParametersQueryTests {
+    static let count = 100_000
+    /// Generous (a debug build on a busy 2-core machine parses either URL in well under a
+    /// second); the quadratic collector took 275 s for the distinct keys and 52 s for the repeats.
+    static let bound: Duration = .seconds(5)
+    static let options = MediatorURLOptions(maxLength: 4 << 20)
+
+    static func mediator() throws -> Mediator {
+        var builder = try standardBuilder()
+        builder.urlOptions = options
+        return try builder.build()
+    }
+
+    @Test func distinctKeysKeepTheirOrderAndValues() throws {
+        let mediator = try Self.mediator()
+        // `id` comes last and is a path capture: the path value wins over the query's.
+        let url = "app://listing/1?" + (0..<Self.count).map { "k\($0)=\($0)" }.joined(separator: "&") + "&id=7"
+        var match: RouteMatch?
+        let elapsed = try ContinuousClock().measure { match = try mediator.resolve(url) }
+        #expect(elapsed < Self.bound, "resolve took \(elapsed)")
+        let parameters = try #require(match).parameters
+        #expect(parameters.count == Self.count + 1)
+        #expect(parameters.keys == ["id"] + (0..<Self.count).map { "k\($0)" })
+        #expect(try parameters.int("id") == 1)
+        #expect(try parameters.int("k99999") == 99_999)
+        #expect(parameters.strings("k0") == ["0"])
+    }
+
+    @Test func repeatsOfOneKeyKeepEveryValueInOrder() throws {
+        let url = "app://s/x?" + (0..<Self.count).map { "tag=\($0)" }.joined(separator: "&")
+        var parsed: MediatorURL?
+        let elapsed = try ContinuousClock().measure { parsed = try MediatorURL(url, options: Self.options) }
+        #expect(elapsed < Self.bound, "MediatorURL took \(elapsed)")
+        let query = try #require(parsed).query
+        #expect(query.keys == ["tag"])
+        #expect(query.strings("tag") == (0..<Self.count).map { String($0) })
+        #expect(try query.string("tag") == "0")
+        #expect { try query.int("tag") } throws: {
+            ($0 as? MediatorError)?.message.contains("is given \(Self.count) times") == true
+        }
+    }
+
+    @Test func repeatsOfAPathCaptureAreIgnoredAtScale() throws {
+        let mediator = try Self.mediator()
+        let url = "app://listing/42?" + (0..<Self.count).map { "id=\($0)&tag=\($0)" }.joined(separator: "&")
+        var match: RouteMatch?
+        let elapsed = try ContinuousClock().measure { match = try mediator.resolve(url) }
+        #expect(elapsed < Self.bound, "resolve took \(elapsed)")
+        let parameters = try #require(match).parameters
+        #expect(parameters.keys == ["id", "tag"])
+        #expect(try parameters.int("id") == 42)
+        #expect(parameters.strings("tag").count == Self.count)
+        #expect(parameters.strings("tag").last == String(Self.count - 1))
+    }
+
+    @Test func manyKeysWithRepeatsKeepFirstAppearanceOrder() throws {
+        // Enough distinct keys to go past any small-list shortcut, each repeated three times.
+        let items = (0..<300).map { "k\($0 % 100)=\($0)" }.joined(separator: "&")
+        let query = try MediatorURL("app://s?" + items + "&k5=last").query
+        #expect(query.keys == (0..<100).map { "k\($0)" })
+        #expect(query.strings("k5") == ["5", "105", "205", "last"])
+        #expect(query.strings("k99") == ["99", "199", "299"])
+    }
+}
