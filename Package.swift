@@ -99,7 +99,8 @@ package.dependencies += [
     .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
 ]
 package.targets += [
-    .target(name: "RunwayMediator", swiftSettings: strict),
+    // Strict memory safety: the mediator parses untrusted URLs, so no unsafe construct compiles in it.
+    .target(name: "RunwayMediator", swiftSettings: strict + [.strictMemorySafety()]),
     // The generator behind both plugins: its logic is a library so golden-file tests can call it.
     .target(name: "MediatorCodegen", dependencies: ["RunwayMediator"], swiftSettings: strict),
     .executableTarget(name: "MediatorCodegenTool", dependencies: ["MediatorCodegen"], swiftSettings: strict),

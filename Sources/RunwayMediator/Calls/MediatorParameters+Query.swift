@@ -9,7 +9,7 @@ extension MediatorParameters {
     /// place); a key among the values already here (path captures) wins and the item is ignored.
     /// Throws `.malformedURL` for an item that cannot be decoded, leaving the items read so far.
     mutating func addQueryItems(
-        of scan: URLScanner.Scan, in bytes: UnsafeBufferPointer<UInt8>, options: MediatorURLOptions
+        of scan: URLScanner.Scan, in bytes: [UInt8], options: MediatorURLOptions
     ) throws {
         let protected = storage.count
         var positions: [String: Int]? = nil
@@ -19,9 +19,9 @@ extension MediatorParameters {
     }
 
     private mutating func addQueryItem(_ key: String, _ value: String, protected: Int, positions: inout [String: Int]?) {
-        let position = positions == nil ? storage.firstIndex { $0.key == key } : positions?[key]
-        if let position {
-            if position >= protected { storage[position].value.appendQueryValue(value) }
+        let found = positions == nil ? position(of: key) : positions?[key]
+        if let found {
+            if found >= protected { storage[found].value.appendQueryValue(value) }
             return
         }
         positions?[key] = storage.count

@@ -64,7 +64,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     public subscript(key: String) -> (any Sendable)? {
         get { typed(key)?.any }
         set {
-            if let index = storage.firstIndex(where: { $0.key == key }) {
+            if let index = position(of: key) {
                 if let newValue { storage[index].value = Stored(newValue) } else { storage.remove(at: index) }
             } else if let newValue {
                 storage.append((key, Stored(newValue)))
@@ -73,7 +73,16 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     }
 
     func typed(_ key: String) -> Stored? {
-        for entry in storage where entry.key == key { return entry.value }
+        position(of: key).map { storage[$0].value }
+    }
+
+    /// Where `key` is in `storage` (a short linear scan: calls carry few values).
+    func position(of key: String) -> Int? {
+        var index = 0
+        while index < storage.count {
+            if storage[index].key == key { return index }
+            index += 1
+        }
         return nil
     }
 
@@ -87,7 +96,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
     public var isEmpty: Bool { storage.isEmpty }
 
     /// Whether `key` is present.
-    public func contains(_ key: String) -> Bool { storage.contains { $0.key == key } }
+    public func contains(_ key: String) -> Bool { position(of: key) != nil }
 
     /// Appends without checking for an existing key (the resolver never produces duplicates).
     mutating func appendUnchecked(_ key: String, _ value: Stored) {

@@ -5,8 +5,7 @@ extension Mediator {
     /// - Throws: `.malformedURL` for input that is not a mediator URL;
     ///   `.remoteCallForbidden` when only local-only actions match and `origin` is `.remote`.
     public func resolve(_ url: String, origin: CallOrigin = .remote) throws -> RouteMatch? {
-        var text = url
-        return try text.withUTF8 { bytes in try resolve(bytes: bytes, url: url, origin: origin) }
+        try resolve(bytes: Array(url.utf8), url: url, origin: origin)
     }
 
     /// Whether a remote call to `url` would reach an action (the fallback does not count).
@@ -14,7 +13,7 @@ extension Mediator {
         ((try? resolve(url, origin: .remote)) ?? nil) != nil
     }
 
-    private func resolve(bytes: UnsafeBufferPointer<UInt8>, url: String, origin: CallOrigin) throws -> RouteMatch? {
+    private func resolve(bytes: [UInt8], url: String, origin: CallOrigin) throws -> RouteMatch? {
         let options = storage.urlOptions
         let scan: URLScanner.Scan
         do { scan = try URLScanner.scan(bytes, options: options) } catch var error as MediatorError {

@@ -125,13 +125,11 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func percentDecoded(_ part: Substring, _ fail: (String) -> MediatorError) throws -> String {
-        var utf8 = Array(part.utf8)
-        return try utf8.withUnsafeMutableBufferPointer { buffer in
-            do {
-                return try URLScanner.decode(UnsafeBufferPointer(buffer), 0, buffer.count, plusAsSpace: false)
-            } catch {
-                throw fail("literal '\(part)' has a bad percent escape")
-            }
+        let utf8 = Array(part.utf8)
+        do {
+            return try URLScanner.decode(utf8, 0, utf8.count, plusAsSpace: false)
+        } catch {
+            throw fail("literal '\(part)' has a bad percent escape")
         }
     }
 }

@@ -2,9 +2,8 @@
 /// backtracking when a branch dead-ends. Each trie node is visited at most once per lookup,
 /// so the cost is bounded by the trie, never exponential.
 ///
-/// The hot path works on unsafe buffer views of the frozen node array and of the scanned
-/// segments, which are alive for the whole call, so that it reads fields in place instead of
-/// copying (and reference-counting) whole nodes.
+/// The hot path reads the frozen node array, the scanned segments and the URL's bytes through
+/// bounds-checked array subscripts (no unsafe pointers: the input is untrusted).
 extension RouteTrie {
     /// What a lookup found.
     struct Found {
@@ -16,35 +15,27 @@ extension RouteTrie {
     /// Finds the route for `scan`'s segments that `origin` may call. `forbidden` becomes true
     /// when a route matched but its action is local-only and the call is remote.
     func resolve(
-        _ scan: URLScanner.Scan, bytes: UnsafeBufferPointer<UInt8>, origin: CallOrigin, forbidden: inout Bool
+        _ scan: URLScanner.Scan, bytes: [UInt8], origin: CallOrigin, forbidden: inout Bool
     ) -> Found? {
         // Apps have one or two schemes: a linear scan beats hashing the scheme.
         guard let root = schemeRoots.first(where: { $0.scheme == scan.scheme })?.node else { return nil }
-        let result: (Int32, [MediatorParameters.Stored], Bool) = nodes.withUnsafeBufferPointer { nodes in
-            scan.segments.withUnsafeBufferPointer { segments in
-                var matcher = Matcher(
-                    nodes: nodes, segments: segments, bytes: bytes, pathEnd: scan.pathEnd, remote: origin == .remote)
-                let route = matcher.match(root, 0, routes)
-                return (route, matcher.captures, matcher.forbidden)
-            }
-        }
-        forbidden = result.2
-        return result.0 >= 0 ? Found(route: routes[Int(result.0)], captures: result.1) : nil
+        var matcher = Matcher(
+            nodes: nodes, segments: scan.segments, bytes: bytes, pathEnd: scan.pathEnd, remote: origin == .remote)
+        let route = matcher.match(root, 0, routes)
+        forbidden = matcher.forbidden
+        return route >= 0 ? Found(route: routes[Int(route)], captures: matcher.captures) : nil
     }
 
     private struct Matcher {
-        let nodes: UnsafeBufferPointer<Node>
-        let segments: UnsafeBufferPointer<URLScanner.Segment>
-        let bytes: UnsafeBufferPointer<UInt8>
+        let nodes: [Node]
+        let segments: [URLScanner.Segment]
+        let bytes: [UInt8]
         let pathEnd: Int
         let remote: Bool
         var forbidden = false
         var captures: [MediatorParameters.Stored] = []
 
-        init(
-            nodes: UnsafeBufferPointer<Node>, segments: UnsafeBufferPointer<URLScanner.Segment>,
-            bytes: UnsafeBufferPointer<UInt8>, pathEnd: Int, remote: Bool
-        ) {
+        init(nodes: [Node], segments: [URLScanner.Segment], bytes: [UInt8], pathEnd: Int, remote: Bool) {
             self.nodes = nodes
             self.segments = segments
             self.bytes = bytes

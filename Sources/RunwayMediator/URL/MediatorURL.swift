@@ -22,23 +22,19 @@ public struct MediatorURL: Sendable {
 
     /// Reads `string`; malformed input is `.malformedURL`.
     public init(_ string: String, options: MediatorURLOptions = MediatorURLOptions()) throws {
-        var text = string
-        let parts = try text.withUTF8 { bytes -> (String, [String], MediatorParameters, String?) in
-            let scan: URLScanner.Scan
-            do { scan = try URLScanner.scan(bytes, options: options) } catch var error as MediatorError {
-                error.url = string
-                throw error
-            }
-            var query = MediatorParameters()
-            try query.addQueryItems(of: scan, in: bytes, options: options)
-            let fragment =
-                scan.fragmentStart < bytes.count ? URLScanner.decodeLenient(bytes, scan.fragmentStart, bytes.count) : nil
-            return (scan.scheme, scan.segments.map(\.value), query, fragment)
+        let bytes = Array(string.utf8)
+        let scan: URLScanner.Scan
+        do { scan = try URLScanner.scan(bytes, options: options) } catch var error as MediatorError {
+            error.url = string
+            throw error
         }
-        scheme = parts.0
-        host = parts.1.first ?? ""
-        pathSegments = Array(parts.1.dropFirst())
-        query = parts.2
-        fragment = parts.3
+        var query = MediatorParameters()
+        try query.addQueryItems(of: scan, in: bytes, options: options)
+        scheme = scan.scheme
+        host = scan.segments.first?.value ?? ""
+        pathSegments = scan.segments.dropFirst().map(\.value)
+        self.query = query
+        fragment =
+            scan.fragmentStart < bytes.count ? URLScanner.decodeLenient(bytes, scan.fragmentStart, bytes.count) : nil
     }
 }

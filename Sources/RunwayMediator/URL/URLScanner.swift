@@ -1,4 +1,5 @@
-/// A hand-written reader of mediator URLs over UTF-8 bytes (no `URLComponents`).
+/// A hand-written reader of mediator URLs over UTF-8 bytes (no `URLComponents`), held in an
+/// array and read through bounds-checked subscripts: the input is untrusted.
 ///
 /// `scheme://host/seg/seg?query#fragment`. The scheme is lowercased; the host is the first
 /// segment, percent-decoded and lowercased (ASCII); the path is split on `/` first and each
@@ -22,7 +23,7 @@ struct URLScanner {
         var fragmentStart: Int
     }
 
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, options: MediatorURLOptions) throws -> Scan {
+    static func scan(_ bytes: [UInt8], options: MediatorURLOptions) throws -> Scan {
         let count = bytes.count
         guard count > 0 else { throw malformed("the URL is empty") }
         guard count <= options.maxLength else { throw malformed("the URL is longer than \(options.maxLength) bytes") }
@@ -44,7 +45,7 @@ struct URLScanner {
         }
         guard index + 2 < count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/")
         else { throw malformed("the URL has no '://' after its scheme") }
-        var scheme = String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<index]), as: UTF8.self)
+        var scheme = String(decoding: bytes[0..<index], as: UTF8.self)
         if !schemeIsLower { scheme = scheme.lowercased() }
         index += 3
 
@@ -112,7 +113,7 @@ struct URLScanner {
 
     /// Calls `body` with each query item, decoded; an item without `=` has an empty value.
     static func forEachQueryItem(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ scan: Scan, options: MediatorURLOptions,
+        _ bytes: [UInt8], _ scan: Scan, options: MediatorURLOptions,
         _ body: (String, String) throws -> Void
     ) throws {
         var index = scan.queryStart
@@ -137,14 +138,14 @@ struct URLScanner {
     }
 
     /// Percent-decodes `bytes[start..<end]`; a bad escape or invalid UTF-8 is `.malformedURL`.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, plusAsSpace: Bool) throws -> String {
+    static func decode(_ bytes: [UInt8], _ start: Int, _ end: Int, plusAsSpace: Bool) throws -> String {
         var needsWork = false
         for index in start..<end where bytes[index] == UInt8(ascii: "%") || (plusAsSpace && bytes[index] == UInt8(ascii: "+")) {
             needsWork = true
             break
         }
         guard needsWork else {
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return String(decoding: bytes[start..<end], as: UTF8.self)
         }
         var out: [UInt8] = []
         out.reserveCapacity(end - start)
@@ -168,9 +169,9 @@ struct URLScanner {
     }
 
     /// Decodes a range that is known to hold only complete escapes (joined segments).
-    static func decodeLenient(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String {
+    static func decodeLenient(_ bytes: [UInt8], _ start: Int, _ end: Int) -> String {
         (try? decode(bytes, start, end, plusAsSpace: false))
-            ?? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            ?? String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
     static func asciiLowercased(_ text: String) -> String {
