@@ -117,6 +117,63 @@ struct MediatorPerformTests {
         }
     }
 
+    /// Queries that cannot be read: a bad escape, a truncated one, invalid UTF-8, an item with no name.
+    static let malformedQueries = ["q=%ZZ", "q=%4", "q=%FF", "=v", "ok=1&%zz=2"]
+
+    @Test func unmatchedURLWithMalformedQueryIsNotFoundLikeAnyUnmatchedURL() async throws {
+        let mediator = try standardBuilder().build()
+        for query in Self.malformedQueries {
+            let url = "app://nowhere/x?" + query
+            #expect(try mediator.resolve(url) == nil, "\(url)")
+            #expect(!mediator.canOpen(url: url))
+            await #expect("\(url)") { try await mediator.perform(url: url) } throws: { error in
+                let error = error as? MediatorError
+                return error?.code == .notFound && error?.url == url && error?.target == "nowhere"
+            }
+        }
+    }
+
+    @Test func unmatchedURLWithMalformedQueryGoesToTheHandlerThenTheFallback() async throws {
+        var builder = try standardBuilder()
+        builder.setFallback(target: "account", action: "notFound")
+        let seen = Log()
+        builder.onUnmatchedURL { request in
+            seen.append("\(request.target ?? "?") \(request.parameters.keys)")
+            return request.target == "web" ? Screen(name: "web") : nil
+        }
+        let mediator = try builder.build()
+        for query in Self.malformedQueries {
+            #expect(try await mediator.perform(url: "app://web/page?" + query, as: Screen.self) == Screen(name: "web"))
+            let fallback = try await mediator.perform(url: "app://nowhere/x?" + query, as: Screen.self)
+            #expect(fallback.name == "account.notFound:app://nowhere/x?" + query)
+        }
+        // The handler gets no parameters from a query it cannot read, and every item of one it can.
+        #expect(try await mediator.perform(url: "app://web/page?a=1&b=2", as: Screen.self) == Screen(name: "web"))
+        #expect(seen.all == Self.malformedQueries.flatMap { _ in ["web []", "nowhere []"] } + ["web [\"a\", \"b\"]"])
+    }
+
+    @Test func matchedURLWithMalformedQueryIsMalformedForAllThree() async throws {
+        var builder = try standardBuilder()
+        builder.setFallback(target: "account", action: "notFound")
+        let mediator = try builder.build()
+        for query in Self.malformedQueries {
+            let url = "app://listing/42?" + query
+            #expect("\(url)") { try mediator.resolve(url) } throws: { ($0 as? MediatorError)?.code == .malformedURL }
+            #expect(!mediator.canOpen(url: url))
+            // Neither the unmatched handler nor the fallback: the URL did match.
+            await #expect("\(url)") { try await mediator.perform(url: url) } throws: { error in
+                let error = error as? MediatorError
+                return error?.code == .malformedURL && error?.url == url
+            }
+        }
+        // A malformed path is malformed whether or not anything would match it.
+        for url in ["app://nowhere/%ZZ?q=1", "app://listing/%ZZ"] {
+            #expect { try mediator.resolve(url) } throws: { ($0 as? MediatorError)?.code == .malformedURL }
+            #expect(!mediator.canOpen(url: url))
+            await #expect { try await mediator.perform(url: url) } throws: { ($0 as? MediatorError)?.code == .malformedURL }
+        }
+    }
+
     @Test func actionErrorsAreWrappedWithTheOriginalKept() async throws {
         struct Boom: Error {}
         var builder = Mediator.Builder()

@@ -31,11 +31,18 @@ extension Mediator {
     /// No match: the unmatched-URL handler runs first (a non-`nil` result ends the call), then
     /// the fallback action, else `.notFound`. Throws `.malformedURL` for bad input and
     /// `.remoteCallForbidden` when a remote URL only matches local-only actions.
+    ///
+    /// The rule is ``resolve(_:origin:)``'s: the query is read only once a route matches. A URL
+    /// that matches no route is unmatched whatever its query holds (`app://nowhere/x?q=%ZZ` goes
+    /// to the handler and the fallback, which get no parameters when the query cannot be read);
+    /// a URL that matches a route but whose query cannot be read throws `.malformedURL`.
     @discardableResult
     public func perform(url: String, origin: CallOrigin = .remote) async throws -> any Sendable {
-        guard let match = try resolve(url, origin: origin) else {
-            let parsed = try MediatorURL(url, options: storage.urlOptions)
-            let unmatched = UnmatchedRequest(url: url, target: parsed.host, action: nil, parameters: parsed.query, origin: origin)
+        let lookup = try lookUp(url, origin: origin)
+        guard let match = lookup.match else {
+            let unmatched = UnmatchedRequest(
+                url: url, target: lookup.scan.segments.first?.value, action: nil,
+                parameters: lookup.unmatchedQuery(options: storage.urlOptions), origin: origin)
             if let handler = storage.unmatchedHandler, let handled = try await handler(unmatched) {
                 return handled
             }
