@@ -60,6 +60,19 @@ struct MediatorParametersQueryTests {
         #expect(parameters.strings("tag").last == String(Self.count - 1))
     }
 
+    @Test func aKeyHeldTwiceBeforeTheQueryNeitherTrapsNorChangesWhichOneIsRead() throws {
+        // No resolver produces this today; the index is built without assuming it cannot happen.
+        var parameters = MediatorParameters()
+        parameters.appendUnchecked("k", .string("first"))
+        parameters.appendUnchecked("k", .string("second"))
+        let url = "app://s?" + (0..<(MediatorParameters.linearScanLimit + 4)).map { "q\($0)=\($0)&k=x" }.joined(separator: "&")
+        let bytes = Array(url.utf8)
+        let scan = try URLScanner.scan(bytes, options: MediatorURLOptions())
+        try parameters.addQueryItems(of: scan, in: bytes, options: MediatorURLOptions())
+        #expect(parameters.strings("k") == ["first"])
+        #expect(parameters.count == 2 + MediatorParameters.linearScanLimit + 4)
+    }
+
     @Test func manyKeysWithRepeatsKeepFirstAppearanceOrder() throws {
         // Enough distinct keys to go past any small-list shortcut, each repeated three times.
         let items = (0..<300).map { "k\($0 % 100)=\($0)" }.joined(separator: "&")

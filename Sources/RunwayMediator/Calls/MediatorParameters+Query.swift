@@ -27,7 +27,8 @@ extension MediatorParameters {
         positions?[key] = storage.count
         storage.append((key, .string(value)))
         if positions == nil, storage.count > Self.linearScanLimit {
-            positions = Dictionary(uniqueKeysWithValues: storage.enumerated().map { ($1.key, $0) })
+            // The first of equal keys wins, as in `position(of:)` (and no trap if one ever repeats).
+            positions = Dictionary(storage.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }
 }
