@@ -38,11 +38,8 @@ extension Mediator {
     /// a URL that matches a route but whose query cannot be read throws `.malformedURL`.
     @discardableResult
     public func perform(url: String, origin: CallOrigin = .remote) async throws -> any Sendable {
-        let lookup = try lookUp(url, origin: origin)
-        guard let match = lookup.match else {
-            let unmatched = UnmatchedRequest(
-                url: url, target: lookup.scan.segments.first?.value, action: nil,
-                parameters: lookup.unmatchedQuery(options: storage.urlOptions), origin: origin)
+        guard let match = try resolve(url, origin: origin) else {
+            let unmatched = try unmatchedRequest(url: url, origin: origin)
             if let handler = storage.unmatchedHandler, let handled = try await handler(unmatched) {
                 return handled
             }

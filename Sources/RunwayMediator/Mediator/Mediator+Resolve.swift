@@ -12,7 +12,7 @@ extension Mediator {
     ///   cannot be read); `.remoteCallForbidden` when only local-only actions match and `origin`
     ///   is `.remote`.
     public func resolve(_ url: String, origin: CallOrigin = .remote) throws -> RouteMatch? {
-        try lookUp(url, origin: origin).match
+        try resolve(bytes: Array(url.utf8), url: url, origin: origin)
     }
 
     /// Whether a remote call to `url` would reach an action (the fallback does not count).
@@ -24,24 +24,20 @@ extension Mediator {
         ((try? resolve(url, origin: .remote)) ?? nil) != nil
     }
 
-    /// A URL looked up: its bytes and scan (what an unmatched request is made of) and the match.
-    struct Lookup {
-        let bytes: [UInt8]
-        let scan: URLScanner.Scan
-        let match: RouteMatch?
-
-        /// The query items of a URL that matched nothing, or none when its query cannot be read
-        /// (it took no part in matching, so it does not make the URL malformed).
-        func unmatchedQuery(options: MediatorURLOptions) -> MediatorParameters {
-            var query = MediatorParameters()
-            do { try query.addQueryItems(of: scan, in: bytes, options: options) } catch { return MediatorParameters() }
-            return query
-        }
+    /// What the unmatched handler and the fallback get for a URL that ``resolve(_:origin:)``
+    /// found no route for: its host, and its query items, or none when the query cannot be read
+    /// (it took no part in matching, so it does not make the URL malformed).
+    func unmatchedRequest(url: String, origin: CallOrigin) throws -> UnmatchedRequest {
+        let bytes = Array(url.utf8)
+        let options = storage.urlOptions
+        let scan = try URLScanner.scan(bytes, options: options)
+        var query = MediatorParameters()
+        do { try query.addQueryItems(of: scan, in: bytes, options: options) } catch { query = MediatorParameters() }
+        return UnmatchedRequest(url: url, target: scan.segments.first?.value, action: nil, parameters: query, origin: origin)
     }
 
     /// Scans `url` and matches it; the query is read only when a route matches.
-    func lookUp(_ url: String, origin: CallOrigin) throws -> Lookup {
-        let bytes = Array(url.utf8)
+    private func resolve(bytes: [UInt8], url: String, origin: CallOrigin) throws -> RouteMatch? {
         let options = storage.urlOptions
         let scan: URLScanner.Scan
         do { scan = try URLScanner.scan(bytes, options: options) } catch var error as MediatorError {
@@ -55,7 +51,7 @@ extension Mediator {
                     .remoteCallForbidden, "a remote call may not reach a local-only action", url: url,
                     target: scan.segments.first?.value)
             }
-            return Lookup(bytes: bytes, scan: scan, match: nil)
+            return nil
         }
         let route = found.route
         var parameters = MediatorParameters(reserving: found.captures.count + 2)
@@ -70,9 +66,8 @@ extension Mediator {
         }
         let fragment =
             scan.fragmentStart < bytes.count ? URLScanner.decodeLenient(bytes, scan.fragmentStart, bytes.count) : nil
-        let match = RouteMatch(
+        return RouteMatch(
             target: route.entry.target, action: route.entry.name, parameters: parameters, pattern: route.pattern,
             access: route.entry.access, fragment: fragment, entry: route.entry)
-        return Lookup(bytes: bytes, scan: scan, match: match)
     }
 }
