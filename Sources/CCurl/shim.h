@@ -43,18 +43,12 @@ static inline CURLcode runway_easy_setopt_data_callback(CURL *handle, CURLoption
     return curl_easy_setopt(handle, option, value);
 }
 
-typedef size_t (*runway_curl_read_callback)(char *buffer, size_t size, size_t count, void *user);
-typedef int (*runway_curl_seek_callback)(void *user, curl_off_t offset, int origin);
+typedef int (*runway_curl_prereq_callback)(void *user, char *primaryIP, char *localIP, int primaryPort, int localPort);
 
-/// A request body given through a read callback and a seek callback (with `user` for both),
-/// so libcurl must ask before it sends the body a second time.
-static inline CURLcode runway_easy_setopt_body_callbacks(CURL *handle, runway_curl_read_callback read,
-                                                        runway_curl_seek_callback seek, void *user) {
-    CURLcode code = curl_easy_setopt(handle, CURLOPT_READFUNCTION, read);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_READDATA, user);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, seek);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_SEEKDATA, user);
-    return code;
+/// The callback libcurl calls before it sends a request on a connection, new or reused: once per
+/// request it sends, so also before it sends one again on its own.
+static inline CURLcode runway_easy_setopt_prereq_callback(CURL *handle, runway_curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
 static inline CURLcode runway_easy_setopt_progress_callback(CURL *handle, runway_curl_progress_callback value) {

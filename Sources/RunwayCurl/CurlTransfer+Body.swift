@@ -2,8 +2,8 @@ import Foundation
 import Runway
 import RunwayCompression
 
-// The body both ways on the loop thread: the response body as it arrives (inflated there when
-// the loop decodes), and a request body given through the read callback.
+// The response body on the loop thread, as it arrives (inflated there when the loop decodes),
+// and the guard on sending a request twice.
 extension CurlTransfer {
     /// A chunk of the body as sent; returns false to abort the transfer.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -83,29 +83,18 @@ extension CurlTransfer {
         return true
     }
 
-    /// Copies the next part of the body into `buffer` (the read callback); 0 once it is all sent.
-    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        guard let body = request.body, bodyOffset < body.count else { return 0 }
-        let count = min(buffer.count, body.count - bodyOffset)
-        let start = body.startIndex + bodyOffset
-        body.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), from: start..<(start + count))
-        bodyOffset += count
-        return count
-    }
-
-    /// Whether libcurl may send the body again from its start (the seek callback): only when a
-    /// response asked for it since it was last sent (a 307 or 308 redirect, an authentication
-    /// challenge). libcurl also rewinds to re-send a request on a new connection when the reused
-    /// one died before answering, and that is refused: the server may have the request already.
-    func rewindBody() -> Bool {
-        // Not "nothing read yet": an empty body is never read, and its request is whole once
-        // the head is out.
-        guard answeredSinceBodySent else {
+    /// Whether libcurl may start sending the request (the pre-request callback, called before
+    /// each send, on a new or a reused connection): the first time, and again only when a
+    /// response asked for it since the last send (a 307 or 308 redirect, an authentication
+    /// challenge). libcurl also sends a request again on a new connection when the reused one
+    /// died before answering, and that is refused: the server may have the request already.
+    func mayStartRequest() -> Bool {
+        guard sends == 0 || answeredSinceSent else {
             refusedResend = true
             return false
         }
-        answeredSinceBodySent = false
-        bodyOffset = 0
+        sends += 1
+        answeredSinceSent = false
         return true
     }
 }

@@ -39,7 +39,7 @@ extension CurlTransfer {
             contentLength = nil
             contentEncoding = nil
             headerSectionEnded = false
-            answeredSinceBodySent = true
+            answeredSinceSent = true
             if parsesHeadersOnLoop {
                 headers = HTTPHeaders()
                 // Room for a typical response's fields at once, rather than growing field by field.

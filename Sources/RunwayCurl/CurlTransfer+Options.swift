@@ -11,8 +11,7 @@ extension CurlTransfer {
     struct EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
-        let bodyByCallback: Bool
-        let freshConnection: Bool
+        let sendsOnce: Bool
         let decodesOnAwaitingTask: Bool
         let acceptsCompressed: Bool
         let connectTimeout: Int
@@ -21,15 +20,14 @@ extension CurlTransfer {
         let httpVersion: HTTPVersionPreference
         let isSecure: Bool
 
-        init?(_ request: Request, decodesOnAwaitingTask: Bool, bodyByCallback: Bool, freshConnection: Bool, isSecure: Bool) {
+        init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
             guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
                 options.connectOverrides.isEmpty, request.progress == nil, request.download == nil
             else { return nil }
             method = request.method.rawValue
             hasBody = request.body != nil
-            self.bodyByCallback = bodyByCallback
-            self.freshConnection = freshConnection
+            self.sendsOnce = sendsOnce
             self.decodesOnAwaitingTask = decodesOnAwaitingTask
             acceptsCompressed = options.acceptCompressedResponses
             connectTimeout = max(1, options.connectTimeout.milliseconds)
@@ -55,10 +53,11 @@ extension CurlTransfer {
         try set(easy, CURLOPT_URL, urlString)
         if keepingOptions {
             // Method, timeouts, redirects, decoding, callbacks: as the last request left them.
-            if request.body != nil { try setBody(easy) }
+            if let body = request.body { try setBody(easy, body) }
             try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0)
             try set(easy, CURLOPT_WRITEDATA, me)
             try set(easy, CURLOPT_HEADERDATA, me)
+            if sendsOnce { try set(easy, CURLOPT_PREREQDATA, me) }
             return
         }
 
@@ -68,15 +67,13 @@ extension CurlTransfer {
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
 
-        // Method and body (see `setBody`). A POST or PATCH with no body to rewind goes on a
-        // connection of its own, which libcurl never re-sends on.
+        // Method and body. curl copies the body (COPYPOSTFIELDS), so the request may go.
         let method = request.method
-        if needsFreshConnection { try set(easy, CURLOPT_FRESH_CONNECT, 1) }
         if method == .head {
             try set(easy, CURLOPT_NOBODY, 1)
-        } else if request.body != nil || sendsBodyByCallback {
+        } else if let body = request.body {
             try set(easy, CURLOPT_POST, 1)
-            try setBody(easy)
+            try setBody(easy, body)
             if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
         } else if method != .get {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
@@ -98,6 +95,11 @@ extension CurlTransfer {
         try set(easy, CURLOPT_WRITEDATA, me)
         try check(runway_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "header callback")
         try set(easy, CURLOPT_HEADERDATA, me)
+        if sendsOnce {
+            // Asked before every send, so libcurl cannot send a POST again on its own.
+            try check(runway_easy_setopt_prereq_callback(easy, curlPrereqCallback), "pre-request callback")
+            try set(easy, CURLOPT_PREREQDATA, me)
+        }
         if request.progress != nil {
             try check(runway_easy_setopt_progress_callback(easy, curlProgressCallback), "progress callback")
             try set(easy, CURLOPT_XFERINFODATA, me)
@@ -171,17 +173,9 @@ extension CurlTransfer {
         }
     }
 
-    /// The body: through the read callback when libcurl must not send it twice on its own
-    /// (``sendsBodyByCallback``), otherwise copied by libcurl (COPYPOSTFIELDS), so the request
-    /// may go.
-    private func setBody(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
-        let body = request.body ?? Data()
+    /// The body, copied by libcurl (COPYPOSTFIELDS), so the request may go.
+    private func setBody(_ easy: UnsafeMutableRawPointer, _ body: Data) throws(RunwayError) {
         runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-        if sendsBodyByCallback {
-            let me = Unmanaged.passUnretained(self).toOpaque()
-            try check(runway_easy_setopt_body_callbacks(easy, curlReadCallback, curlSeekCallback, me), "body callbacks")
-            return
-        }
         let code = body.withUnsafeBytes { raw in
             // An empty body still needs a non-null pointer.
             runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))

@@ -7,7 +7,7 @@ extension CurlTransfer {
     func outcome(code: CURLcode) -> Result<Response, RunwayError> {
         guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
         if let failure { return .failure(failure) }
-        if code == CURLE_SEND_FAIL_REWIND, refusedResend {
+        if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
             return .failure(RunwayError(
                 .connectionLost,
                 "the connection closed before the response, and \(request.method) is not idempotent: not sent again, "

@@ -56,8 +56,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// complete, empty response; ``outcome(code:)`` does not.
     @exclusivity(unchecked) var headerSectionEnded = false
     /// Whether a response (a redirect, an authentication challenge) came in since the request
-    /// was last sent: only then may libcurl send a callback body again (see ``rewindBody()``).
-    @exclusivity(unchecked) var answeredSinceBodySent = false
+    /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
+    @exclusivity(unchecked) var answeredSinceSent = false
     /// Whether header fields are parsed on the loop thread (downloads) or later by the caller.
     let parsesHeadersOnLoop: Bool
     /// What an easy handle keeps of this request's options for the next one (see ``EasyOptions``).
@@ -85,18 +85,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// what Runway decodes comes back as sent).
     let asksOwnEncodings: Bool
 
-    // Request bodies that libcurl must not send twice on its own (see ``sendsBodyByCallback``).
-    /// Whether the body goes through the read callback, whose rewind is refused unless a
-    /// response asked for it: libcurl silently re-sends a request whose reused connection
-    /// died before any response byte, which must not happen to a request that is not
-    /// idempotent (POST, PATCH) unless it carries an `Idempotency-Key`.
-    let sendsBodyByCallback: Bool
-    /// Whether the request goes on a connection of its own: such a request without a body
-    /// (libcurl re-sends one without asking, since it has nothing to rewind).
-    let needsFreshConnection: Bool
-    /// How much of the body the read callback has handed over.
-    @exclusivity(unchecked) var bodyOffset = 0
-    /// Set when libcurl wanted to send the body again and was refused.
+    /// Whether libcurl must not send the request again on its own: libcurl silently re-sends a
+    /// request whose reused connection died before any response byte, which must not happen to
+    /// a request that is not idempotent (POST, PATCH) unless it carries an `Idempotency-Key`.
+    /// The pre-request callback refuses a second send unless a response asked for it.
+    let sendsOnce: Bool
+    /// How many times libcurl has started sending the request (the pre-request callback).
+    @exclusivity(unchecked) var sends = 0
+    /// Set when libcurl wanted to send the request again and was refused.
     @exclusivity(unchecked) var refusedResend = false
 
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
@@ -106,14 +102,11 @@ final class CurlTransfer: @unchecked Sendable {
         let decodes = request.options.acceptCompressedResponses
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
-        let sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
-        sendsBodyByCallback = sendsOnce && request.body?.isEmpty == false
-        needsFreshConnection = sendsOnce && request.body?.isEmpty != false
+        sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
         easyOptions = EasyOptions(
-            request, decodesOnAwaitingTask: decodesOnAwaitingTask, bodyByCallback: sendsBodyByCallback,
-            freshConnection: needsFreshConnection, isSecure: isSecure)
+            request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
     }
 
     /// Leaves the outcome and resumes the caller, once.
@@ -179,16 +172,10 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     return length
 }
 
-let curlReadCallback: runway_curl_read_callback = { buffer, size, count, user in
-    guard let user, let buffer else { return 0 }
+let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in
+    guard let user else { return Int32(CURL_PREREQFUNC_ABORT) }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
-}
-
-let curlSeekCallback: runway_curl_seek_callback = { user, offset, origin in
-    guard let user, offset == 0, origin == SEEK_SET else { return Int32(CURL_SEEKFUNC_FAIL) }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    return transfer.rewindBody() ? Int32(CURL_SEEKFUNC_OK) : Int32(CURL_SEEKFUNC_FAIL)
+    return transfer.mayStartRequest() ? Int32(CURL_PREREQFUNC_OK) : Int32(CURL_PREREQFUNC_ABORT)
 }
 
 let curlProgressCallback: runway_curl_progress_callback = { user, downloadTotal, downloaded, uploadTotal, uploaded in
