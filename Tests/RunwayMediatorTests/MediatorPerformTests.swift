@@ -174,21 +174,16 @@ struct MediatorPerformTests {
         }
     }
 
-    @Test func actionErrorsAreWrappedWithTheOriginalKept() async throws {
-        struct Boom: Error {}
+    @Test func anActionsOwnErrorReachesTheCallerAsItself() async throws {
+        struct Boom: Error, Equatable { let code: Int }
         var builder = Mediator.Builder()
         try builder.register(targetNamed: "t") { actions in
-            actions.action("fail") { _, _ in throw Boom() }
+            actions.action("fail") { _, _ in throw Boom(code: 7) }
         }
         let mediator = try builder.build()
-        do {
-            try await mediator.perform(target: "t", action: "fail")
-            Issue.record("expected an error")
-        } catch let error as MediatorError {
-            #expect(error.code == .actionFailed)
-            #expect(error.underlying is Boom)
-            #expect(error.target == "t" && error.action == "fail")
-        }
+        await #expect(throws: Boom(code: 7)) { try await mediator.perform(target: "t", action: "fail") }
+        await #expect(throws: Boom(code: 7)) { try await mediator.perform(url: "app://t/fail", origin: .local) }
+        await #expect(throws: Boom(code: 7)) { try await mediator.perform(url: "app://t/fail", origin: .local, as: Int.self) }
     }
 
     @Test func typedResultMismatchIsTypedError() async throws {

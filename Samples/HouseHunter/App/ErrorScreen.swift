@@ -6,18 +6,15 @@ import RunwayMediator
 enum ErrorScreen {
     static func make(_ error: any Error, url: String) -> Screen {
         var fields: [Field] = []
-        var problem = error
         if let mediatorError = error as? MediatorError {
             if mediatorError.code == .notFound {
                 return Screen(kind: .notFound, title: "Not found", blocks: [.text("Nothing in HouseHunter answers \(url).")])
             }
-            if let underlying = mediatorError.underlying, mediatorError.code == .actionFailed || mediatorError.code == .interceptorFailed {
-                problem = underlying
-            } else {
-                fields = [Field("error", "MediatorError.\(mediatorError.code)"), Field("message", mediatorError.message)]
-                if let field = mediatorError.field { fields.append(Field("field", field)) }
-            }
+            fields = [Field("error", "MediatorError.\(mediatorError.code)"), Field("message", mediatorError.message)]
+            if let field = mediatorError.field { fields.append(Field("field", field)) }
         }
+        // An action's own error (a manager's RunwayError) reaches the caller as itself.
+        let problem = error
         if let runway = problem as? RunwayError {
             fields = [Field("error", "RunwayError.\(runway.code)")]
             if let stage = runway.stage { fields.append(Field("stage", stage.description)) }

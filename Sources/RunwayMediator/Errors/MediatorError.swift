@@ -76,9 +76,11 @@ extension MediatorError {
         public static let parameterInvalid = Code(base: .parameterInvalid)
         /// An action returned a value of another type than the caller asked for.
         public static let unexpectedResult = Code(base: .unexpectedResult)
-        /// An action threw an error of its own type; see ``MediatorError/underlying``.
+        /// An action could not run: its target instance is not of the type its actions were
+        /// registered for. (Errors an action throws reach the caller as themselves.)
         public static let actionFailed = Code(base: .actionFailed)
-        /// A route interceptor threw an error of its own type; see ``MediatorError/underlying``.
+        /// Reserved for failures of the route-interceptor chain itself. (Errors a route
+        /// interceptor throws reach the caller as themselves.)
         public static let interceptorFailed = Code(base: .interceptorFailed)
         /// Reverse routing could not build a URL (missing or mistyped parameter, no route).
         public static let cannotBuildURL = Code(base: .cannotBuildURL)

@@ -172,19 +172,8 @@ extension Mediator {
             var chain: Next = { call in try await Mediator.invoke(call, targets: targets, cache: cache) }
             for interceptor in interceptors.reversed() {
                 let next = chain
-                chain = { call in
-                    do {
-                        return try await interceptor.intercept(call, next: next)
-                    } catch let error as MediatorError {
-                        throw error
-                    } catch let error as CancellationError {
-                        throw error
-                    } catch {
-                        throw MediatorError(
-                            .interceptorFailed, "route interceptor \(interceptor.name) failed: \(error)", url: call.url,
-                            target: call.target, action: call.action, underlying: error)
-                    }
-                }
+                // An interceptor's own errors go to the caller as they are, like an action's.
+                chain = { call in try await interceptor.intercept(call, next: next) }
             }
             return Mediator(
                 storage: Storage(

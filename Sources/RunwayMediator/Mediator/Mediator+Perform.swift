@@ -2,8 +2,9 @@ extension Mediator {
     /// Calls an action by name, from code inside the app (may reach every action).
     ///
     /// An unknown target or action goes to the fallback action when one is set, else throws
-    /// `.notFound`. Errors of the action's own type arrive as `.actionFailed` with the original
-    /// in ``MediatorError/underlying``.
+    /// `.notFound`. An error the action (or a route interceptor) throws reaches the caller as
+    /// itself: a `RunwayError` from an API manager stays a `RunwayError`; the mediator's own
+    /// failures are ``MediatorError``.
     @discardableResult
     public func perform(
         target: String, action: String, parameters: MediatorParameters = [:], origin: CallOrigin = .local
@@ -93,16 +94,7 @@ extension Mediator {
                 target: key, action: call.action)
         }
         let instance = record.keeps ? cache.instance(named: key, make: record.make) : record.make()
-        do {
-            return try await entry.handler(instance, call)
-        } catch let error as MediatorError {
-            throw error
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw MediatorError(
-                .actionFailed, "action \(key)/\(call.action) failed: \(error)", url: call.url, target: key, action: call.action,
-                underlying: error)
-        }
+        // The action's own errors go to the caller as they are (a manager's RunwayError).
+        return try await entry.handler(instance, call)
     }
 }
