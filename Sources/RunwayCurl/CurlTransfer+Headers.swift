@@ -39,7 +39,8 @@ extension CurlTransfer {
             contentLength = nil
             contentEncoding = nil
             headerSectionEnded = false
-            answeredSinceSent = true
+            // A redirect or an authentication challenge is what may send the request again.
+            if code >= 300 { answeredSinceSent = true }
             if parsesHeadersOnLoop {
                 headers = HTTPHeaders()
                 // Room for a typical response's fields at once, rather than growing field by field.
