@@ -75,8 +75,9 @@ public protocol APIManager: AnyObject, Sendable {
 
     /// Per-call settings for the interceptors: values the call's ``RequestContext`` carries to
     /// them (a cache policy, a validation, a retry override, compression, a logger), set from
-    /// the call's parameters. Runs once per call that starts, after ``validate(params:)``;
-    /// what it sets applies to this call only. Default: nothing.
+    /// the call's parameters. Runs once per call that passed ``validate(params:)``, before the
+    /// ``loadPolicy`` decides whether it starts; what it sets applies to this call only.
+    /// Default: nothing.
     /// ```swift
     /// func configure(_ context: inout RequestContext, params: [String: JSON]) {
     ///     context[CachePolicy.Key.self] = params["fresh"]?.bool == true ? .disabled : .memory(ttl: .seconds(60))

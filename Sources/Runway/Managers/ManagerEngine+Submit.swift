@@ -112,8 +112,8 @@ extension ManagerEngine {
         let call = ManagerCall(shareKey: shareKey, lock: lock, runsInline: inline)
         var context = RequestContext(apiName: manager.apiName, serviceID: entry.id.rawValue, cancellation: call.cancellation)
         manager.configure(&context, params: params)
-        let plan = CallPlan(context: context,
-            holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
+        let plan = CallPlan(
+            context: context, holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
             entry: entry, request: request,
             params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
         let registered: Submission = lock.withLock {
