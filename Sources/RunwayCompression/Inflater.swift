@@ -35,7 +35,6 @@ package final class Inflater {
         self.encoding = name
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        if case .inflating = state { try? start(raw: false) }
     }
 
     deinit {
@@ -86,6 +85,8 @@ package final class Inflater {
             }
             return try inflate(input, into: sink)
         case .inflating:
+            // gzip starts on its first bytes, so a zlib set-up failure is thrown, not dropped.
+            if !initialised { try start(raw: false) }
             return try inflate(input, into: sink)
         }
     }
