@@ -55,9 +55,7 @@ import Testing
     @Test("a connect timeout sent nothing: it is retried for a POST too")
     func aConnectTimeoutIsRetriedForEveryMethod() async throws {
         let blackhole = try BlackholeListener.start()
-        let retries = Counter()
-        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
-        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.increment() }], dispatcher: CurlDispatcher())
+        let (pipeline, retries) = try countingRetries()
         var options = RequestOptions()
         options.connectTimeout = .milliseconds(200)
         let request = Runway.Request(method: .post, url: blackhole.url("/orders"), body: Data("x".utf8), options: options)
@@ -81,9 +79,7 @@ import Testing
             }
         }
         defer { Task { await server.shutdown() } }
-        let retries = Counter()
-        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
-        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in _ = retries.increment() }], dispatcher: CurlDispatcher())
+        let (pipeline, retries) = try countingRetries()
         var options = RequestOptions()
         options.timeout = .seconds(1)
         let request = Runway.Request(method: .post, url: server.url("/slow-order"), body: Data("x".utf8), options: options)
@@ -96,5 +92,13 @@ import Testing
         #expect(retries.value == 0)
         // It did go out (the server may see it after the client gave up, on a loaded machine).
         #expect(await eventually(timeout: .seconds(10)) { counter.value >= 1 })
+    }
+
+    /// Three attempts, 1 ms apart, over libcurl; the counter counts the retries.
+    private func countingRetries() throws -> (Pipeline, Counter) {
+        let retries = Counter()
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1))
+        let retry = RetryInterceptor(policy: policy) { _ in retries.increment() }
+        return (Pipeline(interceptors: [retry], dispatcher: CurlDispatcher()), retries)
     }
 }
