@@ -15,7 +15,7 @@ let package = Package(
     name: "RunwayBenchmarks",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(path: ".."),
+        .package(path: "..", traits: ["Cache", "ActionLog"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift run house-hunter tour "$@"
+swift run --package-path Samples/HouseHunter house-hunter tour "$@"

@@ -1,5 +1,7 @@
 import Foundation
+#if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
+#endif
 import Runway
 
 /// The state shared by `record` (any thread), the writer thread and the upload task, behind

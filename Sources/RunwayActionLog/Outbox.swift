@@ -1,5 +1,7 @@
 import Foundation
+#if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import GRDB
+#endif
 import Runway
 import RunwayStorage
 

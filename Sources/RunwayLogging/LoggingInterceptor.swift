@@ -1,5 +1,7 @@
 import Foundation
+#if Logging  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
+#endif
 import Runway
 
 /// Logs every call through swift-log, observing only: it never changes a request or a response.

@@ -1,4 +1,6 @@
+#if Metrics  // the package trait that brings this dependency (TraitCheck.swift)
 import CoreMetrics
+#endif
 import Runway
 
 /// Counts and times every call with swift-metrics, per service, API and outcome, and records

@@ -1,4 +1,6 @@
+#if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
+#endif
 import Foundation
 import Runway
 

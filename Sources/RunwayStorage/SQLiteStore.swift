@@ -1,5 +1,7 @@
 import Foundation
+#if Cache || ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import GRDB
+#endif
 import Runway
 
 /// One SQLite file in WAL mode (through GRDB) that survives corruption: the storage under the

@@ -1,5 +1,7 @@
 import Runway
+#if Tracing  // the package trait that brings this dependency (TraitCheck.swift)
 import Tracing
+#endif
 
 /// Wraps every call in a swift-distributed-tracing span, and propagates the trace to the
 /// server in the request headers (`traceparent` with a W3C tracer).

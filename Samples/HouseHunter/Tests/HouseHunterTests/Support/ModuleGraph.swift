@@ -13,11 +13,11 @@ struct ModuleGraph {
     /// Module names imported by each target's sources.
     let imports: [String: Set<String>]
 
-    /// Business modules: the targets under `Samples/HouseHunter/Modules/`.
-    var businessModules: [Target] { targets.filter { $0.path.hasPrefix("Samples/HouseHunter/Modules/") } }
+    /// Business modules: the targets under `Modules/`.
+    var businessModules: [Target] { targets.filter { $0.path.hasPrefix("Modules/") } }
 
-    /// Interface targets: under `Samples/HouseHunter/Interfaces/`.
-    var interfaces: [Target] { targets.filter { $0.path.hasPrefix("Samples/HouseHunter/Interfaces/") } }
+    /// Interface targets: under `Interfaces/`.
+    var interfaces: [Target] { targets.filter { $0.path.hasPrefix("Interfaces/") } }
 
     /// Modules every target may import without declaring them.
     static let system: Set<String> = ["Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Swift", "_Concurrency"]
@@ -70,7 +70,7 @@ struct ModuleGraph {
             return Target(name: name, path: entry["path"] as? String ?? "", dependencies: dependencies)
         }
         var imports: [String: Set<String>] = [:]
-        for target in targets where target.path.hasPrefix("Samples/HouseHunter/") {
+        for target in targets where target.path.hasPrefix("Modules/") || target.path.hasPrefix("Interfaces/") {
             imports[target.name] = try Self.imports(under: root.appendingPathComponent(target.path))
         }
         return ModuleGraph(targets: targets, imports: imports)

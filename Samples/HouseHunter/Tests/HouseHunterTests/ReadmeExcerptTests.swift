@@ -6,7 +6,9 @@ import Testing
 /// that every build compiles, not a copy that drifts.
 @Suite("README excerpts")
 struct ReadmeExcerptTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The repository's root (this file is in `Samples/HouseHunter/Tests/HouseHunterTests/`).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     struct Excerpt {
         let path: String

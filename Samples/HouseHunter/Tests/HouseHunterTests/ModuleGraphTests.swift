@@ -2,9 +2,10 @@ import Foundation
 import Testing
 
 /// HouseHunter's business modules never import each other: the rule is read from the manifest
-/// (`swift package dump-package`) and from the sources under `Samples/`. The build enforces the
-/// other half: the test command passes `--explicit-target-dependency-import-check error`, so an
-/// import a target does not declare fails to compile.
+/// (`swift package dump-package`) and from the sources under `Modules/` and `Interfaces/`. The
+/// build enforces the other half: the test command passes
+/// `--explicit-target-dependency-import-check error`, so an import a target does not declare
+/// fails to compile.
 @Suite("HouseHunter module graph")
 struct ModuleGraphTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -23,9 +24,9 @@ struct ModuleGraphTests {
     @Test func aPlantedCrossModuleImportOrDependencyIsCaught() {
         let graph = ModuleGraph(
             targets: [
-                .init(name: "Listing", path: "Samples/HouseHunter/Modules/Listing", dependencies: ["RunwayMediator", "Detail"]),
-                .init(name: "Detail", path: "Samples/HouseHunter/Modules/Detail", dependencies: ["RunwayMediator", "ListingInterface"]),
-                .init(name: "ListingInterface", path: "Samples/HouseHunter/Interfaces/ListingInterface", dependencies: ["RunwayMediator", "Runway"]),
+                .init(name: "Listing", path: "Modules/Listing", dependencies: ["RunwayMediator", "Detail"]),
+                .init(name: "Detail", path: "Modules/Detail", dependencies: ["RunwayMediator", "ListingInterface"]),
+                .init(name: "ListingInterface", path: "Interfaces/ListingInterface", dependencies: ["RunwayMediator", "Runway"]),
             ],
             imports: ["Listing": ["RunwayMediator", "Detail"], "Detail": ["Listing", "ListingInterface", "Foundation"], "ListingInterface": ["RunwayMediator"]])
         #expect(
