@@ -86,6 +86,27 @@ final class ProductDetailAPIManager: APIManager {
 }
 // END README: Write an API manager (path)
 
+// BEGIN README: Write an API manager (Codable)
+/// The product as the app uses it; the service's decoder maps `listed_at` to `listedAt`.
+struct Product: Decodable {
+    let id: Int
+    let title: String
+    let listedAt: Date
+}
+
+/// A service whose APIs speak snake_case with ISO 8601 dates, said once.
+struct ShopService: Service {
+    let id: ServiceID = "shop"
+    let baseURLs = BaseURLs("https://shop.example.com/v1")
+    let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}
+// END README: Write an API manager (Codable)
+
 // BEGIN README: Write a reformer
 /// The list cell's keys, typed and named after the reformer.
 enum HouseListKey {
@@ -149,6 +170,30 @@ struct HouseListReformer: Reformer {
         #expect(product["id"]?.int == 42)
         #expect(stub.requests.map(\.url.absoluteString) == ["https://houses.example.com/v1/products/42?once=true"])
         #expect(seen.events == ["product.detail 1"])
+    }
+}
+
+@Suite struct ReadmeCodableExampleTests {
+    final class ShopProductAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "product.detail"
+        let path = "products/{id}"
+        let serviceID: ServiceID = "shop"
+
+        init(engine: ManagerEngine) { self.engine = engine }
+    }
+
+    @Test func theProductIsDecodedWithTheServicesDecoder() async throws {
+        let stub = StubDispatcher { _ in
+            Response(status: 200, body: Data(#"{"id":42,"title":"Loft","listed_at":"2026-11-24T06:00:00Z"}"#.utf8))
+        }
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: stub))
+        builder.register(ShopService())
+        let manager = ShopProductAPIManager(engine: ManagerEngine(registry: try builder.build(), delivery: .inline))
+        let product = try await manager.load(as: Product.self, params: ["id": 42])
+        #expect(product.title == "Loft")
+        #expect(product.listedAt == Date(timeIntervalSince1970: 1_795_500_000))
+        #expect(stub.requests.map(\.url.absoluteString) == ["https://shop.example.com/v1/products/42"])
     }
 }
 

@@ -17,6 +17,11 @@ extension APIManager {
     @discardableResult
     @concurrent
     public func load(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
+        try await loadResponse(params: params).json
+    }
+
+    /// ``load(params:)``, returning the response and its JSON.
+    func loadResponse(params: [String: JSON]?) async throws(RunwayError) -> APIResponse {
         switch engine.submit(self, params: params, awaiting: true) {
         case .notStarted(let error):
             throw error
@@ -56,7 +61,7 @@ extension APIManager {
     }
 
     /// The raw data of the last successful call, `nil` before the first.
-    public var rawData: JSON? { engine.read { $0.rawData } }
+    public var rawData: JSON? { engine.read { $0.lastSuccess?.json } }
 
     /// The error of the last failed call; cleared by a success.
     public var lastError: RunwayError? { engine.read { $0.lastError } }

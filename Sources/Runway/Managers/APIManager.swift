@@ -1,3 +1,5 @@
+import Foundation
+
 /// One API, as business code calls it: the discrete layer on top of the collective pipeline.
 ///
 /// A concrete manager is a `final class` that conforms to this protocol. Only what the protocol
@@ -65,6 +67,11 @@ public protocol APIManager: AnyObject, Sendable {
     var loadPolicy: LoadPolicy { get }
     /// Transport options for this API's requests (default: the defaults).
     var requestOptions: RequestOptions { get }
+    /// The decoder of typed results (``load(as:params:)``, ``APIResponse/decode(_:)``);
+    /// default `nil`: the service's ``Service/decoder``.
+    var decoder: JSONDecoder? { get }
+    /// The encoder of typed parameters (``load(as:encoding:)``); default: a plain `JSONEncoder`.
+    var encoder: JSONEncoder { get }
 
     /// The param validator: throw (e.g. ``RunwayError/paramsInvalid(field:_:)``) to fail the call
     /// before it touches the network. Default: accepts everything.
@@ -106,6 +113,8 @@ extension APIManager {
     public var method: HTTPMethod { .get }
     public var loadPolicy: LoadPolicy { .dropNew }
     public var requestOptions: RequestOptions { ManagerEngine.defaultRequestOptions }
+    public var decoder: JSONDecoder? { nil }
+    public var encoder: JSONEncoder { plainJSONEncoder }
 
     public func validate(params: [String: JSON]) throws(RunwayError) {}
 

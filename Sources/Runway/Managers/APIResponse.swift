@@ -1,3 +1,5 @@
+import Foundation
+
 /// A response as a manager's validators and hooks see it: the HTTP response and its body parsed
 /// as JSON (`.null` for an empty body).
 public struct APIResponse: Sendable {
@@ -5,6 +7,9 @@ public struct APIResponse: Sendable {
     public var response: Response
     /// The body as JSON; `.null` when the body is empty.
     public var json: JSON
+    /// The decoder of ``decode(_:)``: the manager's ``APIManager/decoder``, else its service's
+    /// ``Service/decoder``; `nil` (a plain `JSONDecoder`) for a response made by hand.
+    var decoder: JSONDecoder?
 
     /// Creates an API response.
     public init(response: Response, json: JSON) {
@@ -14,4 +19,56 @@ public struct APIResponse: Sendable {
 
     /// The HTTP status code.
     public var status: Int { response.status }
+
+    /// The body decoded into `T`, straight from the bytes received (not from ``json``), with the
+    /// manager's or the service's `JSONDecoder` (dates, key strategy).
+    /// ```swift
+    /// func validate(response: APIResponse) throws(RunwayError) {
+    ///     let page = try response.decode(ProductPage.self)
+    ///     if page.items.isEmpty { throw .responseInvalid("no products", response: response) }
+    /// }
+    /// ```
+    /// - Throws: ``RunwayError`` `.responseInvalid` naming the type and where decoding failed
+    ///   (``RunwayError/field`` is the coding path, e.g. `items[2].price`); the `DecodingError`
+    ///   is the ``RunwayError/underlying`` and the response is kept.
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws(RunwayError) -> T {
+        do {
+            return try (decoder ?? plainJSONDecoder).decode(T.self, from: response.body)
+        } catch let error as DecodingError {
+            let (path, reason) = Self.describe(error)
+            let at = path.isEmpty ? "" : " at \(path)"
+            throw RunwayError(
+                .responseInvalid, "the body is not a \(T.self)\(at): \(reason)", field: path.isEmpty ? nil : path,
+                response: response, underlying: error)
+        } catch {
+            throw RunwayError(.responseInvalid, "the body is not a \(T.self): \(error)", response: response, underlying: error)
+        }
+    }
+
+    /// Where a decoding error happened (`items[2].price`) and what it was, in words.
+    static func describe(_ error: DecodingError) -> (path: String, reason: String) {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            var text = ""
+            for key in codingPath {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
+            return text
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return (path(context.codingPath + [key]), "no value for key \"\(key.stringValue)\"")
+        case .valueNotFound(let type, let context):
+            return (path(context.codingPath), "expected \(type), found null")
+        case .typeMismatch(let type, let context):
+            return (path(context.codingPath), "expected \(type): \(context.debugDescription)")
+        case .dataCorrupted(let context):
+            return (path(context.codingPath), context.debugDescription)
+        @unknown default:
+            return ("", "\(error)")
+        }
+    }
 }

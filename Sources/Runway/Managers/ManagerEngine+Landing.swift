@@ -60,7 +60,7 @@ struct CallPlan: Sendable {
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task or the awaiting caller's. A call in its own task
     /// holds the manager and the engine weakly while the request is in flight.
-    static func execute(_ plan: CallPlan) async -> Result<JSON, RunwayError> {
+    static func execute(_ plan: CallPlan) async -> CallOutcome {
         // The plan's fields are used in place (a copy of each would retain it once more).
         let stage = RunwayError.Stage.manager(plan.apiName)
         plan.manager?.afterCallingAPI(with: plan.params)
@@ -132,7 +132,8 @@ extension ManagerEngine {
             error.response = response
             return .failure(error)
         }
-        let apiResponse = APIResponse(response: response, json: json)
+        var apiResponse = APIResponse(response: response, json: json)
+        apiResponse.decoder = manager.decoder ?? entry.service.decoder
         do throws(RunwayError) {
             try manager.validate(response: apiResponse)
         } catch {
@@ -148,13 +149,13 @@ extension ManagerEngine {
     func land(
         _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
         afterSuccess: (@Sendable (JSON) -> Void)?
-    ) async -> Result<JSON, RunwayError> {
+    ) async -> CallOutcome {
         if let landed = landHere(manager, call: call, outcome: outcome, afterSuccess: afterSuccess) { return landed }
         return await deliverElsewhere(manager, outcome)
     }
 
     /// Step 8 on the delivery executor, after `landHere` returned `nil`.
-    func deliverElsewhere(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) async -> Result<JSON, RunwayError> {
+    func deliverElsewhere(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) async -> CallOutcome {
         let delivered = await delivery.run { [self] in deliver(manager, outcome, to: currentDelegate()) }
         return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))
     }
@@ -165,7 +166,7 @@ extension ManagerEngine {
     func landHere(
         _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
         afterSuccess: (@Sendable (JSON) -> Void)?
-    ) -> Result<JSON, RunwayError>? {
+    ) -> CallOutcome? {
         // Inline delivery reads the delegate under this lock too (one lock less per call);
         // another executor reads it when the delivery runs there.
         let inline = delivery.isInline
@@ -176,7 +177,7 @@ extension ManagerEngine {
             state.removeCall(call)
             switch outcome {
             case .success(let response):
-                state.rawData = response.json
+                state.lastSuccess = response
                 state.lastResponse = response.response
                 state.lastError = nil
             case .failure(let error):
@@ -199,10 +200,10 @@ extension ManagerEngine {
     /// the delivery.
     private static func result(
         of outcome: Result<APIResponse, RunwayError>, delivered: Bool, stage: RunwayError.Stage
-    ) -> Result<JSON, RunwayError> {
+    ) -> CallOutcome {
         switch outcome {
         case .success(let response) where delivered:
-            .success(response.json)
+            .success(response)
         case .success:
             .failure(RunwayError(.cancelled, "delivery stopped by beforePerformSuccess", stage: stage))
         case .failure(let error) where delivered:

@@ -6,7 +6,7 @@ extension ManagerEngine {
         /// Not started (vetoed, dropped, no more pages): nothing is delivered.
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
-        case running(ManagerCall, Task<Result<JSON, RunwayError>, Never>)
+        case running(ManagerCall, Task<CallOutcome, Never>)
         /// Registered, to be run by the awaiting caller in its own task: `execute(_:)` lands
         /// it and returns the outcome.
         case inline(CallPlan)
@@ -153,7 +153,7 @@ extension ManagerEngine {
         let weakEngine = WeakReference(self)
         let task = Task {
             guard let manager = weakManager.object, let engine = weakEngine.object else {
-                return Result<JSON, RunwayError>.failure(failure)
+                return CallOutcome.failure(failure)
             }
             return await engine.land(manager, call: call, outcome: .failure(failure), afterSuccess: nil)
         }
@@ -199,7 +199,7 @@ extension ManagerEngine {
     /// cancelled and nobody else waits for the call (no other `load()`, no delegate-path start),
     /// the call is cancelled and ends as such; if others do, the caller leaves at once with
     /// `.cancelled` and the call goes on for them.
-    func wait(for call: ManagerCall, task: Task<Result<JSON, RunwayError>, Never>) async -> Result<JSON, RunwayError> {
+    func wait(for call: ManagerCall, task: Task<CallOutcome, Never>) async -> CallOutcome {
         let relay = OutcomeRelay()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -231,12 +231,12 @@ extension ManagerEngine {
 private final class OutcomeRelay: @unchecked Sendable {
     // @unchecked Sendable: every field is read and written only under `lock`.
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Result<JSON, RunwayError>, Never>?
-    private var outcome: Result<JSON, RunwayError>?
+    private var continuation: CheckedContinuation<CallOutcome, Never>?
+    private var outcome: CallOutcome?
     private var delivered = false
 
-    func install(_ continuation: CheckedContinuation<Result<JSON, RunwayError>, Never>) {
-        let ready: Result<JSON, RunwayError>? = lock.withLock {
+    func install(_ continuation: CheckedContinuation<CallOutcome, Never>) {
+        let ready: CallOutcome? = lock.withLock {
             guard let outcome else {
                 self.continuation = continuation
                 return nil
@@ -247,8 +247,8 @@ private final class OutcomeRelay: @unchecked Sendable {
         if let ready { continuation.resume(returning: ready) }
     }
 
-    func resume(with result: Result<JSON, RunwayError>) {
-        let waiting: CheckedContinuation<Result<JSON, RunwayError>, Never>? = lock.withLock {
+    func resume(with result: CallOutcome) {
+        let waiting: CheckedContinuation<CallOutcome, Never>? = lock.withLock {
             guard !delivered, outcome == nil else { return nil }
             guard let continuation else {
                 outcome = result

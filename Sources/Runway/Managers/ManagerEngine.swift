@@ -13,6 +13,10 @@ import Foundation
 /// manager is released, the engine is too, and its
 /// `deinit` cancels every call still in flight (the dispatcher aborts the transfer). Calls hold
 /// the manager and the engine weakly, so a call never extends their lifetime.
+/// What a call ends with: the response and its JSON as the manager's validators saw them, or
+/// the failure.
+typealias CallOutcome = Result<APIResponse, RunwayError>
+
 public final class ManagerEngine: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, read and written only under `lock`.
 
@@ -36,7 +40,8 @@ public final class ManagerEngine: @unchecked Sendable {
         var baseURLCache: BaseURLCache?
         /// The service of the last call, as the registry resolved it.
         var resolvedService: ResolvedService?
-        var rawData: JSON?
+        /// The last successful call's response and JSON (the manager's raw data).
+        var lastSuccess: APIResponse?
         var lastResponse: Response?
         var lastError: RunwayError?
         /// The last body parsed and its JSON (see `parse(_:)`).
@@ -135,7 +140,7 @@ final class ManagerCall: CallCancellation, @unchecked Sendable {
     // allocation per call), sharing that lock.
     let shareKey: String?
     private let runsInline: Bool
-    var task: Task<Result<JSON, RunwayError>, Never>?
+    var task: Task<CallOutcome, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
@@ -171,7 +176,7 @@ final class ManagerCall: CallCancellation, @unchecked Sendable {
 
     /// What stops a call: its task's cancellation or its own.
     enum Cancel {
-        case task(Task<Result<JSON, RunwayError>, Never>)
+        case task(Task<CallOutcome, Never>)
         case call(CallCancellation)
 
         func run() {

@@ -74,7 +74,7 @@ extension PagedAPIManager {
     @concurrent
     public func loadNextPage(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
         try await Self.nextPage(WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate, params: params, awaiting: true)
-            .get()
+            .get().json
     }
 
     /// Loads the page after the last one loaded; the landing goes to the delegate. Calls made
@@ -91,7 +91,7 @@ extension PagedAPIManager {
     private static func nextPage(
         _ manager: WeakReference<Self>, engine weakEngine: WeakReference<ManagerEngine>, gate: PageGate,
         params: [String: JSON]?, awaiting: Bool
-    ) async -> Result<JSON, RunwayError> {
+    ) async -> CallOutcome {
         await gate.acquire()
         defer { gate.release() }
         let submission: ManagerEngine.Submission

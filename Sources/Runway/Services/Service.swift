@@ -1,3 +1,5 @@
+import Foundation
+
 /// An API provider: where its APIs live and what every call to it shares.
 ///
 /// The seed's example app talks to several teams' servers (second-hand, rental, new-home
@@ -40,13 +42,31 @@ public protocol Service: Sendable {
     ///   - response: The response as the chain returned it.
     ///   - json: The body parsed as JSON, or `nil` when it is empty or not JSON.
     func error(for response: Response, json: JSON?) -> RunwayError?
+    /// The decoder of this service's typed results, unless a manager sets its own
+    /// (``APIManager/decoder``): where the service's dates and key style are said once.
+    /// Default: a plain `JSONDecoder`.
+    /// ```swift
+    /// let decoder: JSONDecoder = {
+    ///     let decoder = JSONDecoder()
+    ///     decoder.keyDecodingStrategy = .convertFromSnakeCase
+    ///     decoder.dateDecodingStrategy = .iso8601
+    ///     return decoder
+    /// }()
+    /// ```
+    var decoder: JSONDecoder { get }
 }
+
+/// The default decoder and encoder, shared: they are never mutated, and decoding or encoding
+/// through one is safe from any thread.
+let plainJSONDecoder = JSONDecoder()
+let plainJSONEncoder = JSONEncoder()
 
 extension Service {
     public var commonHeaders: HTTPHeaders { [:] }
     public var commonParameters: [String: JSON] { [:] }
     public var interceptors: [any Interceptor] { [] }
     public var authenticator: TokenAuthenticator? { nil }
+    public var decoder: JSONDecoder { plainJSONDecoder }
 
     public func error(for response: Response, json: JSON?) -> RunwayError? {
         defaultError(for: response)

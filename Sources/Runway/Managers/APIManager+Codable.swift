@@ -1,0 +1,91 @@
+import Foundation
+
+/// Codable both ways: typed results decoded from the bytes received, typed parameters encoded
+/// to JSON.
+extension APIManager {
+    /// Calls the API and decodes its body into `T`.
+    ///
+    /// The call is an ordinary ``load(params:)`` (policies, validators, delegate, ``rawData``);
+    /// `T` is decoded afterwards from the response's bytes with the manager's ``decoder``, else
+    /// its service's ``Service/decoder``, so the body is never re-serialised to be decoded. Like
+    /// a reformer, decoding is the caller's view of the data: a body that is not a `T` is thrown
+    /// to this caller and leaves the manager's state as the call left it.
+    /// ```swift
+    /// let product = try await productManager.load(as: Product.self, params: ["id": 42])
+    /// ```
+    /// - Throws: ``RunwayError``: the call's failure, or `.responseInvalid` naming the coding
+    ///   path when the body is not a `T` (see ``APIResponse/decode(_:)``).
+    @concurrent
+    public func load<T: Decodable>(as type: T.Type, params: [String: JSON]? = nil) async throws(RunwayError) -> T {
+        let response = try await loadResponse(params: params)
+        return try response.decode(T.self)
+    }
+
+    /// Calls the API with `parameters` encoded by the manager's ``encoder`` (they must encode to
+    /// a JSON object: its keys are the parameters) and decodes the body into `T`.
+    /// ```swift
+    /// struct NewItem: Encodable { let productID: Int; let quantity: Int }
+    /// let cart = try await addToCart.load(as: Cart.self, encoding: NewItem(productID: 42, quantity: 2))
+    /// ```
+    /// - Throws: `.paramsInvalid` when the parameters do not encode to an object; otherwise as
+    ///   ``load(as:params:)``.
+    @concurrent
+    public func load<T: Decodable, P: Encodable>(as type: T.Type, encoding parameters: P) async throws(RunwayError) -> T {
+        let response = try await loadResponse(params: try encodedParameters(parameters))
+        return try response.decode(T.self)
+    }
+
+    /// Calls the API with `parameters` encoded by the manager's ``encoder`` and returns the raw
+    /// data, as ``load(params:)``.
+    @discardableResult
+    @concurrent
+    public func load<P: Encodable>(encoding parameters: P) async throws(RunwayError) -> JSON {
+        try await loadResponse(params: try encodedParameters(parameters)).json
+    }
+
+    /// The last successful call's body decoded into `T`: the typed form of
+    /// ``fetchData(with:)``, decoded from the bytes received.
+    /// - Throws: `.noContent` before any successful call; `.responseInvalid` as
+    ///   ``APIResponse/decode(_:)``.
+    public func fetchData<T: Decodable>(as type: T.Type) throws(RunwayError) -> T {
+        guard let response = engine.read({ $0.lastSuccess }) else {
+            throw RunwayError(.noContent, "\(apiName) has no data yet", stage: .manager(apiName))
+        }
+        do throws(RunwayError) {
+            return try response.decode(T.self)
+        } catch {
+            var error = error
+            error.stage = .manager(apiName)
+            throw error
+        }
+    }
+
+    private func encodedParameters<P: Encodable>(_ parameters: P) throws(RunwayError) -> [String: JSON] {
+        let json: JSON
+        do throws(RunwayError) {
+            json = try JSON(encoding: parameters, encoder: encoder)
+        } catch {
+            throw RunwayError(.paramsInvalid, error.message, stage: .manager(apiName), underlying: error.underlying)
+        }
+        guard case .object(let object) = json else {
+            throw RunwayError(
+                .paramsInvalid, "\(P.self) must encode to a JSON object (its keys are the parameters)", stage: .manager(apiName))
+        }
+        return object
+    }
+}
+
+extension JSON {
+    /// `value` as JSON, through `encoder` (its date, data and key strategies apply).
+    /// - Throws: ``RunwayError`` `.invalidRequest` when `value` cannot be encoded (its
+    ///   `EncodingError` is the ``RunwayError/underlying``).
+    public init<T: Encodable>(encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws(RunwayError) {
+        let data: Data
+        do {
+            data = try encoder.encode(value)
+        } catch {
+            throw RunwayError(.invalidRequest, "\(T.self) cannot be encoded as JSON: \(error)", underlying: error)
+        }
+        self = try JSON(parsing: data)
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Codable both ways, end to end: typed results decoded from the bytes a real server sent, with
+/// the service's or the manager's decoder, and typed parameters encoded into the request.
+@Suite struct CodableManagerTests {
+    static let shop: ServiceID = "shop"
+
+    struct Product: Decodable, Equatable {
+        let id: Int
+        let productName: String
+        let priceCents: Int
+        let listedAt: Date
+    }
+
+    struct ProductList: Decodable {
+        struct Item: Decodable {
+            let id: Int
+            let name: String
+        }
+
+        let items: [Item]
+    }
+
+    struct NewItem: Encodable {
+        let productID: Int
+        let quantity: Int
+    }
+
+    struct Cart: Decodable, Equatable {
+        let productId: Int
+        let quantity: Int
+    }
+
+    /// The shop's convention: snake_case keys, ISO 8601 dates; said once, on the service.
+    struct ShopService: Service {
+        let id: ServiceID = CodableManagerTests.shop
+        let baseURLs: BaseURLs
+        let decoder: JSONDecoder = {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            decoder.dateDecodingStrategy = .iso8601
+            return decoder
+        }()
+    }
+
+    final class ProductAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "product.detail"
+        let path = "products/{id}"
+        let serviceID = CodableManagerTests.shop
+        let decoder: JSONDecoder?
+
+        init(registry: ServiceRegistry, decoder: JSONDecoder? = nil) {
+            self.engine = ManagerEngine(registry: registry, delivery: .inline)
+            self.decoder = decoder
+        }
+    }
+
+    final class ListAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "products.broken"
+        let path = "broken"
+        let serviceID = CodableManagerTests.shop
+
+        init(registry: ServiceRegistry) { self.engine = ManagerEngine(registry: registry, delivery: .inline) }
+    }
+
+    /// Posts its parameters as a JSON body; the server echoes them.
+    final class CartAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "cart.add"
+        let path = "cart"
+        let serviceID = CodableManagerTests.shop
+        let method = HTTPMethod.post
+        let encoder: JSONEncoder = {
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            return encoder
+        }()
+
+        init(registry: ServiceRegistry) { self.engine = ManagerEngine(registry: registry, delivery: .inline) }
+    }
+
+    /// A manager whose response validator reads the typed body.
+    final class ValidatedListAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "products.broken.validated"
+        let path = "broken"
+        let serviceID = CodableManagerTests.shop
+
+        init(registry: ServiceRegistry) { self.engine = ManagerEngine(registry: registry, delivery: .inline) }
+
+        func validate(response: APIResponse) throws(RunwayError) {
+            _ = try response.decode(ProductList.self)
+        }
+    }
+
+    private func withShop(_ body: (TestServer, ServiceRegistry, Counter) async throws -> Void) async throws {
+        let carts = Counter()
+        let server = try await TestServer.start(routes: { router in
+            router.get("/shop/products/:id") { _, context -> Response in
+                let id = context.parameters.get("id") ?? "0"
+                let epoch = #"{"id": \#(id), "product_name": "Loft", "price_cents": 129900, "listed_at": "2026-11-24T06:00:00Z"}"#
+                return Self.json(epoch)
+            }
+            router.get("/shop/broken") { _, _ -> Response in
+                Self.json(#"{"items": [{"id": 1, "name": "a"}, {"id": "two", "name": "b"}]}"#)
+            }
+            router.post("/shop/cart") { request, _ -> Response in
+                _ = carts.increment()
+                let body = try await request.body.collect(upTo: 1 << 16)
+                return Self.json(String(buffer: body))
+            }
+        })
+        let registry = try makeRegistry(CurlDispatcher(), services: [ShopService(baseURLs: BaseURLs(server.url("/shop").absoluteString))])
+        do {
+            try await body(server, registry, carts)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    private static func json(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    @Test func aTypedResultIsDecodedWithTheServicesKeyAndDateStrategies() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ProductAPIManager(registry: registry)
+            let product = try await manager.load(as: Product.self, params: ["id": 42])
+            #expect(product == Product(id: 42, productName: "Loft", priceCents: 129_900, listedAt: Date(timeIntervalSince1970: 1_795_500_000)))
+            // The ordinary call happened too: raw data, and the typed view of it again.
+            #expect(manager.rawData?["product_name"]?.string == "Loft")
+            #expect(try manager.fetchData(as: Product.self) == product)
+        }
+    }
+
+    @Test func theManagersDecoderWinsOverTheServices() async throws {
+        try await withShop { _, registry, _ in
+            // Default keys: `productName` is not in the body, so the manager's decoder was used.
+            let manager = ProductAPIManager(registry: registry, decoder: JSONDecoder())
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(as: Product.self, params: ["id": 7]) }
+            #expect(error?.code == .responseInvalid)
+            #expect(error?.field == "productName")
+            #expect(error?.message.contains("no value for key \"productName\"") == true)
+        }
+    }
+
+    @Test func aBodyThatIsNotTheTypeNamesTheCodingPathAndKeepsTheResponse() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ListAPIManager(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(as: ProductList.self) }
+            #expect(error?.code == .responseInvalid)
+            #expect(error?.field == "items[1].id")
+            #expect(error?.message.contains("ProductList") == true)
+            #expect(error?.underlying is DecodingError)
+            #expect(error?.response?.status == 200)
+            // Decoding is the caller's view: the call itself succeeded and its data is kept.
+            #expect(manager.rawData?["items"]?[1]?["id"]?.string == "two")
+            #expect(manager.lastError == nil)
+            #expect(throws: RunwayError.self) { try manager.fetchData(as: ProductList.self) }
+        }
+    }
+
+    @Test func aValidatorThatDecodesFailsTheCallForEveryone() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ValidatedListAPIManager(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load() }
+            #expect(error?.code == .responseInvalid)
+            #expect(error?.field == "items[1].id")
+            #expect(manager.lastError?.field == "items[1].id")
+            #expect(manager.rawData == nil)
+        }
+    }
+
+    @Test func encodableParametersGoOutWithTheManagersEncoder() async throws {
+        try await withShop { _, registry, carts in
+            let manager = CartAPIManager(registry: registry)
+            let cart = try await manager.load(as: Cart.self, encoding: NewItem(productID: 42, quantity: 2))
+            // The server echoed {"product_id": 42, "quantity": 2}: snake_case from the encoder.
+            #expect(manager.rawData == ["product_id": 42, "quantity": 2])
+            #expect(cart == Cart(productId: 42, quantity: 2))
+            #expect(carts.value == 1)
+        }
+    }
+
+    @Test func parametersThatAreNotAnObjectFailBeforeTheNetwork() async throws {
+        try await withShop { _, registry, carts in
+            let manager = CartAPIManager(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(encoding: [1, 2, 3]) }
+            #expect(error?.code == .paramsInvalid)
+            #expect(error?.message.contains("JSON object") == true)
+            let nonFinite = await #expect(throws: RunwayError.self) { try await manager.load(encoding: ["price": Double.nan]) }
+            #expect(nonFinite?.code == .paramsInvalid)
+            #expect(carts.value == 0)
+        }
+    }
+
+    @Test func fetchDataAsBeforeAnyCallIsNoContent() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ProductAPIManager(registry: registry)
+            let error = #expect(throws: RunwayError.self) { try manager.fetchData(as: Product.self) }
+            #expect(error?.code == .noContent)
+        }
+    }
+
+    @Test func jsonEncodingHonoursTheEncodersStrategies() throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        struct Stamp: Encodable {
+            let createdAt: Date
+        }
+        #expect(try JSON(encoding: Stamp(createdAt: Date(timeIntervalSince1970: 12)), encoder: encoder) == ["created_at": 12])
+    }
+}
