@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The README's test command: Runway's tests (every trait on), the sample app's tests (a separate
-# package that depends on Runway by path), and what a consumer of Runway resolves.
-# Arguments go to both `swift test` runs (e.g. --filter RetryTests).
+# package that depends on Runway by path), what a consumer of Runway resolves, and the
+# documentation (DocC; a warning fails).
+# Arguments go to both `swift test` runs (e.g. --filter RetryTests); with arguments, the last
+# two checks are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=(--no-parallel --explicit-target-dependency-import-check error)
 swift test --enable-all-traits "${flags[@]}" "$@"
 swift test --package-path Samples/HouseHunter "${flags[@]}" "$@"
-scripts/check-consumer-dependencies.sh
+if [ $# -eq 0 ]; then
+  scripts/check-consumer-dependencies.sh
+  scripts/docs.sh
+fi

@@ -86,8 +86,8 @@ public struct ActionBatch: Sendable, Hashable {
     }
 
     /// Reads a request body, checking every field.
-    /// - Throws: ``RunwayError`` `.invalidRequest` when the body is not JSON of the format
-    ///   above; ``RunwayError/field`` names the first bad field (`records[3].id`). Record IDs and
+    /// - Throws: `RunwayError` `.invalidRequest` when the body is not JSON of the format
+    ///   above; `RunwayError.field` names the first bad field (`records[3].id`). Record IDs and
     ///   the batch ID must be UUIDs, names must not be empty, `at` must be an integer, attribute
     ///   values must be strings (a missing `attributes` is empty).
     public init(decoding body: Data) throws(RunwayError) {

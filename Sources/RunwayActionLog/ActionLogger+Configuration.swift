@@ -35,8 +35,8 @@ extension ActionLogger {
         public var serviceID: ServiceID
         /// The API under the service's base URL (default `actions/batch`).
         public var apiName: String
-        /// The services; `nil` uses ``ServiceRegistry/shared`` at each upload, so the logger may
-        /// be created before ``ServiceRegistry/bootstrap(_:)``.
+        /// The services; `nil` uses `ServiceRegistry.shared` at each upload, so the logger may
+        /// be created before `ServiceRegistry.bootstrap(_:)`.
         public var registry: ServiceRegistry?
         /// Actions per upload (default 30, the seed's figure): a batch is sent as soon as this
         /// many are stored.

@@ -63,7 +63,7 @@ public final class ActionLogger: Sendable {
 
     /// Opens the outbox, puts what the last run left into batches, and starts the writer thread
     /// and the upload task (which sends those batches at once).
-    /// - Throws: ``RunwayError`` `.configuration` for a value that cannot work (``RunwayError/field``
+    /// - Throws: `RunwayError` `.configuration` for a value that cannot work (`RunwayError.field`
     ///   names it) or an outbox file that cannot be opened or created. A corrupt file is not an
     ///   error: it is moved aside to `<file>.corrupt`, rebuilt empty, and the loss is logged.
     public init(_ configuration: Configuration) throws(RunwayError) {
@@ -133,7 +133,7 @@ public final class ActionLogger: Sendable {
     }
 
     /// Records an action and returns once it is committed to the outbox file.
-    /// - Throws: ``RunwayError``: `.paramsInvalid` for an empty name or an action over the size
+    /// - Throws: `RunwayError`: `.paramsInvalid` for an empty name or an action over the size
     ///   limit, `.fileIO` when the outbox is full (the policy dropped it) or the write failed (the
     ///   action stays queued and is written by a later attempt), `.cancelled` after ``shutdown()``.
     public func recordDurably(_ action: UserAction) async throws(RunwayError) {
@@ -147,14 +147,14 @@ public final class ActionLogger: Sendable {
 
     /// Returns once every action recorded before this call is committed to the outbox file (or
     /// dropped by the full-outbox policy, which is counted).
-    /// - Throws: ``RunwayError`` `.fileIO` when the write failed (the actions stay queued).
+    /// - Throws: `RunwayError` `.fileIO` when the write failed (the actions stay queued).
     public func persist() async throws(RunwayError) {
         try await core.waitUntilWritten()
     }
 
     /// Writes everything recorded before this call and uploads everything stored, a last batch
     /// smaller than ``Configuration/batchSize`` included — now, even during a backoff.
-    /// - Throws: ``RunwayError``: the failure of the write or of an upload (the actions stay in
+    /// - Throws: `RunwayError`: the failure of the write or of an upload (the actions stay in
     ///   the outbox and the upload is retried after the backoff), `.cancelled` after ``shutdown()``.
     public func flush() async throws(RunwayError) {
         try await core.waitUntilWritten()
@@ -176,7 +176,7 @@ public final class ActionLogger: Sendable {
     /// Uploads what is due as soon as `monitor` publishes `.reachable` after another status,
     /// cutting short a backoff that started while the network was down.
     ///
-    /// The logger follows its registry's ``ServiceRegistry/reachability`` monitor by itself (when
+    /// The logger follows its registry's `ServiceRegistry.reachability` monitor by itself (when
     /// the registry has one at `init`); use this for another monitor. It follows until the
     /// returned observation is cancelled or released, and does not keep the logger alive.
     public func followReachability(of monitor: ReachabilityMonitor) -> ReachabilityObservation {

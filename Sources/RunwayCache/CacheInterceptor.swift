@@ -4,7 +4,7 @@ import Runway
 /// Answers from a ``ResponseCache`` when it can and fills it from the network when it cannot.
 ///
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
-/// through. A fresh entry is returned without calling `next` (its ``Response/origin`` is
+/// through. A fresh entry is returned without calling `next` (its `Response.origin` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
 /// successful answer is stored. Under ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry
 /// is returned even when stale, and the network refresh runs in the background (one per key
@@ -13,7 +13,7 @@ import Runway
 /// the `shareInFlight` load policy to send one.
 ///
 /// ## Position
-/// As in ``DefaultOrder``: after tracing, metrics, logging (they see hits, with their origin)
+/// As in `DefaultOrder`: after tracing, metrics, logging (they see hits, with their origin)
 /// and validation (an invalid call is never answered from the cache), before retry,
 /// compression, signing and the dispatcher: a hit skips all of them and the key never sees
 /// per-request signature headers. Validation's response rules run outside the cache, so they
@@ -87,7 +87,7 @@ extension Interceptor where Self == CacheInterceptor {
 
     /// Creates a ``ResponseCache`` and its interceptor in one step (keep
     /// ``CacheInterceptor/cache`` to invalidate).
-    /// - Throws: ``RunwayError`` `.configuration`; see ``ResponseCache``.
+    /// - Throws: `RunwayError` `.configuration`; see ``ResponseCache``.
     public static func cache(
         environment: String = "production", policies: [String: CachePolicy], defaultPolicy: CachePolicy = .never,
         diskFile: URL? = nil, limits: ResponseCache.Limits = ResponseCache.Limits()

@@ -7,7 +7,7 @@ import Runway
 /// Identifies one cached response: service, environment, API, method, URL and canonical
 /// parameters; on disk, their SHA-256.
 ///
-/// Parameters are in canonical order (``RequestParameters/canonicalForm``), so `?a=1&b=2` and
+/// Parameters are in canonical order (`RequestParameters.canonicalForm`), so `?a=1&b=2` and
 /// `?b=2&a=1` share an entry; a non-form body contributes its SHA-256. Headers (and so any
 /// signature or nonce) are not part of the key, except the caller's credentials.
 ///

@@ -55,7 +55,7 @@ public struct CachePolicy: Sendable, Equatable {
     /// This policy, answering from the cache at once even when the entry is stale (up to
     /// `maxStale` past its TTL) and always refreshing from the network in the background.
     ///
-    /// The caller gets the cached response (its ``Response/origin`` says which cache); the
+    /// The caller gets the cached response (its `Response.origin` says which cache); the
     /// refreshed response is stored and handed to the ``CacheRefreshObserver`` in the call's
     /// context, if any. With nothing cached the call goes to the network as usual and there is
     /// no second delivery.
@@ -75,7 +75,7 @@ public struct CachePolicy: Sendable, Equatable {
         }
     }
 
-    /// Carries a policy for one call in a ``RequestContext``, overriding the registered one.
+    /// Carries a policy for one call in a `RequestContext`, overriding the registered one.
     public enum Key: ContextKey {
         public typealias Value = CachePolicy
     }

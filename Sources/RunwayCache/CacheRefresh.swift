@@ -29,7 +29,7 @@ public struct CacheRefreshObserver: Sendable {
         self.handler = handler
     }
 
-    /// Carries the observer in a ``RequestContext``.
+    /// Carries the observer in a `RequestContext`.
     public enum Key: ContextKey {
         public typealias Value = CacheRefreshObserver
     }

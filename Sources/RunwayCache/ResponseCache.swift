@@ -18,14 +18,14 @@ import Runway
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
 /// are stored, and not when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
 /// a session's, never replayed to another call), or are an error by their service's reading
-/// (``Service/error(for:json:)``: a business error sent with status 200; known once the cache's
-/// interceptor is in a ``ServiceRegistry``). Other `Cache-Control` directives are not consulted:
+/// (`Service.error(for:json:)`: a business error sent with status 200; known once the cache's
+/// interceptor is in a `ServiceRegistry`). Other `Cache-Control` directives are not consulted:
 /// the policy of the API decides. Safe to share between tasks.
 ///
 /// ## Whose response
 /// Entries are kept apart per caller: a request's `Authorization` and `Cookie` headers (when
-/// set before the cache) and the call's ``RequestContext/credentialScope`` (set from a service's
-/// ``TokenAuthenticator``, whose token is added after the cache) are part of the key, so one
+/// set before the cache) and the call's `RequestContext.credentialScope` (set from a service's
+/// `TokenAuthenticator`, whose token is added after the cache) are part of the key, so one
 /// user's cached data never answers another's call. Call ``invalidateAll()`` at logout to drop
 /// a user's entries at once (entries of other scopes are otherwise only unreachable).
 public final class ResponseCache: Sendable {
@@ -73,7 +73,7 @@ public final class ResponseCache: Sendable {
     ///   - defaultPolicy: `.never` unless you want every API cached.
     ///   - diskFile: The SQLite file; required when a policy uses the disk.
     ///   - limits: Memory and disk bounds.
-    /// - Throws: ``RunwayError`` `.configuration` for a non-positive TTL or limit, an empty API
+    /// - Throws: `RunwayError` `.configuration` for a non-positive TTL or limit, an empty API
     ///   name, a disk policy without a `diskFile`, or a file that cannot be opened or created.
     public convenience init(
         environment: String = "production", policies: [String: CachePolicy], defaultPolicy: CachePolicy = .never,

@@ -13,8 +13,8 @@ import Runway
 ///   is replaced by its gzip form and gets `Content-Encoding: gzip` (any `Content-Length` the
 ///   caller set is dropped; the dispatcher sends the right one). A body that gzip would not
 ///   shrink is sent as it is.
-/// - Responses: turns ``RequestOptions/acceptCompressedResponses`` on, so the dispatcher asks
-///   for gzip/deflate/br and decodes them; ``RequestOptions/maxResponseSize`` bounds the
+/// - Responses: turns `RequestOptions.acceptCompressedResponses` on, so the dispatcher asks
+///   for gzip/deflate/br and decodes them; `RequestOptions.maxResponseSize` bounds the
 ///   **decoded** size, so a gzip bomb fails with `.responseTooLarge` instead of filling memory.
 /// - A call can override the scope: `context[CompressionInterceptor.Key.self] = true` (or `false`).
 ///
@@ -37,9 +37,9 @@ public struct CompressionInterceptor: Interceptor {
         public static let all = Scope(kind: .all)
         /// No call, unless it opts in through ``CompressionInterceptor/Key``.
         public static let none = Scope(kind: .none)
-        /// Calls whose ``RequestContext/serviceID`` is one of these.
+        /// Calls whose `RequestContext.serviceID` is one of these.
         public static func services(_ ids: Set<String>) -> Scope { Scope(kind: .services(ids)) }
-        /// Calls whose ``RequestContext/apiName`` is one of these.
+        /// Calls whose `RequestContext.apiName` is one of these.
         public static func apis(_ names: Set<String>) -> Scope { Scope(kind: .apis(names)) }
 
         func contains(_ context: RequestContext) -> Bool {

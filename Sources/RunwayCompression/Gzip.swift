@@ -15,7 +15,9 @@ import Darwin
 /// ```
 public enum Gzip {
     /// Compresses `data` into the gzip format.
-    /// - Parameter level: 1 (fastest) to 9 (smallest).
+    /// - Parameters:
+    ///   - data: The bytes to compress.
+    ///   - level: 1 (fastest) to 9 (smallest).
     public static func compress(_ data: Data, level: Int = 6) throws(CompressionError) -> Data {
         guard data.count <= Int(UInt32.max) else { throw .zlib(Z_BUF_ERROR) }
         var stream = z_stream()

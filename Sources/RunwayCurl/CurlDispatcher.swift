@@ -18,13 +18,13 @@ import Runway
 /// - TLS verification on by default, a custom CA bundle, public-key pinning, connect overrides
 ///   (DNS bypass) that keep the host name for SNI, `Host` and certificate checks;
 /// - upload/download progress, downloads streamed to a file and resumed with `Range`;
-/// - per-phase timings and connection reuse on every ``Response/metrics``.
+/// - per-phase timings and connection reuse on every `Response.metrics`.
 ///
 /// Create one at start-up and share it: it owns a thread, stopped when the dispatcher is
 /// released (transfers still running then fail with `.cancelled`).
 ///
 /// h2c (cleartext HTTP/2) is not used by default: libcurl before 8.0 cannot reuse an h2c
-/// connection (curl issue #10634), so ``HTTPVersionPreference/automatic`` means HTTP/2 over TLS
+/// connection (curl issue #10634), so `HTTPVersionPreference.automatic` means HTTP/2 over TLS
 /// and HTTP/1.1 over cleartext.
 public final class CurlDispatcher: Dispatcher {
     private let multi: CurlMulti
@@ -102,7 +102,7 @@ extension CurlDispatcher {
         public var userAgent: String
         /// How long idle easy handles are kept for reuse, at most this many.
         public var easyHandlePoolSize: Int
-        /// Who inflates compressed responses (``RequestOptions/acceptCompressedResponses``).
+        /// Who inflates compressed responses (`RequestOptions.acceptCompressedResponses`).
         public var responseDecoding: ResponseDecoding
 
         public init(
@@ -124,14 +124,14 @@ extension CurlDispatcher {
         /// Who inflates a compressed response body.
         ///
         /// Either way the dispatcher asks for `gzip, deflate`, the body a caller gets is decoded,
-        /// its headers are as the server sent them, ``RequestOptions/maxResponseSize`` counts
+        /// its headers are as the server sent them, `RequestOptions.maxResponseSize` counts
         /// decoded bytes (a gzip bomb is `.responseTooLarge`, never an out-of-memory), and a
         /// stream cut short inside a complete message, corrupt, or in an encoding that was not
         /// asked for is `.responseInvalid` — never a silent prefix. Downloads to a file are always
         /// inflated on the loop, as they arrive; a resumed one asks for `identity` (its range
         /// counts the bytes stored). A request that sets its own `Accept-Encoding` sends it
         /// instead, and gets back decoded what Runway decodes (anything else as sent,
-        /// `Content-Encoding` intact); ``RequestOptions/acceptCompressedResponses`` `false`
+        /// `Content-Encoding` intact); `RequestOptions.acceptCompressedResponses` `false`
         /// turns decoding off.
         public enum ResponseDecoding: Sendable, Hashable {
             /// The task awaiting the response inflates the whole body once it is in. The

@@ -19,9 +19,9 @@ import Runway
 /// - ``start()`` loads the stored list, fetches a new one when the last fetch is older than
 ///   the refresh interval (a day), and probes every address concurrently.
 /// - The interceptor routes each request to the best address through
-///   ``RequestOptions/connectOverrides``; a failed connection demotes the address and the
+///   `RequestOptions.connectOverrides`; a failed connection demotes the address and the
 ///   request moves to the next one, all within the request's connect timeout.
-/// - ``followReachability(of:)`` re-probes whenever a ``ReachabilityMonitor`` sees the network
+/// - ``followReachability(of:)`` re-probes whenever a `ReachabilityMonitor` sees the network
 ///   come back; or call ``reachabilityChanged()`` yourself, or ``probe()`` whenever.
 ///
 /// Thread-safe: state is a value (`RouteTable`) changed under a lock.

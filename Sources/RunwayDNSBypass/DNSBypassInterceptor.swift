@@ -11,7 +11,7 @@ import Runway
 /// rejected. When the connection fails (`.cannotConnect`, or `.timeout` from the connect
 /// phase) the address is demoted and the next one is tried; each address gets
 /// ``DNSBypass/Configuration/perAddressConnectTimeout`` and all of them together stay within
-/// the request's ``RequestOptions/connectTimeout``. Nothing was sent on a failed connection,
+/// the request's `RequestOptions.connectTimeout`. Nothing was sent on a failed connection,
 /// so failing over is safe for every method and needs no new signature. Other errors (TLS,
 /// a lost connection, any response) end the failover. Hosts the bypass does not know pass
 /// through untouched.

@@ -24,9 +24,12 @@ public struct ProbeMethod: Sendable {
     /// first pays for the TCP and TLS handshakes, the later ones reuse the connection and
     /// measure the path and the server.
     /// - Parameters:
+    ///   - path: The path pinged on each address.
+    ///   - scheme: `https` (the default) or `http`.
     ///   - samples: Pings per address, at least 1.
     ///   - options: Timeouts and TLS settings (a private CA, say) for the ping; its connect and
     ///     total timeouts are replaced by the probe timeout.
+    ///   - dispatcher: What sends the pings (the app's dispatcher, say).
     public static func httpPing(
         path: String = "/", scheme: String = "https", samples: Int = 2, dispatcher: any Dispatcher, options: RequestOptions = RequestOptions()
     ) -> ProbeMethod {

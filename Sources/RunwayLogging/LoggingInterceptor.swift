@@ -58,7 +58,7 @@ public struct LoggingInterceptor: Interceptor {
         }
     }
 
-    /// A per-call logger in the ``RequestContext``; it replaces the interceptor's own.
+    /// A per-call logger in the `RequestContext`; it replaces the interceptor's own.
     public enum Key: ContextKey {
         public typealias Value = Logger
     }
@@ -146,7 +146,10 @@ extension LoggingInterceptor {
     /// A `RetryInterceptor` observer that logs each retry, for a logger of its own
     /// (`.retry(policy, onRetry: LoggingInterceptor.retryObserver(logger))`); a logging
     /// interceptor before retry logs them anyway.
-    /// - Parameter call: What the line names the call by (`GET https://…`); empty leaves it out.
+    /// - Parameters:
+    ///   - logger: Where the lines go.
+    ///   - level: The level of each line.
+    ///   - call: What the line names the call by (`GET https://…`); empty leaves it out.
     public static func retryObserver(
         _ logger: Logger, level: Logger.Level = .notice, call: String = ""
     ) -> @Sendable (RetryInterceptor.Event) -> Void {

@@ -4,7 +4,7 @@ import CoreMetrics
 import Runway
 
 /// Counts and times every call with swift-metrics, per service, API and outcome, and records
-/// the transfer's phases (DNS, connect, TLS, first byte, total) from ``Response/metrics``.
+/// the transfer's phases (DNS, connect, TLS, first byte, total) from `Response.metrics`.
 ///
 /// Metrics (with the default prefix `runway`):
 /// - `runway_requests_total` — counter; dimensions `service`, `api`, `method`, `outcome`, `origin`.
@@ -19,8 +19,8 @@ import Runway
 ///   before). Counted through `RetryInterceptor.Observers` in the context: no wiring.
 ///
 /// `outcome` is `success` (2xx/3xx), `client_error` (4xx), `server_error` (5xx), or the
-/// ``RunwayError/Code`` of a thrown error (`timeout`, `paramsInvalid`, ...). `origin` is the
-/// ``ResponseOrigin`` (`network`, `memory-cache`, `disk-cache`) or `none` for errors.
+/// `RunwayError.Code` of a thrown error (`timeout`, `paramsInvalid`, ...). `origin` is the
+/// `ResponseOrigin` (`network`, `memory-cache`, `disk-cache`) or `none` for errors.
 ///
 /// ## Position
 /// First in the chain, so it sees every call once, whatever later interceptors do: cache hits,
@@ -42,7 +42,7 @@ public struct MetricsInterceptor: Interceptor {
     ///   - prefix: Starts every label; letters, digits and `_`, starting with a letter.
     ///   - factory: Where metrics go; `nil` uses the process-wide `MetricsSystem` (bootstrap it
     ///     once at start-up).
-    /// - Throws: ``RunwayError`` `.configuration` for an invalid prefix.
+    /// - Throws: `RunwayError` `.configuration` for an invalid prefix.
     public init(prefix: String = "runway", factory: (any MetricsFactory)? = nil) throws(RunwayError) {
         guard let first = prefix.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII,
             prefix.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") })
@@ -123,7 +123,7 @@ public struct MetricsInterceptor: Interceptor {
 
 extension Interceptor where Self == MetricsInterceptor {
     /// Records swift-metrics counters and timers for every call; see ``MetricsInterceptor``.
-    /// - Throws: ``RunwayError`` `.configuration` for an invalid prefix.
+    /// - Throws: `RunwayError` `.configuration` for an invalid prefix.
     public static func metrics(prefix: String = "runway", factory: (any MetricsFactory)? = nil) throws(RunwayError) -> MetricsInterceptor {
         try MetricsInterceptor(prefix: prefix, factory: factory)
     }

@@ -27,7 +27,7 @@ public struct CanonicalRequest: Sendable, Equatable {
     public var method: String
     /// The path, normalised.
     public var path: String
-    /// ``RequestParameters/canonicalForm`` of the query and form parameters.
+    /// `RequestParameters.canonicalForm` of the query and form parameters.
     public var parameters: String
     /// The SHA-256 of the body, lower-case hex.
     public var bodyHash: String
@@ -45,6 +45,9 @@ public struct CanonicalRequest: Sendable, Equatable {
     ///   - percentEncodedQuery: The query as on the wire, without `?`.
     ///   - contentType: The `Content-Type` header (form bodies contribute parameters).
     ///   - body: The body bytes as received.
+    ///   - timestamp: The timestamp header's value (Unix seconds).
+    ///   - nonce: The nonce header's value.
+    ///   - keyID: The key ID header's value, or empty when none was sent.
     public init(
         method: String, percentEncodedPath: String, percentEncodedQuery: String?, contentType: String?,
         body: Data?, timestamp: String, nonce: String, keyID: String = ""

@@ -48,7 +48,7 @@ public struct SignatureVerifier: Sendable {
     }
 
     /// Verifies ``SigningScheme/hmacSHA256(secret:keyID:)-(String,_)`` signatures made without a key ID.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty secret or a non-positive skew.
+    /// - Throws: `RunwayError` `.configuration` for an empty secret or a non-positive skew.
     public static func hmacSHA256(
         secret: String, maxClockSkew: Duration = .seconds(300), headers: SigningHeaders = SigningHeaders(),
         nonces: NonceCache = NonceCache()
@@ -58,7 +58,7 @@ public struct SignatureVerifier: Sendable {
 
     /// Verifies HMAC-SHA256 signatures with one secret per key ID (`""` for requests without a
     /// key ID), for key rotation.
-    /// - Throws: ``RunwayError`` `.configuration` for no secrets, an empty secret, or a
+    /// - Throws: `RunwayError` `.configuration` for no secrets, an empty secret, or a
     ///   non-positive skew.
     public static func hmacSHA256(
         secrets: [String: String], maxClockSkew: Duration = .seconds(300), headers: SigningHeaders = SigningHeaders(),
@@ -85,7 +85,7 @@ public struct SignatureVerifier: Sendable {
 
     /// Verifies ``SigningScheme/thirdParty(callerKey:transportKey:)`` signatures: opens the
     /// sealed caller key, checks it is registered, and checks the HMAC made with it.
-    /// - Throws: ``RunwayError`` `.configuration` for a transport key of the wrong size, no
+    /// - Throws: `RunwayError` `.configuration` for a transport key of the wrong size, no
     ///   registered callers, or an empty caller key.
     public static func thirdParty(
         transportKey: Data, callerKeys: [String], maxClockSkew: Duration = .seconds(300),
@@ -108,7 +108,8 @@ public struct SignatureVerifier: Sendable {
     ///   - method: The method token.
     ///   - path: The path as on the wire, percent-encoded, without the query.
     ///   - query: The query as on the wire, without `?`.
-    ///   - headers: Looks up a header's first value by name (case-insensitive).
+    ///   - lookup: The `headers:` argument: looks up a header's first value by name
+    ///     (case-insensitive).
     ///   - body: The body bytes as received.
     ///   - apiName: The API name, for the seed scheme.
     ///   - now: The server's clock.
@@ -161,7 +162,7 @@ public struct SignatureVerifier: Sendable {
         }
     }
 
-    /// Verifies a Runway ``Request`` as a client would send it (for tests and in-process servers).
+    /// Verifies a Runway `Request` as a client would send it (for tests and in-process servers).
     public func verify(_ request: Request, apiName: String? = nil, now: Date = Date()) throws(SignatureVerificationError) {
         try verify(
             method: request.method.rawValue, path: request.url.path(percentEncoded: true),

@@ -41,9 +41,10 @@ public struct SigningInterceptor: Interceptor {
 
     /// Returns `request` with signature headers, as the interceptor sends it.
     /// - Parameters:
+    ///   - request: The request to sign; signature headers it already carries are replaced.
     ///   - apiName: The API name (required by the seed scheme).
     ///   - now: The signing time.
-    /// - Throws: ``RunwayError`` `.invalidRequest` when the seed scheme has no API name.
+    /// - Throws: `RunwayError` `.invalidRequest` when the seed scheme has no API name.
     public func sign(_ request: Request, apiName: String?, now: Date = Date()) throws(RunwayError) -> Request {
         var signed = request
         for name in headers.all { signed.headers[name] = nil }
@@ -105,7 +106,7 @@ extension Interceptor where Self == SigningInterceptor {
     }
 
     /// Signs requests with HMAC-SHA256 and `secret`.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty secret.
+    /// - Throws: `RunwayError` `.configuration` for an empty secret.
     public static func signing(secret: String, keyID: String? = nil) throws(RunwayError) -> SigningInterceptor {
         SigningInterceptor(try .hmacSHA256(secret: secret, keyID: keyID))
     }

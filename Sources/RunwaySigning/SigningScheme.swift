@@ -7,7 +7,7 @@ import Runway
 /// How requests are signed: HMAC-SHA256 over a canonical form (the default), the seed article's
 /// salted hash, or HMAC with a third-party caller's key that travels sealed with AES-GCM.
 ///
-/// Each factory checks its configuration and throws ``RunwayError`` `.configuration` at
+/// Each factory checks its configuration and throws `RunwayError` `.configuration` at
 /// registration (an empty secret, a transport key of the wrong size), never on a request.
 public struct SigningScheme: Sendable {
     enum Kind: Sendable {
@@ -40,8 +40,8 @@ public struct SigningScheme: Sendable {
 
     /// The seed article's scheme, for servers that speak it:
     /// `hash(hash(parameters + apiName + secret) + salt)`, lower-case hex, in the signature
-    /// header. `parameters` is ``RequestParameters/canonicalForm`` (sorted `k=v` joined by `&`)
-    /// and `apiName` is ``RequestContext/apiName``.
+    /// header. `parameters` is `RequestParameters.canonicalForm` (sorted `k=v` joined by `&`)
+    /// and `apiName` is `RequestContext.apiName`.
     ///
     /// It has no timestamp or nonce, so it cannot stop replays; prefer ``hmacSHA256(secret:keyID:)-(String,_)``.
     /// - Throws: `.configuration` for an empty secret.

@@ -1,7 +1,7 @@
 import Foundation
 import Runway
 
-/// A reachability source whose status the test sets, for driving a ``ReachabilityMonitor``
+/// A reachability source whose status the test sets, for driving a `ReachabilityMonitor`
 /// through network changes without touching the machine's interfaces:
 /// ```swift
 /// let source = ScriptedReachabilitySource(.reachable)

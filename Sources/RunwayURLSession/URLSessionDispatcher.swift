@@ -5,7 +5,7 @@ import Runway
 import FoundationNetworking
 #endif
 
-/// A ``Dispatcher`` on Foundation's `URLSession`: the portable fallback to `CurlDispatcher`.
+/// A `Dispatcher` on Foundation's `URLSession`: the portable fallback to `CurlDispatcher`.
 ///
 /// ```swift
 /// let pipeline = Pipeline(dispatcher: URLSessionDispatcher()) { ... }
@@ -15,11 +15,11 @@ import FoundationNetworking
 /// the decompressed body as it arrives, so a gzip bomb stops at the limit), the redirect
 /// policy, progress, and downloads to a file with resume.
 ///
-/// What `URLSession` cannot do is refused with a `.configuration` ``RunwayError`` instead of
+/// What `URLSession` cannot do is refused with a `.configuration` `RunwayError` instead of
 /// being ignored: a custom CA bundle, public-key pinning, turning verification off, and connect
 /// overrides (swift-corelibs-foundation on Linux has no API for any of them). The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
-/// timeout bounds a hanging connect. ``TransferMetrics`` carry the total time and the redirect
+/// timeout bounds a hanging connect. `TransferMetrics` carry the total time and the redirect
 /// count only.
 public final class URLSessionDispatcher: Dispatcher {
     /// Settings of the dispatcher's session.

@@ -4,10 +4,11 @@ import RunwayTestServer
 import RunwayTesting
 import Testing
 
-// The code between the BEGIN/END markers is the README's "Write an API manager" and
-// "Write a reformer" sections, verbatim; this file compiles and runs it.
+// The code between the BEGIN/END markers is quoted by the guides (Sources/Runway/Runway.docc:
+// Managers.md, Reformers.md, Testing.md), whose blocks the sample's ReadmeExcerptTests check line
+// by line against this file; the tests below run it.
 
-// BEGIN README: Write an API manager
+// BEGIN guide: Write an API manager
 extension ServiceID {
     static let houses: ServiceID = "houses"
 }
@@ -67,9 +68,9 @@ extension HouseSearchScreen: @MainActor APIManagerDelegate {
         message = error.code == .paramsInvalid ? "Please choose a city" : error.message
     }
 }
-// END README: Write an API manager
+// END guide: Write an API manager
 
-// BEGIN README: Write an API manager (path)
+// BEGIN guide: Write an API manager (path)
 /// `GET products/{id}`: one manager for every product, one name for its policies and logs.
 final class ProductDetailAPIManager: APIManager {
     let engine: ManagerEngine
@@ -84,11 +85,11 @@ final class ProductDetailAPIManager: APIManager {
         if params["once"]?.bool == true { context[RetryOverride.Key.self] = .never }
     }
 }
-// END README: Write an API manager (path)
+// END guide: Write an API manager (path)
 
-// BEGIN README: Write an API manager (Codable)
+// BEGIN guide: Write an API manager (Codable)
 /// The product as the app uses it; the service's decoder maps `listed_at` to `listedAt`.
-struct Product: Decodable {
+struct ListedProduct: Decodable {
     let id: Int
     let title: String
     let listedAt: Date
@@ -105,9 +106,9 @@ struct ShopService: Service {
         return decoder
     }()
 }
-// END README: Write an API manager (Codable)
+// END guide: Write an API manager (Codable)
 
-// BEGIN README: Write a reformer
+// BEGIN guide: Write a reformer
 /// The list cell's keys, typed and named after the reformer.
 enum HouseListKey {
     static let id = ReformedKey<String>("HouseList.id")
@@ -129,7 +130,7 @@ struct HouseListReformer: Reformer {
 }
 
 // In a cell:  titleLabel.text = row[HouseListKey.title]
-// END README: Write a reformer
+// END guide: Write a reformer
 
 @Suite struct ReadmeExampleTests {
     /// The only test that touches the process-wide registry.
@@ -190,7 +191,7 @@ struct HouseListReformer: Reformer {
         var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: stub))
         builder.register(ShopService())
         let manager = ShopProductAPIManager(engine: ManagerEngine(registry: try builder.build(), delivery: .inline))
-        let product = try await manager.load(as: Product.self, params: ["id": 42])
+        let product = try await manager.load(as: ListedProduct.self, params: ["id": 42])
         #expect(product.title == "Loft")
         #expect(product.listedAt == Date(timeIntervalSince1970: 1_795_500_000))
         #expect(stub.requests.map(\.url.absoluteString) == ["https://shop.example.com/v1/products/42"])

@@ -87,7 +87,7 @@ public protocol APIManager: AnyObject, Sendable {
     /// Default: nothing.
     /// ```swift
     /// func configure(_ context: inout RequestContext, params: [String: JSON]) {
-    ///     context[CachePolicy.Key.self] = params["fresh"]?.bool == true ? .disabled : .memory(ttl: .seconds(60))
+    ///     context[CachePolicy.Key.self] = params["fresh"]?.bool == true ? .never : .memory(ttl: .seconds(60))
     /// }
     /// ```
     func configure(_ context: inout RequestContext, params: [String: JSON])

@@ -12,7 +12,7 @@ import Darwin
 ///
 /// This is the interface layer only: it notices Wi-Fi off, cable out, airplane mode, a VPN-only
 /// namespace with no route; it does not prove that a server answers (combine with probe
-/// failures via ``ReachabilityMonitor/recordProbe(succeeded:)``).
+/// failures via ``ReachabilityMonitor/recordProbe(succeeded:host:)``).
 public struct NetworkInterfacesSource: ReachabilitySource {
     /// One interface as `getifaddrs` reports it.
     public struct Interface: Hashable, Sendable {

@@ -29,8 +29,12 @@ extension Mediator {
         }
 
         /// Registers a target type and the actions it declares.
-        /// - Parameter source: Where the registration comes from, for error messages; defaults
-        ///   to the caller's file and line (generated code passes the declaring file).
+        /// - Parameters:
+        ///   - type: The target type.
+        ///   - source: Where the registration comes from, for error messages; defaults to the
+        ///     caller's file and line (generated code passes the declaring file).
+        ///   - fileID: The caller's file, for `source`'s default.
+        ///   - line: The caller's line, for `source`'s default.
         /// - Throws: `.duplicateTarget`, `.duplicateAction`, `.malformedPattern`, `.invalidRegistration`.
         public mutating func register<T: MediatorTarget>(
             _ type: T.Type, source: String? = nil, fileID: String = #fileID, line: Int = #line

@@ -3,7 +3,7 @@
 /// Built once at start-up by a ``Builder`` and immutable afterwards (`Sendable`, cheap to copy:
 /// copies share one table and one target cache). Callers reach other modules' actions
 ///
-/// - by name, locally: ``perform(target:action:parameters:)`` (may reach every action);
+/// - by name, locally: ``perform(target:action:parameters:origin:)`` (may reach every action);
 /// - by URL: ``perform(url:origin:)`` / ``open(url:origin:)``, remote unless told otherwise
 ///   (may reach only actions declared ``ActionAccess/remote``).
 ///

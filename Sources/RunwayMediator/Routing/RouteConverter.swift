@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Built-ins are static members: ``int``, ``double``, ``uuid``. `<string:name>` is the same as
 /// an untyped `<name>`, and `<path:name>` is the catch-all. Register your own with
-/// ``Mediator/Builder/register(converter:)``; a segment the converter rejects (returns `nil`)
+/// ``Mediator/Builder/register(converter:fileID:line:)``; a segment the converter rejects (returns `nil`)
 /// does not match, and the resolver backtracks to the next candidate.
 ///
 /// Typed placeholders at the same position are tried in a fixed order that never depends on

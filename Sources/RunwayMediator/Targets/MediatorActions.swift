@@ -17,6 +17,8 @@ public struct MediatorActions<Target: MediatorTarget> {
     ///   - access: Who may call it; local-only unless you say `.remote`.
     ///   - routes: URL patterns that reach it, e.g. `"app://listing/<int:id>"`.
     ///   - tags: Labels for route interceptors (e.g. ``LoginGate/requiresLogin``).
+    ///   - fileID: Where the action is declared, for error messages and `swift package routes`.
+    ///   - line: The line of the declaration.
     ///   - handler: The work; may suspend and may throw.
     public mutating func action(
         _ name: String, access: ActionAccess = .localOnly, routes: [String] = [], tags: Set<String> = [],

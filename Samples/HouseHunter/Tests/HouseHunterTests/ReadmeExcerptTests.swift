@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// The README quotes HouseHunter's code in blocks that start with `// From <path>`; each quoted
-/// line must be in that file, in order (a `// ...` line skips ahead). So the README shows code
-/// that every build compiles, not a copy that drifts.
+/// The README and the guides quote code in blocks that start with `// From <path>`; each quoted
+/// line must be in that file, in order (a `// ...` line skips ahead). So the docs show code that
+/// every build compiles, not a copy that drifts.
 @Suite("README excerpts")
 struct ReadmeExcerptTests {
     /// The repository's root (this file is in `Samples/HouseHunter/Tests/HouseHunterTests/`).
@@ -52,15 +52,30 @@ struct ReadmeExcerptTests {
         return nil
     }
 
-    @Test func everyQuotedSampleLineIsInItsFile() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let excerpts = Self.excerpts(in: readme)
-        #expect(excerpts.count >= 5)
-        for excerpt in excerpts {
-            let source = try String(contentsOf: Self.root.appendingPathComponent(excerpt.path), encoding: .utf8)
-            let missing = Self.missingLine(of: excerpt, in: source)
-            #expect(missing == nil, "README quotes \(excerpt.path) but this is not in it (in order): \(missing ?? "")")
+    /// The README, the sample's and the benchmarks' READMEs, and every DocC article.
+    static func documents() throws -> [URL] {
+        var documents = ["README.md", "Samples/HouseHunter/README.md", "Benchmarks/README.md"].map { root.appendingPathComponent($0) }
+        let sources = root.appendingPathComponent("Sources")
+        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let catalog = sources.appendingPathComponent(module).appendingPathComponent("\(module).docc")
+            guard let articles = try? FileManager.default.contentsOfDirectory(atPath: catalog.path) else { continue }
+            documents += articles.filter { $0.hasSuffix(".md") }.sorted().map { catalog.appendingPathComponent($0) }
         }
+        return documents
+    }
+
+    @Test func everyQuotedLineIsInItsFile() throws {
+        var quoted = 0
+        for document in try Self.documents() {
+            let markdown = try String(contentsOf: document, encoding: .utf8)
+            for excerpt in Self.excerpts(in: markdown) {
+                quoted += 1
+                let source = try String(contentsOf: Self.root.appendingPathComponent(excerpt.path), encoding: .utf8)
+                let missing = Self.missingLine(of: excerpt, in: source)
+                #expect(missing == nil, "\(document.lastPathComponent) quotes \(excerpt.path) but this is not in it (in order): \(missing ?? "")")
+            }
+        }
+        #expect(quoted >= 10)
     }
 
     @Test func aChangedLineIsNoticed() {
