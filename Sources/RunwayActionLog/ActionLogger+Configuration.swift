@@ -38,7 +38,7 @@ extension ActionLogger {
         /// The services; `nil` uses `ServiceRegistry.shared` at each upload, so the logger may
         /// be created before `ServiceRegistry.bootstrap(_:)`.
         public var registry: ServiceRegistry?
-        /// Actions per upload (default 30, the seed's figure): a batch is sent as soon as this
+        /// Actions per upload (default 30): a batch is sent as soon as this
         /// many are stored.
         public var batchSize: Int
         /// Upload whatever has accumulated, even fewer than ``batchSize``, this often (default

@@ -1,7 +1,7 @@
 import Foundation
 import Runway
 
-/// Records what users do and uploads it in batches: the seed's "record locally, upload when 30
+/// Records what users do and uploads it in batches: "record locally, upload when 30
 /// have accumulated, and at every start upload what the last run left behind", without losing
 /// records to crashes, failed uploads or a full disk — and without one request per action.
 ///

@@ -10,7 +10,7 @@ import Runway
 ///     "account.balance": .never,            // money is never served from a cache
 /// ]
 /// ```
-/// The TTL defaults to 3 minutes, the seed article's figure (the average session length).
+/// The TTL defaults to 3 minutes (about an average session).
 /// TTLs are checked when the ``ResponseCache`` is created: zero or negative is a
 /// `.configuration` error.
 public struct CachePolicy: Sendable, Equatable {

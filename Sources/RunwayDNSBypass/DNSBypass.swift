@@ -4,7 +4,7 @@ import Runway
 /// Sends requests for some hosts straight to the fastest of a list of known IP addresses,
 /// skipping DNS, with the host name kept for SNI, `Host` and certificate checks.
 ///
-/// Mobile DNS is slow and sometimes wrong; the seed's answer is to keep the servers' addresses
+/// Mobile DNS is slow and sometimes wrong; the answer is to keep the servers' addresses
 /// locally, measure each at start-up and use the fastest. Build one at start-up, start it, and
 /// register its interceptor:
 /// ```swift

@@ -48,7 +48,7 @@ public struct SignatureVerificationError: Error, Sendable, CustomStringConvertib
         public static let unknownKey = Code(base: .unknownKey)
         /// The sealed caller key opened, but is not a registered caller.
         public static let unknownCaller = Code(base: .unknownCaller)
-        /// The seed scheme was asked to verify without the API name.
+        /// The salted-hash scheme was asked to verify without the API name.
         public static let missingAPIName = Code(base: .missingAPIName)
         /// The replay cache is full of live nonces; the request is refused rather than risk a replay.
         public static let tooManyNonces = Code(base: .tooManyNonces)

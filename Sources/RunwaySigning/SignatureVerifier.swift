@@ -24,7 +24,7 @@ public struct SignatureVerifier: Sendable {
     enum Kind: Sendable {
         // Keys are kept as bytes: `SymmetricKey` is not `Sendable`; one is made per use.
         case hmac(keys: [String: Data])
-        case seed(secret: String, salt: String, hash: SeedHash)
+        case saltedHash(secret: String, salt: String, hash: SaltedHashFunction)
         case thirdParty(transportKey: Data, callerKeyHashes: Set<Data>)
     }
 
@@ -71,15 +71,15 @@ public struct SignatureVerifier: Sendable {
         return try SignatureVerifier(kind: .hmac(keys: keys), maxClockSkew: maxClockSkew, headers: headers, nonces: nonces)
     }
 
-    /// Verifies the seed scheme (``SigningScheme/seed(secret:salt:hash:)``); the server passes
+    /// Verifies the salted-hash scheme (``SigningScheme/saltedHash(secret:salt:hash:)``); the server passes
     /// the API name of the route to ``verify(method:path:query:headers:body:apiName:now:)``.
     /// This scheme has no timestamp or nonce: replays cannot be detected.
-    public static func seed(
-        secret: String, salt: String = "", hash: SeedHash = .md5, headers: SigningHeaders = SigningHeaders()
+    public static func saltedHash(
+        secret: String, salt: String = "", hash: SaltedHashFunction = .md5, headers: SigningHeaders = SigningHeaders()
     ) throws(RunwayError) -> SignatureVerifier {
         guard !secret.isEmpty else { throw RunwayError(.configuration, "the signing secret is empty") }
         return try SignatureVerifier(
-            kind: .seed(secret: secret, salt: salt, hash: hash), maxClockSkew: .seconds(300), headers: headers,
+            kind: .saltedHash(secret: secret, salt: salt, hash: hash), maxClockSkew: .seconds(300), headers: headers,
             nonces: NonceCache(capacity: 1))
     }
 
@@ -111,7 +111,7 @@ public struct SignatureVerifier: Sendable {
     ///   - lookup: The `headers:` argument: looks up a header's first value by name
     ///     (case-insensitive).
     ///   - body: The body bytes as received.
-    ///   - apiName: The API name, for the seed scheme.
+    ///   - apiName: The API name, for the salted-hash scheme.
     ///   - now: The server's clock.
     /// - Throws: ``SignatureVerificationError``.
     public func verify(
@@ -124,12 +124,12 @@ public struct SignatureVerifier: Sendable {
         }
         let contentType = lookup("Content-Type")
         switch kind {
-        case .seed(let secret, let salt, let hash):
+        case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {
-                throw SignatureVerificationError(.missingAPIName, "the seed scheme needs the API name")
+                throw SignatureVerificationError(.missingAPIName, "the salted-hash scheme needs the API name")
             }
             let parameters = CanonicalRequest.signedParameters(percentEncodedQuery: query, contentType: contentType, body: body)
-            let expected = hash.seedSignature(parameters: parameters, apiName: apiName, secret: secret, salt: salt)
+            let expected = hash.saltedSignature(parameters: parameters, apiName: apiName, secret: secret, salt: salt)
             guard ConstantTime.equals(Array(expected.utf8), Array(signatureHex.lowercased().utf8)) else {
                 throw SignatureVerificationError(.signatureMismatch, "the signature does not match the request")
             }

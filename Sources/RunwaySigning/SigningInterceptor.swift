@@ -42,9 +42,9 @@ public struct SigningInterceptor: Interceptor {
     /// Returns `request` with signature headers, as the interceptor sends it.
     /// - Parameters:
     ///   - request: The request to sign; signature headers it already carries are replaced.
-    ///   - apiName: The API name (required by the seed scheme).
+    ///   - apiName: The API name (required by the salted-hash scheme).
     ///   - now: The signing time.
-    /// - Throws: `RunwayError` `.invalidRequest` when the seed scheme has no API name.
+    /// - Throws: `RunwayError` `.invalidRequest` when the salted-hash scheme has no API name.
     public func sign(_ request: Request, apiName: String?, now: Date = Date()) throws(RunwayError) -> Request {
         var signed = request
         for name in headers.all { signed.headers[name] = nil }
@@ -56,14 +56,14 @@ public struct SigningInterceptor: Interceptor {
             signed.headers[headers.nonce] = nonce
             if !keyID.isEmpty { signed.headers[headers.keyID] = keyID }
             signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: key))
-        case .seed(let secret, let salt, let hash):
+        case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {
-                throw RunwayError(.invalidRequest, "the seed signing scheme needs the call's API name")
+                throw RunwayError(.invalidRequest, "the salted-hash signing scheme needs the call's API name")
             }
             let parameters = CanonicalRequest.signedParameters(
                 percentEncodedQuery: signed.url.query(percentEncoded: true), contentType: signed.headers["Content-Type"],
                 body: signed.body)
-            signed.headers[headers.signature] = hash.seedSignature(
+            signed.headers[headers.signature] = hash.saltedSignature(
                 parameters: parameters, apiName: apiName, secret: secret, salt: salt)
         case .thirdParty(let callerKey, let transportKey):
             let (timestamp, nonce) = (Self.timestamp(now), Self.makeNonce())

@@ -4,8 +4,8 @@ import Crypto
 import Foundation
 import Runway
 
-/// How requests are signed: HMAC-SHA256 over a canonical form (the default), the seed article's
-/// salted hash, or HMAC with a third-party caller's key that travels sealed with AES-GCM.
+/// How requests are signed: HMAC-SHA256 over a canonical form (the default), a legacy salted
+/// hash, or HMAC with a third-party caller's key that travels sealed with AES-GCM.
 ///
 /// Each factory checks its configuration and throws `RunwayError` `.configuration` at
 /// registration (an empty secret, a transport key of the wrong size), never on a request.
@@ -13,7 +13,7 @@ public struct SigningScheme: Sendable {
     enum Kind: Sendable {
         // Keys are kept as bytes: `SymmetricKey` is not `Sendable`; one is made per use.
         case hmac(key: Data, keyID: String)
-        case seed(secret: String, salt: String, hash: SeedHash)
+        case saltedHash(secret: String, salt: String, hash: SaltedHashFunction)
         case thirdParty(callerKey: Data, transportKey: Data)
     }
 
@@ -38,19 +38,19 @@ public struct SigningScheme: Sendable {
         return SigningScheme(kind: .hmac(key: secret, keyID: keyID ?? ""))
     }
 
-    /// The seed article's scheme, for servers that speak it:
+    /// A salted-hash scheme, for servers that speak it:
     /// `hash(hash(parameters + apiName + secret) + salt)`, lower-case hex, in the signature
     /// header. `parameters` is `RequestParameters.canonicalForm` (sorted `k=v` joined by `&`)
     /// and `apiName` is `RequestContext.apiName`.
     ///
     /// It has no timestamp or nonce, so it cannot stop replays; prefer ``hmacSHA256(secret:keyID:)-(String,_)``.
     /// - Throws: `.configuration` for an empty secret.
-    public static func seed(secret: String, salt: String = "", hash: SeedHash = .md5) throws(RunwayError) -> SigningScheme {
+    public static func saltedHash(secret: String, salt: String = "", hash: SaltedHashFunction = .md5) throws(RunwayError) -> SigningScheme {
         guard !secret.isEmpty else { throw RunwayError(.configuration, "the signing secret is empty") }
-        return SigningScheme(kind: .seed(secret: secret, salt: salt, hash: hash))
+        return SigningScheme(kind: .saltedHash(secret: secret, salt: salt, hash: hash))
     }
 
-    /// The seed article's scheme for platforms with several registered callers: the request is
+    /// For platforms with several registered callers: the request is
     /// signed like ``hmacSHA256(secret:keyID:)-(String,_)`` with the caller's own key, and that
     /// key travels next to the signature sealed with AES-GCM under `transportKey` (built into the
     /// SDK and known to the server), bound to the request's timestamp and nonce.
@@ -66,20 +66,20 @@ public struct SigningScheme: Sendable {
     }
 }
 
-/// The hash function of the seed scheme.
-public struct SeedHash: Sendable, Hashable, CustomStringConvertible {
+/// The hash function of the salted-hash scheme.
+public struct SaltedHashFunction: Sendable, Hashable, CustomStringConvertible {
     private enum Base: String, Sendable {
         case md5, sha1, sha256
     }
 
     private let base: Base
 
-    /// MD5, as in the article (insecure; for servers that require it).
-    public static let md5 = SeedHash(base: .md5)
+    /// MD5 (insecure; for servers that require it).
+    public static let md5 = SaltedHashFunction(base: .md5)
     /// SHA-1 (insecure; for servers that require it).
-    public static let sha1 = SeedHash(base: .sha1)
+    public static let sha1 = SaltedHashFunction(base: .sha1)
     /// SHA-256.
-    public static let sha256 = SeedHash(base: .sha256)
+    public static let sha256 = SaltedHashFunction(base: .sha256)
 
     public var description: String { base.rawValue }
 
@@ -94,7 +94,7 @@ public struct SeedHash: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `hash(hash(parameters + apiName + secret) + salt)`.
-    func seedSignature(parameters: String, apiName: String, secret: String, salt: String) -> String {
+    func saltedSignature(parameters: String, apiName: String, secret: String, salt: String) -> String {
         hex(hex(parameters + apiName + secret) + salt)
     }
 }

@@ -146,12 +146,12 @@ import Testing
         #expect(code { try verifier.verify(unknown) } == .unknownKey)
     }
 
-    @Test func seedSchemeMatchesTheArticleFormula() async throws {
-        let interceptor = SigningInterceptor(try .seed(secret: "key", salt: "salt"))
+    @Test func saltedHashSchemeMatchesItsFormula() async throws {
+        let interceptor = SigningInterceptor(try .saltedHash(secret: "key", salt: "salt"))
         let request = try await signed(try Request("https://api.test/search?q=a%20b&city=sh"), with: interceptor, apiName: "search")
         // md5(md5("city=sh&q=a%20b" + "search" + "key") + "salt"), computed independently with Python's hashlib.
         #expect(request.headers["X-Runway-Signature"] == "ad97d864071310898751c37e4cdc2cde")
-        let verifier = try SignatureVerifier.seed(secret: "key", salt: "salt")
+        let verifier = try SignatureVerifier.saltedHash(secret: "key", salt: "salt")
         #expect(code { try verifier.verify(request, apiName: "search") } == nil)
         #expect(code { try verifier.verify(request, apiName: "other") } == .signatureMismatch)
         #expect(code { try verifier.verify(request) } == .missingAPIName)
@@ -160,13 +160,13 @@ import Testing
         #expect(code { try verifier.verify(tampered, apiName: "search") } == .signatureMismatch)
 
         let sha = try await signed(
-            try Request("https://api.test/search?q=1"), with: SigningInterceptor(try .seed(secret: "key", hash: .sha256)), apiName: "search")
+            try Request("https://api.test/search?q=1"), with: SigningInterceptor(try .saltedHash(secret: "key", hash: .sha256)), apiName: "search")
         #expect(sha.headers["X-Runway-Signature"]?.count == 64)
-        #expect(code { try SignatureVerifier.seed(secret: "key", hash: .sha256).verify(sha, apiName: "search") } == nil)
+        #expect(code { try SignatureVerifier.saltedHash(secret: "key", hash: .sha256).verify(sha, apiName: "search") } == nil)
     }
 
-    @Test func seedSchemeNeedsAnAPIName() async throws {
-        let pipeline = Pipeline(interceptors: [SigningInterceptor(try .seed(secret: "key"))], dispatcher: StubDispatcher(status: 200))
+    @Test func saltedHashSchemeNeedsAnAPIName() async throws {
+        let pipeline = Pipeline(interceptors: [SigningInterceptor(try .saltedHash(secret: "key"))], dispatcher: StubDispatcher(status: 200))
         await #expect(throws: RunwayError.self) {
             try await pipeline.send(try Request("https://api.test/x"))
         }
@@ -229,7 +229,7 @@ import Testing
         }
         #expect(code { _ = try SigningInterceptor.signing(secret: "") } == .configuration)
         #expect(code { _ = try SigningScheme.hmacSHA256(secret: "x", keyID: "has space") } == .configuration)
-        #expect(code { _ = try SigningScheme.seed(secret: "") } == .configuration)
+        #expect(code { _ = try SigningScheme.saltedHash(secret: "") } == .configuration)
         #expect(code { _ = try SigningScheme.thirdParty(callerKey: "", transportKey: Data(count: 32)) } == .configuration)
         #expect(code { _ = try SigningScheme.thirdParty(callerKey: "a", transportKey: Data(count: 10)) } == .configuration)
         #expect(code { _ = try SignatureVerifier.hmacSHA256(secret: "") } == .configuration)

@@ -115,10 +115,10 @@ import Testing
         }
     }
 
-    @Test func seedAndThirdPartySchemesVerifyOnTheServer() async throws {
-        try await withServer(try .seed(secret: "legacy", salt: "pepper"), apiName: "listing.rent") { server in
+    @Test func saltedHashAndThirdPartySchemesVerifyOnTheServer() async throws {
+        try await withServer(try .saltedHash(secret: "legacy", salt: "pepper"), apiName: "listing.rent") { server in
             let pipeline = Pipeline(
-                interceptors: [SigningInterceptor(try .seed(secret: "legacy", salt: "pepper"))], dispatcher: CurlDispatcher())
+                interceptors: [SigningInterceptor(try .saltedHash(secret: "legacy", salt: "pepper"))], dispatcher: CurlDispatcher())
             let ok = try await pipeline.send(
                 Request(url: server.url("/signed/rent?city=sh&page=1")), context: RequestContext(apiName: "listing.rent"))
             #expect(ok.status == 200, "\(text(ok))")

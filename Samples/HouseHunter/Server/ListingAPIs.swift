@@ -5,7 +5,7 @@ import RunwayTestServer
 
 /// The three listing teams' APIs and the shared detail API.
 ///
-/// Each team names things its own way, as in the seed article's example:
+/// Each team names things its own way, as teams do:
 ///
 /// | team | path | parameters | list key | id | price |
 /// | --- | --- | --- | --- | --- | --- |

@@ -32,7 +32,7 @@ extension APIManager {
         }
     }
 
-    /// Calls the API; the landing goes to the ``delegate`` (the seed's `loadData`).
+    /// Calls the API; the landing goes to the ``delegate`` (the delegate style).
     /// - Parameter params: The parameters; `nil` asks the ``paramSource`` (or sends none).
     /// - Returns: Whether the call will land (`false`: vetoed or dropped by the policy).
     @discardableResult
@@ -72,7 +72,7 @@ extension APIManager {
     /// Whether a call of this manager is in flight (the single source of truth for spinners).
     public var isLoading: Bool { engine.read { !$0.calls.isEmpty } }
 
-    /// The raw data, without a reformer (the seed's `fetchDataWithReformer:nil`).
+    /// The raw data, without a reformer.
     public func fetchData() -> JSON? { rawData }
 
     /// The raw data reformed for one view.

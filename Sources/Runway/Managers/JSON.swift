@@ -2,7 +2,8 @@ import Foundation
 
 /// A JSON value: what an API manager keeps as the raw response.
 ///
-/// The seed design hands business code the raw data plus reformers instead of model objects.
+/// Runway hands business code the raw data plus reformers (or a `Decodable` type) instead of
+/// model objects.
 /// `JSON` is that raw data as a `Sendable` value with typed access; integers and other numbers
 /// are kept apart so that an ID never turns into `1.0e+15`.
 /// ```swift

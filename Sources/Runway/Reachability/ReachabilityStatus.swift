@@ -1,4 +1,4 @@
-/// Whether the network can be reached: the one cross-layer event the seed design allows to be
+/// Whether the network can be reached: the one cross-layer event the design allows to be
 /// broadcast (one-to-many, opt-in).
 public struct ReachabilityStatus: Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Hashable, Sendable {

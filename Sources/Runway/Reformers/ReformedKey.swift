@@ -1,4 +1,4 @@
-/// A typed key of a ``ReformedRecord``: the Swift form of the seed's named constant keys
+/// A typed key of a ``ReformedRecord``: the Swift form of named constant keys
 /// (`kPropertyListDataKeyID`).
 ///
 /// Declare a reformer's keys next to it, named after it, and use them at every call site:

@@ -1,4 +1,4 @@
-/// Turns a manager's raw data into exactly what one view needs (the seed's "reformer").
+/// Turns a manager's raw data into exactly what one view needs (a "reformer").
 ///
 /// One API can feed many views (one reformer per view); many APIs can feed one view (one
 /// reformer that normalises their different keys; switch on the manager it is given). The

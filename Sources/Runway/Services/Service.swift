@@ -2,7 +2,7 @@ import Foundation
 
 /// An API provider: where its APIs live and what every call to it shares.
 ///
-/// The seed's example app talks to several teams' servers (second-hand, rental, new-home
+/// An app talks to several teams' servers (second-hand, rental, new-home
 /// listings), each with its own base URL per environment, keys, headers and error handling.
 /// Each is a `Service`; API managers name theirs by ``ServiceID``. Only ``id`` and ``baseURLs``
 /// are required; everything else has a default.

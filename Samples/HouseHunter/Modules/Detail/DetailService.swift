@@ -30,6 +30,6 @@ public struct DetailService: Service {
 public enum DetailCaching {
     /// The API name the cache policy is registered under.
     public static let apiName = ListingDetailAPIManager.name
-    /// How long a detail stays fresh: the seed article's three minutes.
+    /// How long a detail stays fresh: three minutes.
     public static let ttl: Duration = .seconds(180)
 }

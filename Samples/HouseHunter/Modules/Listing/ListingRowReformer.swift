@@ -12,7 +12,7 @@ enum ListingRowKey {
     static let district = ReformedKey<String>("ListingRow.district")
 }
 
-/// Turns any of the three teams' lists into the same rows: the seed's one reformer for
+/// Turns any of the three teams' lists into the same rows: one reformer for
 /// second-hand, rental and new-home listings, whose keys all differ.
 ///
 /// | row | second-hand | rental | new-home |

@@ -1,5 +1,5 @@
 /// Merges calls to the same API that arrive while one is in flight into one combined request,
-/// then splits the combined response back to each caller: the seed's last-resort connection
+/// then splits the combined response back to each caller: a last-resort connection
 /// optimisation. Opt-in per API, with a ``RequestMerger`` that knows the API's batch endpoint.
 ///
 /// ```swift
