@@ -95,6 +95,16 @@ struct ListedProduct: Decodable {
     let listedAt: Date
 }
 
+/// `GET products/{id}`, decoded into a `ListedProduct`.
+final class ShopProductAPIManager: APIManager {
+    let engine: ManagerEngine
+    let apiName = "product.detail"
+    let path = "products/{id}"
+    let serviceID: ServiceID = "shop"
+
+    init(engine: ManagerEngine = ManagerEngine()) { self.engine = engine }
+}
+
 /// A service whose APIs speak snake_case with ISO 8601 dates, said once.
 struct ShopService: Service {
     let id: ServiceID = "shop"
@@ -175,15 +185,6 @@ struct HouseListReformer: Reformer {
 }
 
 @Suite struct ReadmeCodableExampleTests {
-    final class ShopProductAPIManager: APIManager {
-        let engine: ManagerEngine
-        let apiName = "product.detail"
-        let path = "products/{id}"
-        let serviceID: ServiceID = "shop"
-
-        init(engine: ManagerEngine) { self.engine = engine }
-    }
-
     @Test func theProductIsDecodedWithTheServicesDecoder() async throws {
         let stub = StubDispatcher { _ in
             Response(status: 200, body: Data(#"{"id":42,"title":"Loft","listed_at":"2026-11-24T06:00:00Z"}"#.utf8))
