@@ -17,6 +17,9 @@ import Runway
 ///   abort (HTTP/1.1) or a stream reset (HTTP/2);
 /// - TLS verification on by default, a custom CA bundle, public-key pinning, connect overrides
 ///   (DNS bypass) that keep the host name for SNI, `Host` and certificate checks;
+/// - HTTP proxies (`https` through a `CONNECT` tunnel) and SOCKS5 proxies, with credentials
+///   (``RequestOptions/proxy``); no proxy from the environment unless asked for
+///   (``Proxy/environment``);
 /// - upload/download progress, downloads streamed to a file and resumed with `Range`;
 /// - per-phase timings and connection reuse on every `Response.metrics`.
 ///
@@ -58,13 +61,16 @@ public final class CurlDispatcher: Dispatcher {
     }
 
     public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+        let proxy: Proxy.Server?
         do {
             try request.validate()
+            // Resolved here, on the caller's thread: `.environment` reads the process environment.
+            proxy = try request.options.proxy?.server(for: request.url)
         } catch {
             request.progress?.finish()
             throw error
         }
-        let transfer = CurlTransfer(request: request, decoding: decoding)
+        let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
         // The task's cancellation and the call's (a manager's cancelPrevious, cancelAll,
         // release) both remove the transfer at once.

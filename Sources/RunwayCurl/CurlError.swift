@@ -65,4 +65,65 @@ enum CurlError {
             .transport
         }
     }
+
+    /// The error for a transfer through `proxy` that failed at the proxy, naming the proxy (never
+    /// its credentials), or `nil` when the failure is not the proxy's.
+    ///
+    /// Each is `.cannotConnect`, `field` `proxy`: the origin was not reached. Refused credentials
+    /// (an HTTP proxy's 407, or the 401 some proxies send instead; a SOCKS5 refusal) say so.
+    static func proxyError(_ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer) -> RunwayError? {
+        let target = "for \(request.method) \(request.url.absoluteString)"
+        switch code {
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_PROXY:
+            let text = String(cString: curl_easy_strerror(code))
+            return RunwayError(
+                .cannotConnect, "cannot connect to the \(proxy.name): \(text) (curl \(code.rawValue)) \(target)", field: "proxy",
+                neverSent: true)
+        case CURLE_PROXY:
+            var detail = 0
+            runway_easy_getinfo_long(easy, CURLINFO_PROXY_ERROR, &detail)
+            return socksError(CURLproxycode(UInt32(clamping: detail)), proxy: proxy, target: target)
+        default:
+            guard proxy.kind == .http else { return nil }
+            var connectStatus = 0
+            runway_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+            guard connectStatus >= 300 else { return nil }
+            if connectStatus == 407 || connectStatus == 401 {
+                return proxyRefusedCredentials(proxy, status: connectStatus, request: request, response: nil)
+            }
+            let origin = "\(request.url.host ?? ""):\(request.url.port ?? (request.url.scheme == "https" ? 443 : 80))"
+            return RunwayError(
+                .cannotConnect, "the \(proxy.name) did not open a tunnel to \(origin): HTTP \(connectStatus) \(target)",
+                field: "proxy", neverSent: true)
+        }
+    }
+
+    /// The proxy asked for credentials, or refused the ones sent (`status` 407, or 401).
+    static func proxyRefusedCredentials(_ proxy: Proxy.Server, status: Int, request: Request, response: Response?) -> RunwayError {
+        let sent = proxy.credentials == nil ? "asks for credentials and none are set" : "refused the credentials"
+        return RunwayError(
+            .cannotConnect, "the \(proxy.name) \(sent) (HTTP \(status)) for \(request.method) \(request.url.absoluteString)",
+            field: "proxy", response: response, neverSent: response == nil)
+    }
+
+    private static func socksError(_ detail: CURLproxycode, proxy: Proxy.Server, target: String) -> RunwayError {
+        let reason: String
+        switch detail {
+        case CURLPX_USER_REJECTED, CURLPX_NO_AUTH, CURLPX_RECV_AUTH, CURLPX_SEND_AUTH:
+            reason = proxy.credentials == nil ? "asks for credentials and none are set" : "refused the credentials"
+        case CURLPX_REPLY_CONNECTION_REFUSED:
+            reason = "could not connect to the origin: connection refused"
+        case CURLPX_REPLY_HOST_UNREACHABLE, CURLPX_REPLY_NETWORK_UNREACHABLE, CURLPX_REPLY_TTL_EXPIRED:
+            reason = "could not reach the origin"
+        case CURLPX_REPLY_NOT_ALLOWED:
+            reason = "does not allow the connection"
+        case CURLPX_RESOLVE_HOST:
+            reason = "was not used: the origin's name did not resolve on this machine"
+        case CURLPX_REPLY_GENERAL_SERVER_FAILURE:
+            reason = "failed (general SOCKS server failure)"
+        default:
+            reason = "failed (libcurl proxy code \(detail.rawValue))"
+        }
+        return RunwayError(.cannotConnect, "the \(proxy.name) \(reason) \(target)", field: "proxy", neverSent: true)
+    }
 }

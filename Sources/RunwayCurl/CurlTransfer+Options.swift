@@ -5,8 +5,8 @@ import Runway
 extension CurlTransfer {
     /// The options of a plain request apart from its URL, headers, body and callback data. Two
     /// requests with equal ones leave an easy handle's options as they are between them; a
-    /// request with anything else (TLS settings, connect overrides, progress, a download) has
-    /// none, and always starts from a reset handle — so nothing of one request's options can
+    /// request with anything else (TLS settings, connect overrides, a proxy, progress, a
+    /// download) has none, and always starts from a reset handle — so nothing of one request's options can
     /// reach another's.
     struct EasyOptions: Equatable, Sendable {
         let method: String
@@ -158,6 +158,8 @@ extension CurlTransfer {
             try set(easy, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";"))
         }
 
+        try setProxy(easy)
+
         // Connect overrides (DNS bypass): per transfer, unlike CURLOPT_RESOLVE which would
         // leave entries in the multi handle's shared DNS cache.
         if !options.connectOverrides.isEmpty {
@@ -171,6 +173,25 @@ extension CurlTransfer {
             connectToList = overrides
             try set(easy, CURLOPT_CONNECT_TO, overrides)
         }
+    }
+
+    /// The proxy, or none. Always set: without `CURLOPT_PROXY` libcurl would take one from
+    /// `http_proxy` and the like in the environment on its own, and without `CURLOPT_NOPROXY`
+    /// it would let `no_proxy` bypass an explicit one (``Proxy/environment`` reads both
+    /// before the hand-over instead).
+    private func setProxy(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
+        guard let proxy else {
+            try set(easy, CURLOPT_PROXY, "")
+            return
+        }
+        try set(easy, CURLOPT_PROXY, proxy.url)
+        try set(easy, CURLOPT_NOPROXY, "")
+        if let credentials = proxy.credentials {
+            try set(easy, CURLOPT_PROXYUSERNAME, credentials.user)
+            try set(easy, CURLOPT_PROXYPASSWORD, credentials.password)
+        }
+        // The proxy's `200 Connection established` is not the response's header section.
+        if proxy.kind == .http { try set(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1) }
     }
 
     /// The body, copied by libcurl (COPYPOSTFIELDS), so the request may go.

@@ -15,6 +15,9 @@ extension CurlTransfer {
                     + "for \(request.url.absoluteString)"))
         }
         guard code == CURLE_OK else {
+            if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy) {
+                return .failure(failure)
+            }
             return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status))
         }
         guard status == 0 || headerSectionEnded else {
@@ -25,12 +28,17 @@ extension CurlTransfer {
         if let unfinished = unfinishedEncoding() { return .failure(unfinished) }
         var responseCode = 0
         runway_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)
-        return .success(Response(
+        let response = Response(
             status: responseCode != 0 ? responseCode : status,
             headers: headers,
             body: body,
             metrics: metrics(easy),
-            origin: .network))
+            origin: .network)
+        if response.status == 407, let proxy, proxy.kind == .http, !isSecure {
+            // A request the proxy forwards (plain `http`) gets its refusal as the response.
+            return .failure(CurlError.proxyRefusedCredentials(proxy, status: 407, request: request, response: response))
+        }
+        return .success(response)
     }
 
     /// Per-phase timings and connection facts from `curl_easy_getinfo`.

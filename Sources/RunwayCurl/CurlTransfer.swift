@@ -95,8 +95,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set when libcurl wanted to send the request again and was refused.
     @exclusivity(unchecked) var refusedResend = false
 
-    init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding) {
+    /// The proxy the request goes through, resolved before the hand-over (`nil`: none).
+    let proxy: Proxy.Server?
+
+    init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding, proxy: Proxy.Server? = nil) {
         self.request = request
+        self.proxy = proxy
         asksOwnEncodings = request.headers["Accept-Encoding"] != nil
         parsesHeadersOnLoop = request.download != nil
         let decodes = request.options.acceptCompressedResponses
@@ -105,7 +109,7 @@ final class CurlTransfer: @unchecked Sendable {
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
-        easyOptions = EasyOptions(
+        easyOptions = proxy != nil ? nil : EasyOptions(
             request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
     }
 

@@ -16,8 +16,10 @@ import FoundationNetworking
 /// policy, progress, and downloads to a file with resume.
 ///
 /// What `URLSession` cannot do is refused with a `.configuration` `RunwayError` instead of
-/// being ignored: a custom CA bundle, public-key pinning, turning verification off, and connect
-/// overrides (swift-corelibs-foundation on Linux has no API for any of them). The connect
+/// being ignored: a custom CA bundle, public-key pinning, turning verification off, connect
+/// overrides and proxies (swift-corelibs-foundation on Linux has no API for any of them), and a
+/// request while the environment names a proxy for it, which FoundationNetworking would follow on
+/// its own. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
 /// timeout bounds a hanging connect. `TransferMetrics` carry the total time and the redirect
 /// count only.
@@ -73,6 +75,7 @@ public final class URLSessionDispatcher: Dispatcher {
         do {
             try request.validate()
             try Self.checkSupported(request.options)
+            try Self.checkNoProxy(request)
             try context.checkCancellation()
             return try await send(request, context: context)
         } catch {
@@ -99,6 +102,27 @@ public final class URLSessionDispatcher: Dispatcher {
             try await transfer.run(task)
         } onCancel: {
             transfer.abort(RunwayError(.cancelled, "the call was cancelled", underlying: CancellationError()))
+        }
+    }
+
+    /// Refuses a request that would go through a proxy: one it is given (``RequestOptions/proxy``,
+    /// or the environment's with ``Proxy/environment``), since FoundationNetworking has no
+    /// per-request proxy and would send it straight to the origin; and, when it is given none,
+    /// one that the environment names (`http_proxy`, `all_proxy`, ...), since FoundationNetworking's
+    /// libcurl would follow it on its own and cannot be told not to. Either way the request is
+    /// not sent anywhere it was not meant to go.
+    static func checkNoProxy(_ request: Request) throws(RunwayError) {
+        if let server = try request.options.proxy?.server(for: request.url) {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot send through a proxy (the \(server.name)); use CurlDispatcher",
+                field: "proxy")
+        }
+        if let variable = Proxy.environmentVariable(for: request.url) {
+            throw RunwayError(
+                .configuration,
+                "URLSessionDispatcher would send this request through the proxy in the environment variable \(variable) "
+                    + "(FoundationNetworking reads it on its own and cannot be told not to): unset it, or use CurlDispatcher",
+                field: "proxy")
         }
     }
 

@@ -23,6 +23,8 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         static let connectTimeout = Capability(description: "connect timeout")
         /// ``RequestOptions/connectOverrides``.
         static let connectOverrides = Capability(description: "connect overrides")
+        /// ``RequestOptions/proxy``: HTTP (and `CONNECT`) and SOCKS5 proxies.
+        static let proxies = Capability(description: "proxies")
     }
 
     /// The name shown in test results.
@@ -38,12 +40,12 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
     static let all: [DispatcherUnderTest] = [
         DispatcherUnderTest(
             name: "libcurl",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
         DispatcherUnderTest(
             name: "libcurl (poll)",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides],
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies],
             make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: [], make: { URLSessionDispatcher() }),
     ]

@@ -147,7 +147,7 @@ public struct Request: Sendable {
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
     /// host, a valid method token, header fields that cannot inject a second header, a head no
     /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
-    /// and timeouts above zero.
+    /// timeouts above zero, and a proxy that can work (``Proxy``).
     public func validate() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
@@ -184,6 +184,7 @@ public struct Request: Sendable {
                 .configuration, "pinned public key \"\(pin)\" is not sha256//<base64 of 32 bytes> (e.g. from `openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`)",
                 field: "tls.pinnedPublicKeys")
         }
+        if let server = options.proxy?.server { try server.validate() }
         if let body, body.count > options.maxRequestBodySize {
             throw RunwayError(
                 .requestTooLarge,

@@ -25,6 +25,12 @@ public struct RequestOptions: Sendable {
     public var connectOverrides: [ConnectOverride]
     /// Which HTTP version to ask for.
     public var httpVersion: HTTPVersionPreference
+    /// The proxy this request goes through. `nil` (the default) leaves it to the service's
+    /// ``Service/proxy`` when a service sends it, and is no proxy otherwise; ``Proxy/direct`` is no
+    /// proxy even where the service has one. Never taken from the environment unless set to
+    /// ``Proxy/environment``. A dispatcher that cannot use a proxy refuses the request with
+    /// `.configuration` rather than send it directly.
+    public var proxy: Proxy?
 
     /// Creates options; every parameter has the API-call default.
     public init(
@@ -36,7 +42,8 @@ public struct RequestOptions: Sendable {
         acceptCompressedResponses: Bool = true,
         tls: TLSOptions = TLSOptions(),
         connectOverrides: [ConnectOverride] = [],
-        httpVersion: HTTPVersionPreference = .automatic
+        httpVersion: HTTPVersionPreference = .automatic,
+        proxy: Proxy? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
@@ -47,6 +54,7 @@ public struct RequestOptions: Sendable {
         self.tls = tls
         self.connectOverrides = connectOverrides
         self.httpVersion = httpVersion
+        self.proxy = proxy
     }
 }
 

@@ -33,6 +33,13 @@ public protocol Service: Sendable {
     var interceptors: [any Interceptor] { get }
     /// Keeps this service's token and refreshes it once when calls find it expired (default: none).
     var authenticator: TokenAuthenticator? { get }
+    /// The proxy this service's calls go through (default `nil`: none). Read once, when the
+    /// registry is built, and given to each call whose ``RequestOptions/proxy`` is `nil`; a
+    /// manager or caller that sets its own (``Proxy/direct`` included) wins.
+    /// ```swift
+    /// var proxy: Proxy? { .socks5(host: "127.0.0.1", port: 1080) }
+    /// ```
+    var proxy: Proxy? { get }
     /// The common error handling: the error a response stands for, or `nil` when it is a success.
     ///
     /// Map business codes here (for example a body code meaning "token expired" to
@@ -66,6 +73,7 @@ extension Service {
     public var commonParameters: [String: JSON] { [:] }
     public var interceptors: [any Interceptor] { [] }
     public var authenticator: TokenAuthenticator? { nil }
+    public var proxy: Proxy? { nil }
     public var decoder: JSONDecoder { plainJSONDecoder }
 
     public func error(for response: Response, json: JSON?) -> RunwayError? {

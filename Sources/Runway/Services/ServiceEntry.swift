@@ -8,6 +8,8 @@ final class ServiceEntry: Sendable {
     let pipeline: Pipeline
     let commonHeaders: HTTPHeaders
     let commonParameters: [String: JSON]
+    /// The service's proxy, given to requests that set none.
+    let proxy: Proxy?
     /// `host:port` of the base URL: what reachability failures are counted by.
     let endpoint: String
     private let base: String
@@ -18,6 +20,7 @@ final class ServiceEntry: Sendable {
         self.pipeline = pipeline
         self.commonHeaders = service.commonHeaders
         self.commonParameters = service.commonParameters
+        self.proxy = service.proxy
         let port = baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80)
         self.endpoint = "\(baseURL.host ?? ""):\(port)"
         var base = baseURL.absoluteString
@@ -74,7 +77,15 @@ final class ServiceEntry: Sendable {
             body = JSON.object(parameters).serializedData()
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
         }
-        return Request(method: method, url: url, headers: headers, body: body, options: options)
+        return Request(method: method, url: url, headers: headers, body: body, options: self.options(options))
+    }
+
+    /// `options` with the service's ``proxy`` when they name none.
+    func options(_ options: RequestOptions) -> RequestOptions {
+        guard let proxy, options.proxy == nil else { return options }
+        var options = options
+        options.proxy = proxy
+        return options
     }
 
     /// `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters kept,

@@ -6,9 +6,9 @@ extension ServiceRegistry {
     /// where an ``APIManager`` would add the service's common parameters to the body.
     ///
     /// What a manager's call gets, this gets too: the base URL of the registry's environment, the
-    /// service's common headers (a header of the same name in `headers` wins), the app's
-    /// interceptors (logging, retry, compression, signing, ...), token refresh and the service's
-    /// own interceptors, and the reachability check. What it does not do: parameters, load
+    /// service's common headers (a header of the same name in `headers` wins), its proxy (unless
+    /// `options` names one), the app's interceptors (logging, retry, compression, signing, ...),
+    /// token refresh and the service's own interceptors, and the reachability check. What it does not do: parameters, load
     /// policies, delivery, and the service's ``Service/error(for:json:)`` mapping — any status is
     /// a response, as from ``Pipeline/send(_:context:)``.
     /// ```swift
@@ -38,7 +38,7 @@ extension ServiceRegistry {
         var merged = entry.commonHeaders
         for field in headers { merged.removeAll(named: field.name) }
         for field in headers { merged.add(name: field.name, value: field.value) }
-        let request = Request(method: method, url: try entry.apiURL(apiName), headers: merged, body: body, options: options)
+        let request = Request(method: method, url: try entry.apiURL(apiName), headers: merged, body: body, options: entry.options(options))
         var context = context
         context.apiName = apiName
         context.serviceID = serviceID.rawValue

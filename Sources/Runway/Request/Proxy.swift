@@ -1,0 +1,300 @@
+import Foundation
+
+/// Where a request's connections go: straight to the origin (the default), or through a proxy.
+///
+/// Set per request in ``RequestOptions/proxy``, or for every call to a service with
+/// ``Service/proxy``; a request's own setting wins.
+/// ```swift
+/// let proxy = Proxy.http(host: "proxy.corp.example", port: 3128, credentials: .init(user: "app", password: secret))
+/// var options = RequestOptions()
+/// options.proxy = proxy
+/// ```
+/// - ``http(host:port:credentials:)``: an HTTP proxy. Plain `http` requests are forwarded by
+///   it; `https` requests go through a tunnel it opens with `CONNECT`, so TLS (verification,
+///   pinning) is between the client and the origin, as without a proxy.
+/// - ``socks5(host:port:credentials:resolvesNamesRemotely:)``: a SOCKS5 proxy, by default with
+///   the origin's name resolved by the proxy (`socks5h`).
+/// - ``environment``: what `http_proxy`, `https_proxy` and `no_proxy` (or their upper-case
+///   forms) say, read when a request is sent. Only when asked for: by default no variable of
+///   the environment sends a request anywhere but to its origin.
+/// - ``direct``: no proxy, whatever a service or the environment says. (Not `.none`: where a
+///   `Proxy?` is expected, as in ``RequestOptions/proxy``, `.none` would be `nil`.)
+///
+/// A proxy's credentials never appear in its ``description``, in error messages or in logs.
+/// A proxy that cannot work (an empty host, a port outside 1–65535) fails the request with
+/// `.configuration` before anything is sent; ``init(url:)`` checks at construction.
+public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+    enum Setting: Sendable, Hashable {
+        case direct
+        case environment
+        case server(Server)
+    }
+
+    let setting: Setting
+
+    private init(setting: Setting) {
+        self.setting = setting
+    }
+
+    /// No proxy: connections go straight to the origin, whatever a service or the environment
+    /// says. Named `direct` rather than `none` so that it cannot be mistaken for `nil` where a
+    /// `Proxy?` is expected (``RequestOptions/proxy``: `nil` leaves it to the service).
+    public static let direct = Proxy(setting: .direct)
+
+    /// The proxy the process environment names for the request's scheme, read when the request
+    /// is sent: `https_proxy` (else `HTTPS_PROXY`) for `https` URLs, `http_proxy` (else
+    /// `HTTP_PROXY`) for `http` URLs, each a URL as ``init(url:)`` reads it; none when the
+    /// variable is unset or empty, or when `no_proxy` (else `NO_PROXY`) names the host.
+    ///
+    /// `no_proxy` is a list separated by commas or spaces: `*` matches every host, any other
+    /// entry its host name or address and, for a name, every name under it (`example.com` and
+    /// `.example.com` both match `api.example.com`).
+    ///
+    /// Opt in only where the environment is the user's to set: a CGI-style server that turns a
+    /// request's `Proxy` header into `HTTP_PROXY` would hand the proxy to whoever sent it.
+    public static let environment = Proxy(setting: .environment)
+
+    /// An HTTP proxy at `host:port`: `http` requests are forwarded by it, `https` requests go
+    /// through a tunnel it opens with `CONNECT` (TLS stays end to end, verified and pinned
+    /// against the origin).
+    /// - Parameters:
+    ///   - host: The proxy's host name or IP address (an IPv6 address with or without brackets).
+    ///   - port: The proxy's port, 1–65535.
+    ///   - credentials: Sent with Basic authentication in `Proxy-Authorization`, if any.
+    public static func http(host: String, port: Int, credentials: Credentials? = nil) -> Proxy {
+        Proxy(setting: .server(Server(kind: .http, host: host, port: port, credentials: credentials)))
+    }
+
+    /// A SOCKS5 proxy at `host:port` (RFC 1928), with username and password authentication
+    /// (RFC 1929) when `credentials` are given.
+    /// - Parameters:
+    ///   - host: The proxy's host name or IP address.
+    ///   - port: The proxy's port, 1–65535 (default 1080).
+    ///   - credentials: A user and password of 1–255 bytes each, if the proxy asks for them.
+    ///   - resolvesNamesRemotely: Whether the proxy resolves the origin's host name (`socks5h`,
+    ///     the default: no DNS query leaves this machine for it), or this machine does and sends
+    ///     the proxy an address (`socks5`).
+    public static func socks5(
+        host: String, port: Int = 1080, credentials: Credentials? = nil, resolvesNamesRemotely: Bool = true
+    ) -> Proxy {
+        let kind: Server.Kind = resolvesNamesRemotely ? .socks5h : .socks5
+        return Proxy(setting: .server(Server(kind: kind, host: host, port: port, credentials: credentials)))
+    }
+
+    /// Reads a proxy URL, such as `http://proxy.example:3128`, `socks5h://user:pass@127.0.0.1:1080`
+    /// or `proxy.example:8080` (no scheme: HTTP), the way `http_proxy` is written.
+    ///
+    /// The schemes are `http`, `socks5` and `socks5h` (SOCKS5 with remote name resolution). A
+    /// user and password in the URL are percent-decoded and become the ``Credentials``. Without
+    /// a port, the port is 1080, as libcurl and `curl` take it.
+    /// - Throws: ``RunwayError`` `.configuration` (field `proxy`) for another scheme, no host, a
+    ///   port outside 1–65535, or a path, query or fragment. The message never repeats the
+    ///   URL's user or password.
+    public init(url text: String) throws(RunwayError) {
+        self.init(setting: .server(try Server(url: text)))
+    }
+
+    /// A user name and password for a proxy. Never shown: its description, and that of any
+    /// ``Proxy`` holding it, says only that there are credentials.
+    public struct Credentials: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+        /// The user name.
+        public var user: String
+        /// The password.
+        public var password: String
+
+        /// Creates credentials.
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+
+        /// `<redacted>`: credentials are never written to logs or messages.
+        public var description: String { "<redacted>" }
+
+        /// No children, so `dump` and string interpolation of an enclosing value show no secret.
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+    }
+
+    /// `direct`, `environment`, or the proxy's URL with any credentials replaced by `<redacted>`,
+    /// such as `socks5h://<redacted>@127.0.0.1:1080`.
+    public var description: String {
+        switch setting {
+        case .direct: "direct"
+        case .environment: "environment"
+        case .server(let server): server.redactedURL
+        }
+    }
+
+    /// The description alone, so that `dump` and the default description of an enclosing value
+    /// (``RequestOptions``) show no credentials.
+    public var customMirror: Mirror { Mirror(self, children: ["proxy": description], displayStyle: .struct) }
+
+    /// The explicit proxy server, if this names one (not ``direct`` or ``environment``).
+    package var server: Server? {
+        if case .server(let server) = setting { server } else { nil }
+    }
+}
+
+extension Proxy {
+    /// A proxy server: its kind, address and credentials.
+    package struct Server: Sendable, Hashable {
+        /// How requests reach the origin through it.
+        package enum Kind: String, Sendable, Hashable {
+            /// HTTP: forwarded, or tunnelled with `CONNECT` for `https`.
+            case http
+            /// SOCKS5, names resolved on this machine.
+            case socks5
+            /// SOCKS5, names resolved by the proxy.
+            case socks5h
+        }
+
+        package let kind: Kind
+        /// Without brackets, even for an IPv6 address.
+        package let host: String
+        package let port: Int
+        package let credentials: Credentials?
+
+        init(kind: Kind, host: String, port: Int, credentials: Credentials?) {
+            self.kind = kind
+            self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+            self.port = port
+            self.credentials = credentials
+        }
+
+        /// Reads a proxy URL (see ``Proxy/init(url:)``).
+        init(url text: String, source: String = "proxy URL") throws(RunwayError) {
+            let shown = Self.redacted(text)
+            let schemeEnd = text.range(of: "://")
+            let withScheme = schemeEnd == nil ? "http://" + text : text
+            guard let parts = URLComponents(string: withScheme), let scheme = parts.scheme?.lowercased() else {
+                throw RunwayError(.configuration, "\(source) \(shown) is not a URL", field: "proxy")
+            }
+            guard let kind = Kind(rawValue: scheme) else {
+                throw RunwayError(
+                    .configuration, "\(source) \(shown): scheme \"\(scheme)\" is not supported (http, socks5 or socks5h)",
+                    field: "proxy")
+            }
+            guard parts.percentEncodedPath.isEmpty || parts.percentEncodedPath == "/", parts.percentEncodedQuery == nil,
+                parts.percentEncodedFragment == nil
+            else {
+                throw RunwayError(.configuration, "\(source) \(shown) has a path, query or fragment", field: "proxy")
+            }
+            var credentials: Credentials?
+            if let user = parts.user {
+                credentials = Credentials(user: user, password: parts.password ?? "")
+            }
+            self.init(kind: kind, host: parts.host ?? "", port: parts.port ?? 1080, credentials: credentials)
+            try validate(source: "\(source) \(shown)")
+        }
+
+        /// `host:port`, an IPv6 address in brackets.
+        var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        /// `scheme://host:port`, IPv6 addresses in brackets, no credentials: what libcurl is given.
+        package var url: String { "\(kind.rawValue)://\(authority)" }
+
+        /// ``url`` with `<redacted>@` before the host when there are credentials.
+        package var redactedURL: String { credentials == nil ? url : "\(kind.rawValue)://<redacted>@\(authority)" }
+
+        /// "HTTP proxy 127.0.0.1:3128" or "SOCKS5 proxy 127.0.0.1:1080", for messages.
+        package var name: String { "\(kind == .http ? "HTTP" : "SOCKS5") proxy \(authority)" }
+
+        /// Throws `.configuration` unless libcurl and the proxy can use this as it is.
+        package func validate(source: String? = nil) throws(RunwayError) {
+            let what = source ?? "proxy \(redactedURL)"
+            guard !host.isEmpty else { throw RunwayError(.configuration, "\(what) has no host", field: "proxy") }
+            let allowed = host.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                    UInt8(ascii: ":"), UInt8(ascii: "%"):
+                    true
+                default: false
+                }
+            }
+            guard allowed else {
+                throw RunwayError(
+                    .configuration, "\(what): host \(host.debugDescription) is not a host name or IP address", field: "proxy")
+            }
+            guard (1...65535).contains(port) else {
+                throw RunwayError(.configuration, "\(what): port \(port) is not in 1–65535", field: "proxy")
+            }
+            guard let credentials else { return }
+            guard !credentials.user.isEmpty else {
+                throw RunwayError(.configuration, "\(what): the credentials have an empty user name", field: "proxy")
+            }
+            guard !credentials.user.utf8.contains(0), !credentials.password.utf8.contains(0) else {
+                throw RunwayError(.configuration, "\(what): the credentials hold a NUL byte", field: "proxy")
+            }
+            if kind != .http, credentials.user.utf8.count > 255 || credentials.password.utf8.count > 255 {
+                throw RunwayError(
+                    .configuration, "\(what): SOCKS5 user names and passwords are 255 bytes at most (RFC 1929)", field: "proxy")
+            }
+        }
+
+        /// `text` with whatever stands between `://` (or the start) and the last `@` before the
+        /// host replaced by `<redacted>`, so a message never repeats a password.
+        static func redacted(_ text: String) -> String {
+            let start = text.range(of: "://")?.upperBound ?? text.startIndex
+            let authorityEnd = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text.debugDescription }
+            return (String(text[..<start]) + "<redacted>" + String(text[at...])).debugDescription
+        }
+    }
+}
+
+extension Proxy {
+    /// The proxy server a request to `url` goes through, or `nil` to connect directly: the
+    /// explicit server, or for ``environment`` the one its variables name (`environment`:
+    /// the process environment unless a test passes its own).
+    /// - Throws: ``RunwayError`` `.configuration` for a server that cannot work, or a variable
+    ///   that is not a proxy URL (named, its credentials redacted).
+    package func server(for url: URL, environment: [String: String]? = nil) throws(RunwayError) -> Server? {
+        switch setting {
+        case .direct:
+            return nil
+        case .server(let server):
+            try server.validate()
+            return server
+        case .environment:
+            let variables = environment ?? ProcessInfo.processInfo.environment
+            let isHTTPS = url.scheme?.lowercased() == "https"
+            let names = isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy", "HTTP_PROXY"]
+            guard let name = names.first(where: { variables[$0]?.isEmpty == false }), let value = variables[name] else {
+                return nil
+            }
+            let exclusions = variables["no_proxy"] ?? variables["NO_PROXY"] ?? ""
+            if Self.excludes(exclusions, host: url.host ?? "") { return nil }
+            return try Server(url: value.trimmingCharacters(in: .whitespaces), source: "environment variable \(name)")
+        }
+    }
+
+    /// The proxy variable that a libcurl left to read the environment on its own (as under
+    /// FoundationNetworking) would follow for `url`, or `nil` when none is set or `no_proxy`
+    /// names the host. Broader than ``environment``: `all_proxy` and both cases of every name
+    /// count, since such a client is not Runway's to ask.
+    package static func environmentVariable(for url: URL, environment: [String: String]? = nil) -> String? {
+        let variables = environment ?? ProcessInfo.processInfo.environment
+        let scheme = url.scheme?.lowercased() == "https" ? "https" : "http"
+        let names = ["\(scheme)_proxy", "\(scheme.uppercased())_PROXY", "all_proxy", "ALL_PROXY"]
+        guard let name = names.first(where: { variables[$0]?.isEmpty == false }) else { return nil }
+        let exclusions = variables["no_proxy"] ?? variables["NO_PROXY"] ?? ""
+        return excludes(exclusions, host: url.host ?? "") ? nil : name
+    }
+
+    /// Whether a `no_proxy` list names `host` (see ``environment``).
+    static func excludes(_ list: String, host: String) -> Bool {
+        var host = host.lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasSuffix(".") { host.removeLast() }
+        for entry in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
+            var pattern = entry.lowercased()
+            if pattern == "*" { return true }
+            if pattern.hasPrefix("*.") { pattern.removeFirst(2) } else if pattern.hasPrefix(".") { pattern.removeFirst() }
+            if pattern.hasPrefix("[") && pattern.hasSuffix("]") { pattern = String(pattern.dropFirst().dropLast()) }
+            if pattern.isEmpty { continue }
+            if host == pattern || host.hasSuffix("." + pattern) { return true }
+        }
+        return false
+    }
+}
