@@ -17,6 +17,10 @@ struct HTTPDump {
             let port = override.port.map(String.init) ?? ""
             parts += ["--connect-to", "\(override.host):\(port):\(override.connectHost):\(override.connectPort.map(String.init) ?? "")"]
         }
+        if let proxy = request.options.proxy?.server {
+            // Its credentials redacted; `--noproxy` for none is left out, as in every other line.
+            parts += ["--proxy", quote(proxy.redactedURL)]
+        }
         if let body = request.body {
             parts += ["--data-binary", quote(render(body: body, headers: request.headers))]
         }

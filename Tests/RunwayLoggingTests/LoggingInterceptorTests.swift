@@ -63,6 +63,15 @@ import Testing
         #expect(handler.entries.filter { $0.level == .debug }.count == 2)
     }
 
+    @Test func aProxyIsLoggedWithoutItsCredentials() async throws {
+        let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
+        var request = try Request(method: .get, "https://api.test/a")
+        request.options.proxy = .socks5(host: "127.0.0.1", port: 1080, credentials: .init(user: "proxyuser", password: "pr0xypass"))
+        _ = try await Pipeline(interceptors: [try LoggingInterceptor(logger: logger)], dispatcher: stub).send(request)
+        #expect(text.contains("--proxy 'socks5h://<redacted>@127.0.0.1:1080'"), "\(text)")
+        #expect(!text.contains("pr0xypass") && !text.contains("proxyuser"))
+    }
+
     @Test func redactsConfiguredParametersInJSONAtAnyDepth() async throws {
         let redaction = try Redaction.standard(plusHeaders: ["X-Device"], parameters: ["id_card"])
         let body = Data(#"{"owner":{"name":"Li","id_card":"310101199001011234"},"list":[{"id_card":"x9"}]}"#.utf8)
