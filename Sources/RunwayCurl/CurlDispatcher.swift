@@ -18,8 +18,8 @@ import Runway
 /// - TLS verification on by default, a custom CA bundle, public-key pinning, connect overrides
 ///   (DNS bypass) that keep the host name for SNI, `Host` and certificate checks;
 /// - HTTP proxies (`https` through a `CONNECT` tunnel) and SOCKS5 proxies, with credentials
-///   (``RequestOptions/proxy``); no proxy from the environment unless asked for
-///   (``Proxy/environment``);
+///   (`RequestOptions.proxy`); no proxy from the environment unless asked for
+///   (`Proxy.environment`);
 /// - upload/download progress, downloads streamed to a file and resumed with `Range`;
 /// - per-phase timings and connection reuse on every `Response.metrics`.
 ///
