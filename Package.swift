@@ -142,9 +142,14 @@ var testTargets: [Target] {
         ),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer]),
+        // Vectors/ holds the signing test vectors the tests read.
         .testTarget(
             name: "RunwaySigningTests",
-            dependencies: ["Runway", "RunwaySigning", "RunwayTesting", "RunwayCurl", testServer, hummingbird]
+            dependencies: [
+                "Runway", "RunwaySigning", "RunwayTesting", "RunwayCurl", testServer, hummingbird,
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Vectors"]
         ),
         .testTarget(
             name: "RunwayCacheTests",
