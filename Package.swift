@@ -142,14 +142,14 @@ var testTargets: [Target] {
         ),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer]),
-        // Vectors/ holds the signing test vectors the tests read.
+        // Vectors/ and Verifier/ hold the signing test vectors and the Python verifier the tests run.
         .testTarget(
             name: "RunwaySigningTests",
             dependencies: [
-                "Runway", "RunwaySigning", "RunwayTesting", "RunwayCurl", testServer, hummingbird,
+                "Runway", "RunwaySigning", "RunwayTesting", "RunwayCurl", "RunwayCompression", testServer, hummingbird,
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            exclude: ["Vectors"]
+            exclude: ["Vectors", "Verifier"]
         ),
         .testTarget(
             name: "RunwayCacheTests",
