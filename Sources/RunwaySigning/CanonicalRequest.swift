@@ -19,7 +19,7 @@ import Runway
 /// ```
 /// followed by the key ID line (empty when none). Reordering query parameters does not change
 /// it; changing any value, the method, the path, the body, the timestamp or the nonce does.
-/// <doc:CanonicalRequest> specifies it exactly, for servers in other languages.
+/// <doc:SignedRequestFormat> specifies it exactly, for servers in other languages.
 public struct CanonicalRequest: Sendable, Equatable {
     /// The first line, naming the algorithm.
     public static let algorithm = "RUNWAY-HMAC-SHA256"

@@ -101,7 +101,7 @@ import Testing
     /// The article's example is the `plain-get` vector, quoted exactly.
     @Test func theArticlesExampleIsAVector() throws {
         let article = try String(
-            contentsOf: SigningVector.directory.appending(path: "../../Sources/RunwaySigning/RunwaySigning.docc/CanonicalRequest.md"),
+            contentsOf: SigningVector.directory.appending(path: "../../Sources/RunwaySigning/RunwaySigning.docc/SignedRequestFormat.md"),
             encoding: .utf8)
         let vector = try #require(try SigningVector.all().first { $0.name == "plain-get" })
         #expect(article.contains("```\n\(vector.expected.canonicalRequest)\n```"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Verifies Runway request signatures (RUNWAY-HMAC-SHA256) with Python's standard library alone.
 
-Written from the specification, Sources/RunwaySigning/RunwaySigning.docc/CanonicalRequest.md,
+Written from the specification, Sources/RunwaySigning/RunwaySigning.docc/SignedRequestFormat.md,
 not from the Swift code, so that a server team can see the scheme implemented in a language of
 their own; Runway's tests run it against the test vectors and against requests that Runway
 really sent (Tests/RunwaySigningTests/PythonVerifierTests.swift).
