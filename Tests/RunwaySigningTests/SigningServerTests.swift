@@ -98,6 +98,28 @@ import Testing
         }
     }
 
+    /// A body sent without a `Content-Type` is signed as no form, but libcurl sends it with
+    /// `Content-Type: application/x-www-form-urlencoded` (its default for a request body), so the
+    /// server reads the body as form fields and the signature does not match. A known issue,
+    /// pinned so that a fix shows here (then drop the `withKnownIssue`).
+    @Test func aBodyWithoutAContentTypeVerifiesOnTheServer() async throws {
+        let verifying = VerifyingRoutes.add(try .hmacSHA256(secret: Self.secret))
+        try await withTestServer(routes: { router in
+            verifying(router)
+            CapturingRoutes.add(router)
+        }) { server in
+            let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret)], dispatcher: CurlDispatcher())
+            let body = Data(#"{"item":42}"#.utf8)
+            let received = try await PythonVerifierTests.capture(
+                Request(method: .post, url: server.url("/capture/orders"), body: body), through: pipeline)
+            #expect(received.headers["content-type"] == "application/x-www-form-urlencoded")
+            let response = try await pipeline.send(Request(method: .post, url: server.url("/signed/orders"), body: body))
+            withKnownIssue("libcurl adds a form Content-Type the signer did not see") {
+                #expect(response.status == 200, "\(text(response))")
+            }
+        }
+    }
+
     @Test func staleTimestampIsRejectedByTheServer() async throws {
         try await withServer(try .hmacSHA256(secret: Self.secret, maxClockSkew: .seconds(30))) { server in
             /// Signs with a clock 10 minutes slow.
