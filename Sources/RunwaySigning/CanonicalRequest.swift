@@ -7,7 +7,7 @@ import Runway
 /// The text a request's HMAC signature covers, built the same way by the signing client and by
 /// ``SignatureVerifier`` on the server.
 ///
-/// Seven lines, joined by `\n`:
+/// Eight lines, joined by `\n` (no line feed at the end):
 /// ```
 /// RUNWAY-HMAC-SHA256
 /// GET                                  method, upper-case
@@ -16,9 +16,11 @@ import Runway
 /// e3b0c442...b855                      SHA-256 of the body, lower-case hex
 /// 1763772000                           timestamp, Unix seconds
 /// 9f1c...                              nonce
+/// 2026-11                              key ID, empty when none
 /// ```
-/// followed by the key ID line (empty when none). Reordering query parameters does not change
-/// it; changing any value, the method, the path, the body, the timestamp or the nonce does.
+/// (A parameter line that does not decode exactly is `?` and the query as sent, followed for a
+/// form body by the body in base64 on a line of its own.) Reordering query parameters does not
+/// change it; changing any value, the method, the path, the body, the timestamp or the nonce does.
 /// <doc:SignedRequestFormat> specifies it exactly, for servers in other languages.
 public struct CanonicalRequest: Sendable, Equatable {
     /// The first line, naming the algorithm.
