@@ -186,6 +186,35 @@ struct MediatorPerformTests {
         await #expect(throws: Boom(code: 7)) { try await mediator.perform(url: "app://t/fail", origin: .local, as: Int.self) }
     }
 
+    @Test func aCancelledCallIsMediatorCancelledAsThePipelineMakesItRunwayCancelled() async throws {
+        var builder = Mediator.Builder()
+        let (started, startedNow) = AsyncStream.makeStream(of: Void.self)
+        try builder.register(targetNamed: "t") { actions in
+            actions.action("wait") { _, _ in
+                startedNow.yield()
+                try await Task.sleep(for: .seconds(600))
+                return 1
+            }
+            actions.action("give-up") { _, _ in throw CancellationError() }
+        }
+        builder.onUnmatchedURL { _ in throw CancellationError() }
+        let mediator = try builder.build()
+        let isCancelled: @Sendable (any Error) -> Bool = { error in
+            guard let error = error as? MediatorError else { return false }
+            return error.code == .cancelled && error.underlying is CancellationError
+        }
+
+        let call = Task { try await mediator.perform(url: "app://t/wait", origin: .local, as: Int.self) }
+        var iterator = started.makeAsyncIterator()
+        await iterator.next()
+        call.cancel()
+        await #expect { try await call.value } throws: { error in
+            isCancelled(error) && (error as? MediatorError)?.action == "wait"
+        }
+        await #expect { try await mediator.perform(target: "t", action: "give-up") } throws: { isCancelled($0) }
+        await #expect { try await mediator.perform(url: "app://nowhere/x") } throws: { isCancelled($0) }
+    }
+
     @Test func typedResultMismatchIsTypedError() async throws {
         let mediator = try standardBuilder().build()
         await #expect { try await mediator.perform(url: "app://listing/1", as: Int.self) } throws: {

@@ -47,7 +47,7 @@ extension MediatorError {
             case malformedURL, malformedPattern, notFound, remoteCallForbidden
             case duplicateTarget, duplicateAction, conflictingRoute, invalidRegistration
             case parameterMissing, parameterInvalid, unexpectedResult
-            case actionFailed, interceptorFailed, cannotBuildURL, lifecycle
+            case actionFailed, interceptorFailed, cannotBuildURL, lifecycle, cancelled
         }
 
         private let base: Base
@@ -86,6 +86,9 @@ extension MediatorError {
         public static let cannotBuildURL = Code(base: .cannotBuildURL)
         /// A module lifecycle step failed or ran out of order (started twice, stopped before start).
         public static let lifecycle = Code(base: .lifecycle)
+        /// The call was cancelled: its action or a route interceptor threw `CancellationError`
+        /// (a cancelled task's `Task.sleep`, `Task.checkCancellation()`).
+        public static let cancelled = Code(base: .cancelled)
     }
 }
 

@@ -4,7 +4,9 @@ extension Mediator {
     /// An unknown target or action goes to the fallback action when one is set, else throws
     /// `.notFound`. An error the action (or a route interceptor) throws reaches the caller as
     /// itself: a `RunwayError` from an API manager stays a `RunwayError`; the mediator's own
-    /// failures are ``MediatorError``.
+    /// failures are ``MediatorError``. A `CancellationError` becomes ``MediatorError`` `.cancelled`
+    /// (with the `CancellationError` as its underlying error), as the pipeline makes it a
+    /// `RunwayError` `.cancelled`.
     @discardableResult
     public func perform(
         target: String, action: String, parameters: MediatorParameters = [:], origin: CallOrigin = .local
@@ -15,7 +17,7 @@ extension Mediator {
             return try await performFallback(unmatched)
         }
         let call = MediatorCall(target: key, action: action, parameters: parameters, origin: origin, tags: entry.tags, mediator: self)
-        return try await storage.chain(call)
+        return try await run(call)
     }
 
     /// Calls an action by name and returns its result as `T` (`.unexpectedResult` otherwise).
@@ -41,7 +43,9 @@ extension Mediator {
     public func perform(url: String, origin: CallOrigin = .remote) async throws -> any Sendable {
         guard let match = try resolve(url, origin: origin) else {
             let unmatched = try unmatchedRequest(url: url, origin: origin)
-            if let handler = storage.unmatchedHandler, let handled = try await handler(unmatched) {
+            if let handler = storage.unmatchedHandler,
+                let handled = try await Self.mappingCancellation(url: url, target: nil, action: nil, { try await handler(unmatched) })
+            {
                 return handled
             }
             return try await performFallback(unmatched)
@@ -49,7 +53,7 @@ extension Mediator {
         let call = MediatorCall(
             target: match.target, action: match.action, parameters: match.parameters, origin: origin, url: url,
             pattern: match.pattern, tags: match.entry.tags, mediator: self)
-        return try await storage.chain(call)
+        return try await run(call)
     }
 
     /// Calls the action a URL resolves to and returns its result as `T`.
@@ -71,7 +75,23 @@ extension Mediator {
         let call = MediatorCall(
             target: fallback.target, action: fallback.action, parameters: unmatched.parameters, origin: unmatched.origin,
             url: unmatched.url, tags: entry.tags, unmatched: unmatched, mediator: self)
-        return try await storage.chain(call)
+        return try await run(call)
+    }
+
+    /// Runs a call through the route interceptors and its action.
+    private func run(_ call: MediatorCall) async throws -> any Sendable {
+        try await Self.mappingCancellation(url: call.url, target: call.target, action: call.action) { try await storage.chain(call) }
+    }
+
+    /// Runs `body`, turning a `CancellationError` into `.cancelled`; other errors pass as they are.
+    private static func mappingCancellation<T>(
+        url: String?, target: String?, action: String?, _ body: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CancellationError {
+            throw MediatorError(.cancelled, "the call was cancelled", url: url, target: target, action: action, underlying: error)
+        }
     }
 
     private static func cast<T>(_ value: any Sendable, to type: T.Type, target: String?, action: String?) throws -> T {
