@@ -19,6 +19,7 @@ let package = Package(
     products: [
         // Foundation only (and libcurl, zlib from the system).
         .library(name: "Runway", targets: ["Runway"]),
+        .library(name: "RunwayCore", targets: ["RunwayCore"]),
         .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
         .library(name: "RunwayURLSession", targets: ["RunwayURLSession"]),
         .library(name: "RunwayTesting", targets: ["RunwayTesting"]),
@@ -71,20 +72,22 @@ func product(_ name: String, _ package: String, traits: Set<String>) -> Target.D
 
 var libraryTargets: [Target] {
     [
-        // The pipeline, the managers and the standard Foundation-only interceptors
-        // (validation, retry, merging).
-        .target(name: "Runway"),
+        // The pipeline: requests, responses, errors, the interceptor and dispatcher contract.
+        .target(name: "RunwayCore"),
+        // The app layer on the pipeline: API managers, services, reformers, reachability, and the
+        // standard Foundation-only interceptors (validation, retry, merging).
+        .target(name: "Runway", dependencies: ["RunwayCore"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "RunwayCurl", dependencies: ["Runway", "CCurl", "RunwayCompression"]),
-        .target(name: "RunwayURLSession", dependencies: ["Runway"]),
+        .target(name: "RunwayCurl", dependencies: ["RunwayCore", "CCurl", "RunwayCompression"]),
+        .target(name: "RunwayURLSession", dependencies: ["RunwayCore"]),
         .target(name: "RunwayTesting", dependencies: ["Runway"]),
         .target(name: "RunwayDNSBypass", dependencies: ["Runway"]),
-        .target(name: "RunwayCompression", dependencies: ["Runway", "CZlib"]),
-        .target(name: "RunwaySigning", dependencies: ["Runway", product("Crypto", "swift-crypto", traits: ["Signing"])]),
+        .target(name: "RunwayCompression", dependencies: ["RunwayCore", "CZlib"]),
+        .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action
         // log's outbox; not a product.
-        .target(name: "RunwayStorage", dependencies: ["Runway", product("GRDB", "GRDB.swift", traits: ["Cache", "ActionLog"])]),
+        .target(name: "RunwayStorage", dependencies: ["RunwayCore", product("GRDB", "GRDB.swift", traits: ["Cache", "ActionLog"])]),
         .target(
             name: "RunwayCache",
             dependencies: [
@@ -103,7 +106,7 @@ var libraryTargets: [Target] {
         ),
         .target(name: "RunwayLogging", dependencies: ["Runway", product("Logging", "swift-log", traits: ["Logging"])]),
         .target(name: "RunwayMetrics", dependencies: ["Runway", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
-        .target(name: "RunwayTracing", dependencies: ["Runway", product("Tracing", "swift-distributed-tracing", traits: ["Tracing"])]),
+        .target(name: "RunwayTracing", dependencies: ["RunwayCore", product("Tracing", "swift-distributed-tracing", traits: ["Tracing"])]),
     ]
 }
 

@@ -19,7 +19,7 @@ import Runway
 /// per-request signature headers. Validation's response rules run outside the cache, so they
 /// check hits as well as network responses. A background refresh runs the interceptors after
 /// the cache again (retried, signed afresh).
-public struct CacheInterceptor: ServiceErrorsAware {
+public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache
 
@@ -29,10 +29,6 @@ public struct CacheInterceptor: ServiceErrorsAware {
     }
 
     public var name: String { "cache" }
-
-    public func useServiceErrors(_ errors: @escaping @Sendable (String, Response) -> RunwayError?) {
-        cache.useServiceErrors(errors)
-    }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
@@ -53,7 +49,7 @@ public struct CacheInterceptor: ServiceErrorsAware {
             }
         }
         let response = try await next(request, context)
-        await cache.store(response, key: key, api: api, policy: policy, serviceID: context.serviceID)
+        await cache.store(response, key: key, api: api, policy: policy, service: context.service)
         return response
     }
 
@@ -69,7 +65,7 @@ public struct CacheInterceptor: ServiceErrorsAware {
             let refresh: CacheRefresh
             do {
                 let fresh = try await next(request, context)
-                await cache.store(fresh, key: key, api: api, policy: policy, serviceID: context.serviceID)
+                await cache.store(fresh, key: key, api: api, policy: policy, service: context.service)
                 refresh = fresh.status == served.status && fresh.body == served.body ? .unchanged(fresh) : .updated(fresh)
             } catch {
                 refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))

@@ -68,7 +68,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         var text: [UInt8] = []
         Self.writeMaterial(
-            to: &text, service: context.serviceID ?? "", environment: environment, api: context.apiName ?? "",
+            to: &text, service: context.serviceID?.rawValue ?? "", environment: environment, api: context.apiName ?? "",
             method: request.method.rawValue, url: &url, queryMark: queryMark, queryEnd: queryEnd
         ) { query in
             // A canonical query is used as it is (API managers build them so, and say so);

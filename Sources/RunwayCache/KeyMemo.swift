@@ -35,7 +35,7 @@ final class KeyMemo: Sendable {
         let found: CacheKey? = lock.withLock {
             for entry in entries
             where entry.url.hasSameRepresentation(as: url) && entry.method.hasSameRepresentation(as: method)
-                && Self.same(entry.service, context.serviceID) && Self.same(entry.api, context.apiName)
+                && Self.same(entry.service, context.serviceID?.rawValue) && Self.same(entry.api, context.apiName)
                 && Self.same(entry.scope, context.credentialScope)
             {
                 return entry.key
@@ -45,7 +45,7 @@ final class KeyMemo: Sendable {
         if let found { return found }
         let key = make()
         let entry = Entry(
-            url: url, method: method, service: context.serviceID, api: context.apiName, scope: context.credentialScope, key: key)
+            url: url, method: method, service: context.serviceID?.rawValue, api: context.apiName, scope: context.credentialScope, key: key)
         lock.withLock {
             if entries.count < Self.capacity {
                 entries.append(entry)

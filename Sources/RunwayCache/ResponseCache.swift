@@ -63,8 +63,6 @@ public final class ResponseCache: Sendable {
     private let lock = NSLock()
     // Guarded by `lock`: keys whose background refresh is running.
     nonisolated(unsafe) private var refreshing: Set<CacheKey> = []
-    // Guarded by `lock`: set when a registry is built with the cache's interceptor.
-    nonisolated(unsafe) private var serviceErrors: (@Sendable (String, Response) -> RunwayError?)?
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
     /// - Parameters:
@@ -143,15 +141,12 @@ public final class ResponseCache: Sendable {
         _ = lock.withLock { refreshing.remove(key) }
     }
 
-    /// How the services of the registry the interceptor was built into read their responses.
-    func useServiceErrors(_ errors: @escaping @Sendable (String, Response) -> RunwayError?) {
-        lock.withLock { serviceErrors = errors }
-    }
-
-    /// Whether `response` is an error by its service's own reading.
-    private func isServiceError(_ response: Response, serviceID: String?) -> Bool {
-        guard let serviceID, let errors = lock.withLock({ serviceErrors }) else { return false }
-        return errors(serviceID, response) != nil
+    /// Whether `response` is an error by the reading of the service that sent it (the call's
+    /// `RequestContext.service`): a business error that came with status 200 is not kept.
+    private static func isServiceError(_ response: Response, service: (any Service)?) -> Bool {
+        guard let service else { return false }
+        let json = response.body.isEmpty ? nil : try? JSON(parsing: response.body)
+        return service.error(for: response, json: json) != nil
     }
 
     /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk
@@ -168,10 +163,10 @@ public final class ResponseCache: Sendable {
     }
 
     /// Stores a network response under `key` if it may be cached.
-    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy, serviceID: String?) async {
+    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?) async {
         guard response.isSuccess, response.fileURL == nil,
             !(response.headers["Cache-Control"]?.lowercased().contains("no-store") ?? false),
-            response.headers["Set-Cookie"] == nil, !isServiceError(response, serviceID: serviceID)
+            response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service)
         else { return }
         let now = clock()
         let entry = CacheEntry(

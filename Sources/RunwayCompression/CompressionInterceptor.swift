@@ -1,5 +1,5 @@
 import Foundation
-import Runway
+import RunwayCore
 
 /// Gzips request bodies above a threshold for the services and APIs that opted in, and makes
 /// sure responses are asked for compressed.
@@ -22,12 +22,12 @@ import Runway
 /// After retry and **before signing** (see `DefaultOrder`): the signature's body hash then
 /// covers the gzip bytes actually sent, which is what a verifier receives. Compressing once per
 /// attempt is cheap next to the network.
-public struct CompressionInterceptor: Interceptor {
+public struct CompressionInterceptor: PerAttemptInterceptor {
     /// Which calls have their request bodies compressed.
     public struct Scope: Sendable, Equatable {
         private enum Kind: Sendable, Equatable {
             case all, none
-            case services(Set<String>)
+            case services(Set<ServiceID>)
             case apis(Set<String>)
         }
 
@@ -38,7 +38,7 @@ public struct CompressionInterceptor: Interceptor {
         /// No call, unless it opts in through ``CompressionInterceptor/Key``.
         public static let none = Scope(kind: .none)
         /// Calls whose `RequestContext.serviceID` is one of these.
-        public static func services(_ ids: Set<String>) -> Scope { Scope(kind: .services(ids)) }
+        public static func services(_ ids: Set<ServiceID>) -> Scope { Scope(kind: .services(ids)) }
         /// Calls whose `RequestContext.apiName` is one of these.
         public static func apis(_ names: Set<String>) -> Scope { Scope(kind: .apis(names)) }
 
@@ -53,7 +53,8 @@ public struct CompressionInterceptor: Interceptor {
 
         var isEmptySet: Bool {
             switch kind {
-            case .services(let set), .apis(let set): set.isEmpty
+            case .services(let set): set.isEmpty
+            case .apis(let set): set.isEmpty
             case .all, .none: false
             }
         }

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Runway
+import RunwayCore
 
 /// The collective dispatcher: every request of the app goes out through one libcurl **multi**
 /// handle driven by one dedicated thread.

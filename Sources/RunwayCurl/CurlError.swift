@@ -1,5 +1,5 @@
 import CCurl
-import Runway
+import RunwayCore
 
 /// Maps libcurl result codes to ``RunwayError`` codes.
 enum CurlError {

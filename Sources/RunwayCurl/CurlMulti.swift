@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Runway
+import RunwayCore
 
 /// One libcurl multi handle and the thread that drives it.
 ///

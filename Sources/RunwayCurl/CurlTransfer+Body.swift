@@ -1,5 +1,5 @@
 import Foundation
-import Runway
+import RunwayCore
 import RunwayCompression
 
 // The response body on the loop thread, as it arrives (inflated there when the loop decodes),

@@ -1,5 +1,5 @@
 import Foundation
-import Runway
+import RunwayCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Runway
+import RunwayCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Runway
+import RunwayCore
 
 extension CurlTransfer {
     /// The options of a plain request apart from its URL, headers, body and callback data. Two

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Runway
+import RunwayCore
 
 extension CurlTransfer {
     /// The response, or the error, for a transfer libcurl reports done with `code`.

@@ -1,5 +1,5 @@
 import Foundation
-import Runway
+import RunwayCore
 import RunwayCompression
 
 /// Inflates a response body that libcurl handed over as sent

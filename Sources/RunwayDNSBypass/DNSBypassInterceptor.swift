@@ -20,7 +20,7 @@ import Runway
 /// Last before the dispatcher, after retry and signing (see `DefaultOrder`): each retry
 /// re-enters it and picks the best address still alive, and a failover reuses the signature,
 /// which the server never saw.
-public struct DNSBypassInterceptor: Interceptor {
+public struct DNSBypassInterceptor: PerAttemptInterceptor {
     /// The shared address table.
     public let bypass: DNSBypass
 

@@ -8,7 +8,7 @@ import Runway
 ///
 /// ```swift
 /// let pipeline = Pipeline(
-///     interceptors: [try .logging(logger, redacting: .standard(parameters: ["id_card"]))],
+///     interceptors: [.logging(logger, redacting: try .standard(parameters: ["id_card"]))],
 ///     dispatcher: CurlDispatcher())
 /// ```
 /// For each call it logs
@@ -40,7 +40,7 @@ public struct LoggingInterceptor: Interceptor {
         public var dumpLevel: Logger.Level
         /// The level of failures.
         public var failureLevel: Logger.Level
-        /// The most body bytes shown in a dump; 0 shows only sizes.
+        /// The most body bytes shown in a dump; 0 (or less) shows only sizes.
         public var bodyLimit: Int
         /// What is hidden.
         public var redaction: Redaction
@@ -71,12 +71,10 @@ public struct LoggingInterceptor: Interceptor {
     /// `"logging"`: the name in errors, logs and `DefaultOrder`.
     public var name: String { "logging" }
 
-    /// Creates a logging interceptor.
-    /// - Throws: `RunwayError` `.configuration` for a negative body limit.
-    public init(logger: Logger?, configuration: Configuration = Configuration()) throws(RunwayError) {
-        guard configuration.bodyLimit >= 0 else {
-            throw RunwayError(.configuration, "logging: bodyLimit must not be negative", stage: .interceptor("logging"), field: "bodyLimit")
-        }
+    /// Creates a logging interceptor; a negative body limit counts as 0 (sizes only).
+    public init(logger: Logger?, configuration: Configuration = Configuration()) {
+        var configuration = configuration
+        configuration.bodyLimit = max(0, configuration.bodyLimit)
         self.logger = logger
         self.configuration = configuration
     }
@@ -137,8 +135,8 @@ public struct LoggingInterceptor: Interceptor {
 extension Interceptor where Self == LoggingInterceptor {
     /// Logs each call to `logger`, secrets redacted (see ``LoggingInterceptor``); `nil` logs
     /// nothing. Belongs near the front of the chain, before the cache.
-    public static func logging(_ logger: Logger?, redacting redaction: Redaction = .standard, bodyLimit: Int = 4096) throws(RunwayError) -> LoggingInterceptor {
-        try LoggingInterceptor(logger: logger, configuration: .init(bodyLimit: bodyLimit, redaction: redaction))
+    public static func logging(_ logger: Logger?, redacting redaction: Redaction = .standard, bodyLimit: Int = 4096) -> LoggingInterceptor {
+        LoggingInterceptor(logger: logger, configuration: .init(bodyLimit: bodyLimit, redaction: redaction))
     }
 }
 

@@ -58,7 +58,7 @@ public struct MetricsInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let clock = ContinuousClock()
         let start = clock.now
-        let service = context.serviceID ?? ""
+        let service = context.serviceID?.rawValue ?? ""
         let api = context.apiName ?? ""
         var context = context
         var observers = context[RetryInterceptor.Observers.self] ?? []

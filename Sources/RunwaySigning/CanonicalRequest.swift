@@ -2,7 +2,7 @@
 import Crypto
 #endif
 import Foundation
-import Runway
+import RunwayCore
 
 /// The text a request's HMAC signature covers, built the same way by the signing client and by
 /// ``SignatureVerifier`` on the server.

@@ -2,7 +2,7 @@
 import Crypto
 #endif
 import Foundation
-import Runway
+import RunwayCore
 
 /// Checks signed requests on the server: the counterpart of ``SigningInterceptor``.
 ///

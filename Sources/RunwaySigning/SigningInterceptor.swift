@@ -2,7 +2,7 @@
 import Crypto
 #endif
 import Foundation
-import Runway
+import RunwayCore
 
 /// Signs every request so the server can tell it comes from an authorised app, unchanged.
 ///
@@ -21,7 +21,7 @@ import Runway
 ///     signing
 /// }
 /// ```
-public struct SigningInterceptor: Interceptor {
+public struct SigningInterceptor: PerAttemptInterceptor {
     /// How requests are signed.
     public let scheme: SigningScheme
     /// Where the signature travels.

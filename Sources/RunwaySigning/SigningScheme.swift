@@ -2,7 +2,7 @@
 import Crypto
 #endif
 import Foundation
-import Runway
+import RunwayCore
 
 /// How requests are signed: HMAC-SHA256 over a canonical form (the default), a legacy salted
 /// hash, or HMAC with a third-party caller's key that travels sealed with AES-GCM.

@@ -2,7 +2,7 @@ import Foundation
 #if Cache || ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import GRDB
 #endif
-import Runway
+import RunwayCore
 
 /// One SQLite file in WAL mode (through GRDB) that survives corruption: the storage under the
 /// response cache's disk layer and the action log's outbox.

@@ -1,4 +1,4 @@
-import Runway
+import RunwayCore
 #if Tracing  // the package trait that brings this dependency (TraitCheck.swift)
 import Tracing
 #endif
@@ -43,7 +43,7 @@ public struct TracingInterceptor: Interceptor {
         span.attributes["server.address"] = url.host ?? ""
         if let port = url.port { span.attributes["server.port"] = port }
         if let api = context.apiName { span.attributes["runway.api"] = api }
-        if let service = context.serviceID { span.attributes["runway.service"] = service }
+        if let service = context.serviceID { span.attributes["runway.service"] = service.rawValue }
         span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
 
         var request = request

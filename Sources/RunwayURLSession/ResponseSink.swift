@@ -1,5 +1,5 @@
 import Foundation
-import Runway
+import RunwayCore
 
 /// Where a response body goes: memory, bounded by ``RequestOptions/maxResponseSize``, or the
 /// `.part` file of a ``DownloadTarget`` (renamed to the target when the transfer succeeds).

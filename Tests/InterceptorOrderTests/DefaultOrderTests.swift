@@ -75,7 +75,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         interceptors = [
             tracing,
             try MetricsInterceptor.metrics(),
-            try LoggingInterceptor.logging(logger),
+            LoggingInterceptor.logging(logger),
             validation,
             try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
             try RequestMergingInterceptor.merging([:]),
@@ -192,5 +192,27 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         #expect(sent.map { $0.headers["Authorization"] } == ["Bearer stale", "Bearer fresh"])
         let nonces = sent.compactMap { $0.headers[SigningHeaders().nonce] }
         #expect(nonces.count == 2 && Set(nonces).count == 2)
+    }
+
+    /// Placed by what it is: an interceptor of the app's own, under a name the standard order
+    /// does not know, that declares itself per-attempt sees every attempt the refresh makes.
+    @Test func tokenRefreshGoesBeforeTheFirstPerAttemptInterceptorWhateverItsName() async throws {
+        struct Stamp: PerAttemptInterceptor {
+            var name: String { "stamp-authorization" }
+            func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+                var request = request
+                request.headers["X-Stamped"] = request.headers["Authorization"] ?? "none"
+                return try await next(request, context)
+            }
+        }
+        let stub = StubDispatcher { request in
+            request.headers["Authorization"] == "Bearer fresh" ? Response(status: 200, body: Data(#"{"ok":true}"#.utf8)) : Response(status: 401)
+        }
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [Stamp()], dispatcher: stub))
+        let authenticator = TokenAuthenticator(token: "stale") { _ in "fresh" }
+        builder.register(Accounts(authenticator: authenticator))
+        let result = try await SecureAPI(registry: try builder.build()).load()
+        #expect(result == ["ok": true])
+        #expect(stub.requests.map { $0.headers["X-Stamped"] } == ["Bearer stale", "Bearer fresh"])
     }
 }

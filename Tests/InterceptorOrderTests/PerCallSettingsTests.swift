@@ -55,7 +55,7 @@ private struct Shop: Service {
         }
         let pipeline = Pipeline(
             interceptors: [
-                try .logging(nil), try .validation([:]), try .cache(policies: [:]),
+                .logging(nil), try .validation([:]), try .cache(policies: [:]),
                 try .retry(maxAttempts: 1, initialBackoff: .milliseconds(1)), try .compression(threshold: 16, scope: .none),
             ],
             dispatcher: CurlDispatcher())

@@ -23,7 +23,7 @@ func makeTransportPipeline(cachesDirectory: URL, logger: Logger) async throws ->
     // The standard order (DefaultOrder): [tracing, metrics], logging, [validation, cache],
     // retry, compression, [signing], DNS bypass — then the dispatcher.
     return Pipeline(interceptors: [
-        try .logging(logger, redacting: .standard(parameters: ["id_card"])),
+        .logging(logger, redacting: try .standard(parameters: ["id_card"])),
         .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"])),
         try .compression(threshold: 1024, scope: .services(["listing"])),
         .dnsBypass(bypass),

@@ -165,7 +165,7 @@ import Testing
         let logs = InMemoryLogHandler()
         try await withTestServer(routes: sink.routes) { server in
             let registry = try analyticsRegistry(server, interceptors: [
-                try .logging(Logger(label: "network") { _ in logs }),
+                .logging(Logger(label: "network") { _ in logs }),
                 try .retry(maxAttempts: 2),
                 try .compression(threshold: 256),
                 try SigningInterceptor.signing(secret: secret),

@@ -127,6 +127,30 @@ import Testing
         }
     }
 
+    /// Each call carries its own service's reading of responses: a second registry built with
+    /// the same cache (whose "account" service reads nothing as an error) changes nothing for
+    /// the first registry's calls.
+    @Test func oneCacheSharedByTwoRegistriesReadsEachCallsOwnService() async throws {
+        struct PlainAccount: Service {
+            let id: ServiceID = "account"
+            let baseURLs: BaseURLs
+        }
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["busy": .memory()])
+            let strict = try registry(server, cache: cache)
+            var lenient = ServiceRegistry.Builder(
+                environment: .release, pipeline: Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher()))
+            lenient.register(PlainAccount(baseURLs: BaseURLs(server.url("/v1").absoluteString)))
+            _ = try lenient.build()
+
+            let busy = AccountAPIManager("busy", registry: strict)
+            await #expect { try await busy.load() } throws: { ($0 as? RunwayError)?.message == "backend busy" }
+            #expect(cache.statistics.memoryEntries == 0)
+            #expect(try await busy.load() == ["ok": true])
+            #expect(server.stats.requests(path: "/v1/busy") == 2)
+        }
+    }
+
     @Test func aResponseThatSetsACookieIsNotCached() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let cache = try ResponseCache(policies: ["cookie": .memory()])

@@ -23,7 +23,7 @@ import Testing
         let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
         var request = try Request(method: .post, "http://api.test/a?token=abc", headers: ["Authorization": "Bearer s3cret"], body: Data("x=1".utf8))
         request.options.acceptCompressedResponses = false
-        let response = try await Pipeline(interceptors: [try .logging(nil)], dispatcher: stub).send(request)
+        let response = try await Pipeline(interceptors: [.logging(nil)], dispatcher: stub).send(request)
         #expect(response.body == Data("ok".utf8))
         #expect(handler.entries.isEmpty)
         let sent = try #require(stub.requests.first)
@@ -39,7 +39,7 @@ import Testing
             method: .post, "https://api.test/orders?city=sh&access_token=qwerty",
             headers: ["Authorization": "Bearer s3cret", "X-Runway-Signature": "deadbeef", "Content-Type": "application/x-www-form-urlencoded"],
             body: Data("user=li&password=hunter2&note=a+b".utf8))
-        let interceptor = try LoggingInterceptor(logger: logger)
+        let interceptor = LoggingInterceptor(logger: logger)
         let response = try await Pipeline(interceptors: [interceptor], dispatcher: stub).send(request, context: RequestContext(apiName: "order.create", serviceID: "shop"))
         #expect(response.status == 201)
 
@@ -67,7 +67,7 @@ import Testing
         let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
         var request = try Request(method: .get, "https://api.test/a")
         request.options.proxy = .socks5(host: "127.0.0.1", port: 1080, credentials: .init(user: "proxyuser", password: "pr0xypass"))
-        _ = try await Pipeline(interceptors: [try LoggingInterceptor(logger: logger)], dispatcher: stub).send(request)
+        _ = try await Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: stub).send(request)
         #expect(text.contains("--proxy 'socks5h://<redacted>@127.0.0.1:1080'"), "\(text)")
         #expect(!text.contains("pr0xypass") && !text.contains("proxyuser"))
     }
@@ -76,7 +76,7 @@ import Testing
         let redaction = try Redaction.standard(plusHeaders: ["X-Device"], parameters: ["id_card"])
         let body = Data(#"{"owner":{"name":"Li","id_card":"310101199001011234"},"list":[{"id_card":"x9"}]}"#.utf8)
         let request = try Request(method: .put, "http://api.test/owner?id_card=310101", headers: ["Content-Type": "application/json", "X-Device": "imei-1"], body: body)
-        _ = try await Pipeline(interceptors: [try .logging(logger, redacting: redaction)], dispatcher: StubDispatcher(status: 204)).send(request)
+        _ = try await Pipeline(interceptors: [.logging(logger, redacting: redaction)], dispatcher: StubDispatcher(status: 204)).send(request)
         let log = text
         #expect(!log.contains("310101"))
         #expect(!log.contains("x9"))
@@ -92,7 +92,7 @@ import Testing
         let stub = StubDispatcher { _ in
             Response(status: 200, headers: ["Content-Type": "application/x-ndjson"], body: Data("{\"refreshToken\":\"ref-3\"}\n{\"clientSecret\":\"cs-4\"}\nnot json line-5".utf8))
         }
-        let pipeline = Pipeline(interceptors: [try .logging(logger)], dispatcher: stub)
+        let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: stub)
         _ = try await pipeline.send(try Request(
             method: .post, "https://api.test/a?accessToken=tok-I&sessionid=sess-9&page=2",
             headers: ["X-Auth": "xa-6", "X-Session-Id": "xs-7", "Content-Type": "text/plain"], body: Data(#"{"user":"ann","password":"hunter2"}"#.utf8)))
@@ -104,7 +104,7 @@ import Testing
 
     @Test func cacheHitsAreLoggedAsSuch() async throws {
         let stub = StubDispatcher { _ in Response(status: 200, body: Data("{}".utf8), origin: .memoryCache) }
-        _ = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: stub).send(try Request("http://api.test/rent"))
+        _ = try await Pipeline(interceptors: [.logging(logger)], dispatcher: stub).send(try Request("http://api.test/rent"))
         let summary = try #require(handler.entries.first { $0.level == .info })
         #expect("\(summary.message)".contains("[memory-cache hit]"))
         #expect(summary.metadata["runway.cache_hit"] == "true")
@@ -114,7 +114,7 @@ import Testing
     @Test func networkResponsesCarryTheirTimings() async throws {
         let metrics = TransferMetrics(connect: .milliseconds(3), firstByte: .milliseconds(12), total: .milliseconds(15), httpVersion: "2")
         let dispatcher = FixedDispatcher(response: Response(status: 200, metrics: metrics, origin: .network))
-        _ = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: dispatcher).send(try Request("http://api.test/"))
+        _ = try await Pipeline(interceptors: [.logging(logger)], dispatcher: dispatcher).send(try Request("http://api.test/"))
         let summary = "\(try #require(handler.entries.first { $0.level == .info }).message)"
         #expect(summary.contains("[network] dns 0.000ms connect 3.000ms"))
         #expect(summary.contains("total 15.000ms HTTP/2"))
@@ -123,7 +123,7 @@ import Testing
     @Test func failuresAreLoggedWithCodeAndStageAndRethrown() async throws {
         let stub = StubDispatcher { _ in throw RunwayError(.timeout, "connect timed out") }
         await #expect {
-            try await Pipeline(interceptors: [try .logging(logger)], dispatcher: stub).send(try Request("http://api.test/slow"))
+            try await Pipeline(interceptors: [.logging(logger)], dispatcher: stub).send(try Request("http://api.test/slow"))
         } throws: { ($0 as? RunwayError)?.code == .timeout }
         let failure = try #require(handler.entries.first { $0.level == .warning })
         #expect("\(failure.message)".contains("GET http://api.test/slow ✗ timeout at dispatcher stub: connect timed out"))
@@ -135,14 +135,14 @@ import Testing
         other.logLevel = .trace
         var context = RequestContext()
         context[LoggingInterceptor.Key.self] = Logger(label: "per-call") { [other] _ in other }
-        _ = try await Pipeline(interceptors: [try .logging(nil)], dispatcher: StubDispatcher(status: 200)).send(try Request("http://api.test/"), context: context)
+        _ = try await Pipeline(interceptors: [.logging(nil)], dispatcher: StubDispatcher(status: 200)).send(try Request("http://api.test/"), context: context)
         #expect(other.entries.count == 3)
         #expect(handler.entries.isEmpty)
     }
 
     @Test func bodiesAreCutAndBinaryIsShownAsASize() async throws {
         let long = Data(String(repeating: "a", count: 100).utf8)
-        _ = try await Pipeline(interceptors: [try .logging(logger, bodyLimit: 10)], dispatcher: StubDispatcher(status: 200, body: Data([0, 1, 2, 0xFF])))
+        _ = try await Pipeline(interceptors: [.logging(logger, bodyLimit: 10)], dispatcher: StubDispatcher(status: 200, body: Data([0, 1, 2, 0xFF])))
             .send(try Request(method: .post, "http://api.test/", body: long))
         #expect(text.contains("'aaaaaaaaaa… (90 more bytes)'"))
         #expect(text.contains("<4 bytes binary>"))
@@ -164,7 +164,7 @@ import Testing
         let statuses = StatusScript([503, 503, 200])
         let stub = StubDispatcher { _ in Response(status: statuses.next(), body: Data("ok".utf8)) }
         let pipeline = Pipeline(
-            interceptors: [try .logging(logger), try .retry(maxAttempts: 3, initialBackoff: .milliseconds(1))], dispatcher: stub)
+            interceptors: [.logging(logger), try .retry(maxAttempts: 3, initialBackoff: .milliseconds(1))], dispatcher: stub)
         let response = try await pipeline.send(try Request("http://api.test/flaky"), context: RequestContext(apiName: "flaky"))
         #expect(response.status == 200)
         let lines = handler.entries.filter { $0.level == .info }.map { "\($0.message)" }
@@ -175,8 +175,17 @@ import Testing
         #expect(stub.requests.count == 3)
     }
 
+    @Test func aNegativeBodyLimitShowsOnlySizes() async throws {
+        let interceptor = LoggingInterceptor.logging(logger, bodyLimit: -1)
+        #expect(interceptor.configuration.bodyLimit == 0)
+        _ = try await Pipeline(interceptors: [interceptor], dispatcher: StubDispatcher(status: 200, body: Data("secret-free".utf8)))
+            .send(try Request(method: .post, "http://api.test/", body: Data(String(repeating: "a", count: 100).utf8)))
+        #expect(text.contains("<100 bytes>"))
+        #expect(text.contains("<11 bytes>"))
+        #expect(!text.contains("aaaa"))
+    }
+
     @Test func badConfigurationIsRejected() {
-        #expect(throws: RunwayError.self) { try LoggingInterceptor(logger: logger, configuration: .init(bodyLimit: -1)) }
         #expect(throws: RunwayError.self) { try Redaction(headers: [""], parameters: []) }
         #expect(throws: RunwayError.self) { try Redaction.standard(parameters: [""]) }
     }

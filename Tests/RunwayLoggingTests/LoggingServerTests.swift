@@ -16,7 +16,7 @@ import Testing
         handler.logLevel = .trace
         let logger = Logger(label: "runway.test") { [handler] _ in handler }
         let request = Runway.Request(url: server.url("/json?access_token=qwerty"), headers: ["Authorization": "Bearer s3cret"])
-        let response = try await Pipeline(interceptors: [try .logging(logger)], dispatcher: CurlDispatcher()).send(request)
+        let response = try await Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher()).send(request)
         #expect(response.status == 200)
         let summary = "\(try #require(handler.entries.first { $0.level == .info }).message)"
         #expect(summary.contains("→ 200 in "))

@@ -49,11 +49,11 @@ struct AppNetwork: Sendable {
             policies: [DetailCaching.apiName: .memory(ttl: DetailCaching.ttl)])
         let interceptors: [any Interceptor] = [
             RequestDefaults(timeout: timeout),
-            try .logging(logger(level: options.logLevel)),
+            .logging(try logger(level: options.logLevel)),
             try validation(),
             cache.interceptor,
             try .retry(maxAttempts: 3, initialBackoff: .milliseconds(100), maxBackoff: .seconds(1)),
-            try .compression(threshold: 512, scope: .services([ServiceID.actions.rawValue])),
+            try .compression(threshold: 512, scope: .services([.actions])),
             signing,
             .dnsBypass(bypass),
         ]

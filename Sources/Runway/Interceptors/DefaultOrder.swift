@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The order Runway's standard interceptors belong in, first (outermost) to last.
 ///
 /// Requests pass them top to bottom and then the dispatcher; responses come back bottom to top.
@@ -17,27 +19,23 @@
 /// |   | dispatcher    | The only I/O. |
 ///
 /// A service with a ``TokenAuthenticator`` gets a `token-refresh` interceptor that the registry
-/// puts between `cache` and `retry` (before the first of ``perAttempt``), so the replay after a
+/// puts between `cache` and `retry` (before the first `PerAttemptInterceptor`), so the replay after a
 /// refresh is signed again like any retry.
 ///
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
-///     tracing, metrics, try .logging(logger), validation, cache,
+///     tracing, metrics, .logging(logger), validation, cache,
 ///     try .retry(maxAttempts: 3), try .compression(), signing, .dnsBypass(bypass),
 /// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
 /// ```
-/// The names are the standard interceptors' ``Interceptor/name`` values; interceptors of your
+/// The names are the standard interceptors' `Interceptor.name` values; interceptors of your
 /// own may go anywhere.
 public enum DefaultOrder {
     /// The standard interceptors' names, in the order they belong.
     public static let names: [String] = [
         "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
     ]
-
-    /// The interceptors that must run again for every attempt of a request: anything that
-    /// replays a request (retry, token refresh) belongs before all of them.
-    public static let perAttempt: Set<String> = ["retry", "compression", "signing", "dns-bypass"]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as
     /// a sentence (`"retry should come before signing"`); empty when the order is the default.

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// Runs several managers together on structured concurrency (YTKNetwork's `YTKBatchRequest`).
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// Runs managers one after another, each step's parameters made from the previous step's raw
 /// data (YTKNetwork's `YTKChainRequest`).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Codable both ways: typed results decoded from the bytes received, typed parameters encoded
 /// to JSON.
@@ -13,7 +14,7 @@ extension APIManager {
     /// ```swift
     /// let product = try await productManager.load(as: Product.self, params: ["id": 42])
     /// ```
-    /// - Throws: ``RunwayError``: the call's failure, or `.responseInvalid` naming the coding
+    /// - Throws: `RunwayError`: the call's failure, or `.responseInvalid` naming the coding
     ///   path when the body is not a `T` (see ``APIResponse/decode(_:)``).
     @concurrent
     public func load<T: Decodable>(as type: T.Type, params: [String: JSON]? = nil) async throws(RunwayError) -> T {
@@ -77,8 +78,8 @@ extension APIManager {
 
 extension JSON {
     /// `value` as JSON, through `encoder` (its date, data and key strategies apply).
-    /// - Throws: ``RunwayError`` `.invalidRequest` when `value` cannot be encoded (its
-    ///   `EncodingError` is the ``RunwayError/underlying``).
+    /// - Throws: `RunwayError` `.invalidRequest` when `value` cannot be encoded (its
+    ///   `EncodingError` is the `RunwayError.underlying`).
     public init<T: Encodable>(encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws(RunwayError) {
         let data: Data
         do {

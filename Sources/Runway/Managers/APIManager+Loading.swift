@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The base mechanism every manager gets; these are not requirements, so they cannot be
 /// overridden.
 extension APIManager {
@@ -6,7 +8,7 @@ extension APIManager {
     /// The delegate, if any, hears the landing too: the two paths have the same semantics.
     /// - Parameter params: The parameters; `nil` asks the ``paramSource`` (or sends none).
     /// - Returns: The raw data (also kept in ``rawData``).
-    /// - Throws: ``RunwayError``: the failure delivered, or `.cancelled` for a call that was not
+    /// - Throws: `RunwayError`: the failure delivered, or `.cancelled` for a call that was not
     ///   started or did not land (the message says which).
     ///
     /// `@concurrent`: it runs on the global executor, never on the caller's actor, whatever
@@ -76,8 +78,8 @@ extension APIManager {
     public func fetchData() -> JSON? { rawData }
 
     /// The raw data reformed for one view.
-    /// - Throws: ``RunwayError`` `.noContent` before any successful call; `.responseInvalid`
-    ///   when the reformer throws (its error is the ``RunwayError/underlying``).
+    /// - Throws: `RunwayError` `.noContent` before any successful call; `.responseInvalid`
+    ///   when the reformer throws (its error is the `RunwayError.underlying`).
     public func fetchData<R: Reformer>(with reformer: R) throws(RunwayError) -> R.Output {
         guard let raw = rawData else {
             throw RunwayError(.noContent, "\(apiName) has no data yet", stage: .manager(apiName))

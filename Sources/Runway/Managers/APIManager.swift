@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// One API, as business code calls it: the discrete layer on top of the collective pipeline.
 ///
@@ -41,7 +42,7 @@ import Foundation
 /// task that is already cancelled) and a call that is
 /// **cancelled** (``cancelAll()``, ``LoadPolicy/cancelPrevious``, the awaiting task cancelled,
 /// the manager released) are never delivered to the delegate and run no hook after
-/// ``afterCallingAPI(with:)``; `load()` throws ``RunwayError`` `.cancelled` whose message says
+/// ``afterCallingAPI(with:)``; `load()` throws `RunwayError` `.cancelled` whose message says
 /// which. Releasing the manager cancels its calls at the dispatcher (the server sees the abort).
 /// A delivery stopped by a `before` hook makes `load()` throw `.cancelled` too.
 public protocol APIManager: AnyObject, Sendable {
@@ -73,14 +74,14 @@ public protocol APIManager: AnyObject, Sendable {
     /// The encoder of typed parameters (``load(as:encoding:)``); default: a plain `JSONEncoder`.
     var encoder: JSONEncoder { get }
 
-    /// The param validator: throw (e.g. ``RunwayError/paramsInvalid(field:_:)``) to fail the call
+    /// The param validator: throw (e.g. `RunwayError.paramsInvalid(field:_:)`) to fail the call
     /// before it touches the network. Default: accepts everything.
     func validate(params: [String: JSON]) throws(RunwayError)
     /// The response validator, after the service's common error handling: check the shape and
     /// business codes. Default: an empty body fails with `.noContent`.
     func validate(response: APIResponse) throws(RunwayError)
 
-    /// Per-call settings for the interceptors: values the call's ``RequestContext`` carries to
+    /// Per-call settings for the interceptors: values the call's `RequestContext` carries to
     /// them (a cache policy, a validation, a retry override, compression, a logger), set from
     /// the call's parameters. Runs once per call that passed ``validate(params:)``, before the
     /// ``loadPolicy`` decides whether it starts; what it sets applies to this call only.

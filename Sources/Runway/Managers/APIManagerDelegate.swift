@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The one landing point of an API manager: exactly one method for success, one for failure.
 ///
 /// A manager holds its delegate **weakly** (a released view controller is never kept alive by a

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A response as a manager's validators and hooks see it: the HTTP response and its body parsed
 /// as JSON (`.null` for an empty body).
@@ -28,9 +29,9 @@ public struct APIResponse: Sendable {
     ///     if page.items.isEmpty { throw .responseInvalid("no products", response: response) }
     /// }
     /// ```
-    /// - Throws: ``RunwayError`` `.responseInvalid` naming the type and where decoding failed
-    ///   (``RunwayError/field`` is the coding path, e.g. `items[2].price`); the `DecodingError`
-    ///   is the ``RunwayError/underlying`` and the response is kept.
+    /// - Throws: `RunwayError` `.responseInvalid` naming the type and where decoding failed
+    ///   (`RunwayError.field` is the coding path, e.g. `items[2].price`); the `DecodingError`
+    ///   is the `RunwayError.underlying` and the response is kept.
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws(RunwayError) -> T {
         do {
             return try (decoder ?? plainJSONDecoder).decode(T.self, from: response.body)

@@ -1,11 +1,12 @@
 import Foundation
+import RunwayCore
 
 extension JSON {
     /// The deepest nesting the parser accepts; deeper input is an error, not a stack overflow.
     public static let maximumDepth = 512
 
     /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace allowed).
-    /// - Throws: ``RunwayError`` `.responseInvalid` naming the byte offset of the first problem.
+    /// - Throws: `RunwayError` `.responseInvalid` naming the byte offset of the first problem.
     public init(parsing data: Data) throws(RunwayError) {
         let result: Result<JSON, RunwayError> = data.withUnsafeBytes { raw in
             var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self))

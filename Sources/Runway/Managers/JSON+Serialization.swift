@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 extension JSON {
     /// Compact JSON text; object members are sorted by key so equal values give equal text.

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A JSON value: what an API manager keeps as the raw response.
 ///

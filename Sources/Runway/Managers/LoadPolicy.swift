@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// What a manager does with a new call while one of its calls is in flight.
 ///
 /// Chosen per manager (``APIManager/loadPolicy``); both the delegate path and `load()` obey it.

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Where a manager lands its calls: the delegate methods and the hooks around them
 /// (`beforePerformSuccess` ... `afterPerformFail`) run here.

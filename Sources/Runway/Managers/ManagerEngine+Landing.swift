@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A weak reference that can travel into a task without keeping its object alive.
 struct WeakReference<Object: AnyObject & Sendable>: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 extension ManagerEngine {
     /// What became of a call when it was made.
@@ -110,7 +111,8 @@ extension ManagerEngine {
         // Made before the lock so the task's closure (if any) is built once.
         // The call's cancellation shares the engine's lock, which is never held while calling it.
         let call = ManagerCall(shareKey: shareKey, lock: lock, runsInline: inline)
-        var context = RequestContext(apiName: manager.apiName, serviceID: entry.id.rawValue, cancellation: call.cancellation)
+        var context = RequestContext(apiName: manager.apiName, serviceID: entry.id, cancellation: call.cancellation)
+        context.service = entry.service
         manager.configure(&context, params: params)
         let plan = CallPlan(
             context: context, holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,

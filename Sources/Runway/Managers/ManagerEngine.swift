@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// The base mechanism behind one API manager: its calls in flight, raw data, last error,
 /// delegate and param source, behind one lock.
@@ -132,14 +133,13 @@ extension ManagerEngine.State {
 /// touching the caller's task: a call that others may join (`shareInFlight`) or that lands on
 /// the delegate runs in a task of its own, which they cancel; an awaited call that nobody can
 /// join runs in the caller's task (no task to create and await), and they cancel its
-/// ``CallCancellation``, which the chain observes.
-final class ManagerCall: CallCancellation, @unchecked Sendable {
+/// `CallCancellation`, which the chain observes.
+final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock, when the call is registered). The call is its own `CallCancellation` (one
-    // allocation per call), sharing that lock.
+    // lock, when the call is registered). Its `CallCancellation` shares that lock.
     let shareKey: String?
-    private let runsInline: Bool
+    private let inline: CallCancellation?
     var task: Task<CallOutcome, Never>?
     var cancelReason: String?
     var awaiters = 0
@@ -150,14 +150,13 @@ final class ManagerCall: CallCancellation, @unchecked Sendable {
     ///   - runsInline: Whether the call runs in its awaiting caller's task (else in `task`).
     init(shareKey: String?, lock: NSLock, runsInline: Bool) {
         self.shareKey = shareKey
-        self.runsInline = runsInline
-        super.init(sharing: lock)
+        self.inline = runsInline ? CallCancellation(sharing: lock) : nil
     }
 
     /// The cancellation the chain observes: set for a call run in the caller's task; `nil`
     /// for a call run by `task`, which its task's cancellation stops.
     var cancellation: CallCancellation? {
-        runsInline ? self : nil
+        inline
     }
 
     /// Records why the call ends; call under the engine's lock.

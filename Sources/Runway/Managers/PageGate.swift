@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A first-in, first-out async lock: one page load at a time, in call order.
 final class PageGate: Sendable {

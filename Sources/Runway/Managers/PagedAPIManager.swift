@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// A manager for an API that returns a list page by page; the manager keeps the page number.
 ///
 /// ```swift
@@ -68,7 +70,7 @@ extension PagedAPIManager {
 
     /// Loads the page after the last one loaded and waits for the landing.
     /// - Parameter params: Parameters besides the page ones; `nil` asks the param source.
-    /// - Throws: ``RunwayError``; `.noContent` (not started) after the last page.
+    /// - Throws: `RunwayError`; `.noContent` (not started) after the last page.
     /// `@concurrent`, like ``APIManager/load(params:)``: never on the caller's actor.
     @discardableResult
     @concurrent

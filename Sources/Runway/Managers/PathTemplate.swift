@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// A manager's ``APIManager/path`` with `{name}` placeholders, filled for each call from its
 /// parameters: `products/{id}` with `id: 42` is `products/42`.
 enum PathTemplate {
@@ -10,7 +12,7 @@ enum PathTemplate {
     /// path segment (everything but RFC 3986 unreserved characters, so a `/` or `?` in a value
     /// stays in its segment); the parameters used leave `parameters`, so they are not also sent
     /// in the query or body.
-    /// - Throws: ``RunwayError`` `.paramsInvalid` naming a placeholder whose parameter is
+    /// - Throws: `RunwayError` `.paramsInvalid` naming a placeholder whose parameter is
     ///   missing, empty, `.` or `..`, or not a string, number or boolean; `.configuration` for a
     ///   template with an unclosed or empty `{}`.
     static func fill(_ template: String, from parameters: inout [String: JSON]) throws(RunwayError) -> String {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import RunwayCore
 
 /// Reachability derived from the system's network interfaces (`getifaddrs`, on Linux and
 /// Apple platforms): reachable when at least one interface other than loopback is up, running

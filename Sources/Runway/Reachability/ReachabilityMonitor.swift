@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Watches whether the network is reachable and tells whoever asked: an `AsyncSequence`
 /// (``updates``) and an observer API (``observe(_:)``).

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// Whether the network can be reached: the one cross-layer event the design allows to be
 /// broadcast (one-to-many, opt-in).
 public struct ReachabilityStatus: Hashable, Sendable, CustomStringConvertible {

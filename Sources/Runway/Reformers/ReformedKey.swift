@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// A typed key of a ``ReformedRecord``: the Swift form of named constant keys
 /// (`kPropertyListDataKeyID`).
 ///

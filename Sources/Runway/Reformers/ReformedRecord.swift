@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// A dictionary whose keys are typed: what a reformer hands a view when a dictionary suits.
 ///
 /// Reading with a ``ReformedKey`` gives the key's value type, so no call site casts or spells a

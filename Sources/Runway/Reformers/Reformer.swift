@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// Turns a manager's raw data into exactly what one view needs (a "reformer").
 ///
 /// One API can feed many views (one reformer per view); many APIs can feed one view (one

@@ -1,10 +1,11 @@
 import Foundation
+import RunwayCore
 
 /// An API provider: where its APIs live and what every call to it shares.
 ///
 /// An app talks to several teams' servers (second-hand, rental, new-home
 /// listings), each with its own base URL per environment, keys, headers and error handling.
-/// Each is a `Service`; API managers name theirs by ``ServiceID``. Only ``id`` and ``baseURLs``
+/// Each is a `Service`; API managers name theirs by `ServiceID`. Only ``id`` and ``baseURLs``
 /// are required; everything else has a default.
 /// ```swift
 /// struct RentalService: Service {
@@ -34,8 +35,8 @@ public protocol Service: Sendable {
     /// Keeps this service's token and refreshes it once when calls find it expired (default: none).
     var authenticator: TokenAuthenticator? { get }
     /// The proxy this service's calls go through (default `nil`: none). Read once, when the
-    /// registry is built, and given to each call whose ``RequestOptions/proxy`` is `nil`; a
-    /// manager or caller that sets its own (``Proxy/direct`` included) wins.
+    /// registry is built, and given to each call whose `RequestOptions.proxy` is `nil`; a
+    /// manager or caller that sets its own (`Proxy.direct` included) wins.
     /// ```swift
     /// var proxy: Proxy? { .socks5(host: "127.0.0.1", port: 1080) }
     /// ```
@@ -99,4 +100,20 @@ extension RunwayError.Stage {
     public static func service(_ id: ServiceID) -> RunwayError.Stage {
         RunwayError.Stage(kind: "service", name: id.rawValue)
     }
+}
+
+extension RequestContext {
+    /// The service sending the call: set by the ``ServiceRegistry`` on every call a service
+    /// sends (an ``APIManager``'s, `send(api:of:)`), `nil` on a call sent through a bare
+    /// `Pipeline`. Interceptors read how it maps responses to errors (``Service/error(for:json:)``):
+    /// the cache keeps no business error that came with status 200.
+    public var service: (any Service)? {
+        get { self[ServiceKey.self] }
+        set { self[ServiceKey.self] = newValue }
+    }
+}
+
+/// Where ``RequestContext/service`` is kept.
+private enum ServiceKey: ContextKey {
+    typealias Value = any Service
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A registered service resolved for the registry's environment: its base URL, common headers
 /// and parameters read once, and its chain (app interceptors + token refresh + own interceptors).

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The server environment an app talks to: development, release candidate or release.
 ///
 /// A struct over a private enum so that new environments never break a `switch` in user code.

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 extension ServiceRegistry {
     /// Collects services at start-up; ``build()`` checks them and freezes the registry.
@@ -24,9 +25,9 @@ extension ServiceRegistry {
         }
 
         /// Checks every service and returns the frozen registry.
-        /// - Throws: ``RunwayError`` `.configuration` for a duplicate ID, an empty ID, or a base
+        /// - Throws: `RunwayError` `.configuration` for a duplicate ID, an empty ID, or a base
         ///   URL (in any environment, not only the chosen one) that is not an absolute `http(s)`
-        ///   URL with a host; ``RunwayError/field`` names the service and environment.
+        ///   URL with a host; `RunwayError.field` names the service and environment.
         public func build() throws(RunwayError) -> ServiceRegistry {
             var entries: [ServiceID: ServiceEntry] = [:]
             for service in services {
@@ -50,7 +51,7 @@ extension ServiceRegistry {
                     // Before the app's per-attempt interceptors (retry, compression, signing, DNS
                     // bypass): the replay after a refresh is signed again with a fresh nonce and
                     // the new token is inside the signature.
-                    let slot = chain.firstIndex { DefaultOrder.perAttempt.contains($0.name) } ?? chain.endIndex
+                    let slot = chain.firstIndex { $0 is any PerAttemptInterceptor } ?? chain.endIndex
                     chain.insert(TokenRefreshInterceptor(service: service, authenticator: authenticator), at: slot)
                 }
                 chain += service.interceptors
@@ -59,16 +60,6 @@ extension ServiceRegistry {
                 }
                 entries[id] = ServiceEntry(
                     service: service, baseURL: chosen, pipeline: Pipeline(interceptors: chain, dispatcher: pipeline.dispatcher))
-            }
-            // The services (values, not their chains: no cycle through an interceptor).
-            let services = entries.mapValues(\.service)
-            let errors: @Sendable (String, Response) -> RunwayError? = { id, response in
-                guard let service = services[ServiceID(rawValue: id)] else { return nil }
-                let json = response.body.isEmpty ? nil : try? JSON(parsing: response.body)
-                return service.error(for: response, json: json)
-            }
-            for case let aware as any ServiceErrorsAware in pipeline.interceptors + services.values.flatMap(\.interceptors) {
-                aware.useServiceErrors(errors)
             }
             return ServiceRegistry(environment: environment, pipeline: pipeline, reachability: reachability, entries: entries)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 extension ServiceRegistry {
     /// Sends a request whose body you built yourself to one API of a registered service, through
@@ -10,7 +11,7 @@ extension ServiceRegistry {
     /// `options` names one), the app's interceptors (logging, retry, compression, signing, ...),
     /// token refresh and the service's own interceptors, and the reachability check. What it does not do: parameters, load
     /// policies, delivery, and the service's ``Service/error(for:json:)`` mapping — any status is
-    /// a response, as from ``Pipeline/send(_:context:)``.
+    /// a response, as from `Pipeline.send(_:context:)`.
     /// ```swift
     /// let response = try await registry.send(
     ///     api: "actions/batch", of: .analytics, headers: ["Content-Type": "application/json"], body: body)
@@ -22,9 +23,9 @@ extension ServiceRegistry {
     ///   - headers: Headers of this call, sent after the service's common headers.
     ///   - body: The body, sent as is.
     ///   - options: Transport options.
-    ///   - context: The call's context; its ``RequestContext/apiName`` and
-    ///     ``RequestContext/serviceID`` are set to `apiName` and `serviceID`.
-    /// - Throws: ``RunwayError``: `.configuration` for an unknown service, `.invalidURL` for an API
+    ///   - context: The call's context; its `RequestContext.apiName` and
+    ///     `RequestContext.serviceID` are set to `apiName` and `serviceID`.
+    /// - Throws: `RunwayError`: `.configuration` for an unknown service, `.invalidURL` for an API
     ///   name that makes no URL, `.noNetwork` when the registry's monitor reports the network
     ///   unreachable, or whatever the chain throws.
     public func send(
@@ -41,7 +42,8 @@ extension ServiceRegistry {
         let request = Request(method: method, url: try entry.apiURL(apiName), headers: merged, body: body, options: entry.options(options))
         var context = context
         context.apiName = apiName
-        context.serviceID = serviceID.rawValue
+        context.serviceID = serviceID
+        context.service = entry.service
         do {
             let response = try await entry.pipeline.send(request, context: context)
             reachability?.recordProbe(succeeded: true, host: entry.endpoint)

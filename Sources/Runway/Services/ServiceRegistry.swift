@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Every ``Service`` of the app, the environment, and the app's pipeline: built once at
 /// start-up and frozen.
@@ -53,7 +54,7 @@ extension ServiceRegistry {
     @exclusivity(unchecked) nonisolated(unsafe) private static var installed: ServiceRegistry?
 
     /// Installs the process-wide registry; allowed once.
-    /// - Throws: ``RunwayError`` `.configuration` if a registry is already installed.
+    /// - Throws: `RunwayError` `.configuration` if a registry is already installed.
     public static func bootstrap(_ registry: ServiceRegistry) throws(RunwayError) {
         lock.lock()
         defer { lock.unlock() }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Keeps a service's access token and refreshes it **once** when concurrent calls find it
 /// expired, then lets every one of them replay with the new token.
@@ -11,7 +12,7 @@ import Foundation
 ///   others wait for it;
 /// - if a refresh already finished since then, the call replays at once with the newer token;
 /// - a failed refresh fails every call that waited for it, and every call that read the token
-///   before it, with `.needsLogin` (``RunwayError/underlying`` is the refresh's error);
+///   before it, with `.needsLogin` (`RunwayError.underlying` is the refresh's error);
 /// - calls that start while a refresh runs wait for it before sending.
 /// A call replays once; a second expiry is returned as is (the manager then fails with
 /// `.needsLogin`). A call waiting for a refresh ends at once with `.cancelled` when it is
@@ -88,7 +89,7 @@ public final class TokenAuthenticator: Sendable {
     /// The current token.
     public var token: String? { lock.withLock { state.token } }
 
-    /// What a response cache keeps this service's entries apart by (``RequestContext/credentialScope``):
+    /// What a response cache keeps this service's entries apart by (`RequestContext.credentialScope`):
     /// the ``identity`` when one is given, else the token itself — so one user's cached
     /// responses never answer another's calls. Without an identity, entries cached before a
     /// refresh are not found after it (they expire); give the user's ID to keep them.

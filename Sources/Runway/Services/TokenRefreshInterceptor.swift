@@ -1,8 +1,10 @@
+import RunwayCore
+
 /// Sends a service's calls with its ``TokenAuthenticator``'s token and replays a call once after
 /// a refresh when the service maps the response to `.needsLogin`.
 ///
 /// Installed by ``ServiceRegistry/Builder/build()`` in the service's chain just before the app's
-/// first per-attempt interceptor (``DefaultOrder/perAttempt``: retry, compression, signing, DNS
+/// first per-attempt interceptor (`PerAttemptInterceptor`: retry, compression, signing, DNS
 /// bypass), so the replay is compressed, signed with a fresh nonce and routed again, and the
 /// service's own interceptors (and the dispatcher) run again too.
 struct TokenRefreshInterceptor: Interceptor {
@@ -40,13 +42,4 @@ struct CredentialScopeInterceptor: Interceptor {
         context.credentialScope = authenticator.credentialScope
         return try await next(request, context)
     }
-}
-
-/// An interceptor told, when a ``ServiceRegistry`` is built with it, how each service reads its
-/// responses (``Service/error(for:json:)``): a cache must not keep a business error that came
-/// with status 200.
-public protocol ServiceErrorsAware: Interceptor {
-    /// Called once per registry built; `errors` maps a service ID and a response to the
-    /// service's error for it, `nil` when the response is a success.
-    func useServiceErrors(_ errors: @escaping @Sendable (_ serviceID: String, _ response: Response) -> RunwayError?)
 }

@@ -34,7 +34,7 @@ public class CallCancellation: @unchecked Sendable {
     /// A cancellation guarded by `lock`, which its owner also uses (an API manager's engine:
     /// no lock to allocate per call). The owner must not call into the cancellation while it
     /// holds `lock`.
-    init(sharing lock: NSLock) {
+    package init(sharing lock: NSLock) {
         self.lock = lock
     }
 

@@ -40,3 +40,13 @@ public protocol Interceptor: Sendable {
 extension Interceptor {
     public var name: String { String(describing: Self.self) }
 }
+
+/// An interceptor whose work belongs to each attempt of a request rather than to the call: it
+/// replays the request (retry) or shapes what goes on the wire (compression, signing, the DNS
+/// bypass). Whatever replays a request on its own (a service's token refresh) is placed before
+/// the first of these, so every replay passes them again: compressed, signed with a fresh nonce,
+/// routed again.
+///
+/// A marker: it adds no requirement. Conform an interceptor of your own that must see every
+/// attempt (one that stamps a per-attempt header, say).
+public protocol PerAttemptInterceptor: Interceptor {}

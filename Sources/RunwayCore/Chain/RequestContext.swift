@@ -10,22 +10,22 @@ public struct RequestContext: Sendable {
     public let callID: UInt64
     /// The API being called (set by API managers), e.g. `"listing.rent"`.
     public var apiName: String?
-    /// The service identifier the API belongs to (set by API managers).
-    public var serviceID: String?
+    /// The service the API belongs to (set by API managers and `ServiceRegistry`).
+    public var serviceID: ServiceID?
     /// The attempt number, starting at 1; retry interceptors increase it.
     public var attempt: Int
     /// The call's cancellation apart from its task's, set by API managers for calls that run
     /// in the caller's task (see ``CallCancellation``); `nil` when only the task cancels.
     public var cancellation: CallCancellation?
     /// Who the call acts for, as caches must tell callers apart: set from the service's
-    /// ``TokenAuthenticator`` (its ``TokenAuthenticator/credentialScope``) by the service's
+    /// `TokenAuthenticator` (its `TokenAuthenticator.credentialScope`) by the service's
     /// chain, before the app's interceptors; `nil` for a call that carries no credentials of a
     /// service's. A response cache keeps entries of different scopes apart.
     public var credentialScope: String?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
-    public init(apiName: String? = nil, serviceID: String? = nil, cancellation: CallCancellation? = nil) {
+    public init(apiName: String? = nil, serviceID: ServiceID? = nil, cancellation: CallCancellation? = nil) {
         self.callID = CallIDs.next()
         self.apiName = apiName
         self.serviceID = serviceID

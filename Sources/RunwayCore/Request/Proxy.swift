@@ -3,7 +3,7 @@ import Foundation
 /// Where a request's connections go: straight to the origin (the default), or through a proxy.
 ///
 /// Set per request in ``RequestOptions/proxy``, or for every call to a service with
-/// ``Service/proxy``; a request's own setting wins.
+/// `Service.proxy`; a request's own setting wins.
 /// ```swift
 /// let proxy = Proxy.http(host: "proxy.corp.example", port: 3128, credentials: .init(user: "app", password: secret))
 /// var options = RequestOptions()

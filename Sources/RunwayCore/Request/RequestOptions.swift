@@ -26,7 +26,7 @@ public struct RequestOptions: Sendable {
     /// Which HTTP version to ask for.
     public var httpVersion: HTTPVersionPreference
     /// The proxy this request goes through. `nil` (the default) leaves it to the service's
-    /// ``Service/proxy`` when a service sends it, and is no proxy otherwise; ``Proxy/direct`` is no
+    /// `Service.proxy` when a service sends it, and is no proxy otherwise; ``Proxy/direct`` is no
     /// proxy even where the service has one. Never taken from the environment unless set to
     /// ``Proxy/environment``. A dispatcher that cannot use a proxy refuses the request with
     /// `.configuration` rather than send it directly.

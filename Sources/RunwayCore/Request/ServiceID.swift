@@ -1,4 +1,4 @@
-/// Names an API provider (a ``Service``); API managers say which service they call by its ID.
+/// Names an API provider (a `Service`); API managers say which service they call by its ID.
 ///
 /// Declare IDs once as static members so call sites stay typed:
 /// ```swift

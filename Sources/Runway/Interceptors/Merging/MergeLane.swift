@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The state of one merge-capable API (per service): whether a request is in flight, the calls
 /// waiting for it to end, and the members of the combined request in flight.
 ///

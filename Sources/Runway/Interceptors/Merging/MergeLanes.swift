@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Every lane of one ``RequestMergingInterceptor``, behind one lock; applies the lanes' actions
 /// (resuming callers, starting and cancelling combined sends) outside it.
@@ -7,7 +8,7 @@ final class MergeLanes: @unchecked Sendable {
 
     /// A lane per service and API.
     struct Key: Hashable, Sendable {
-        let service: String?
+        let service: ServiceID?
         let api: String
     }
 

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// How one merge-capable API combines several calls into one request to a batch endpoint, and
 /// splits the combined response back: what you give ``RequestMergingInterceptor`` per API.
 ///

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// Merges calls to the same API that arrive while one is in flight into one combined request,
 /// then splits the combined response back to each caller: a last-resort connection
 /// optimisation. Opt-in per API, with a ``RequestMerger`` that knows the API's batch endpoint.
@@ -9,7 +11,7 @@
 ///     try .retry(maxAttempts: 3), signing,
 /// ], dispatcher: CurlDispatcher())
 /// ```
-/// For an API with a merger (matched on ``RequestContext/apiName``, one queue per service):
+/// For an API with a merger (matched on `RequestContext.apiName`, one queue per service):
 /// 1. When nothing of that API is in flight, the call goes on alone, unchanged.
 /// 2. Calls that arrive while one is in flight wait. When it ends, the waiting calls (up to
 ///    ``RequestMerger/maxMerged``) are combined with ``RequestMerger/combine(_:)`` into **one**
@@ -42,7 +44,7 @@ public struct RequestMergingInterceptor: Interceptor {
 
     /// Creates the interceptor.
     /// - Parameter mergers: The merger of each merge-capable API, by API name.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty API name or a merger whose
+    /// - Throws: `RunwayError` `.configuration` for an empty API name or a merger whose
     ///   ``RequestMerger/maxMerged`` is below 2.
     public init(_ mergers: [String: any RequestMerger]) throws(RunwayError) {
         for (api, merger) in mergers {
@@ -59,7 +61,7 @@ public struct RequestMergingInterceptor: Interceptor {
     }
 
     /// How many calls of `api` (on `serviceID`, if calls carry one) wait for the request in flight.
-    public func waitingCount(api: String, serviceID: String? = nil) -> Int {
+    public func waitingCount(api: String, serviceID: ServiceID? = nil) -> Int {
         lanes.waitingCount(MergeLanes.Key(service: serviceID, api: api))
     }
 
@@ -90,7 +92,7 @@ public struct RequestMergingInterceptor: Interceptor {
 extension Interceptor where Self == RequestMergingInterceptor {
     /// Merges calls to the listed APIs that arrive while one is in flight (see
     /// ``RequestMergingInterceptor``). Belongs after the cache and before retry.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty API name or `maxMerged` below 2.
+    /// - Throws: `RunwayError` `.configuration` for an empty API name or `maxMerged` below 2.
     public static func merging(_ mergers: [String: any RequestMerger]) throws(RunwayError) -> RequestMergingInterceptor {
         try RequestMergingInterceptor(mergers)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Parses a `Retry-After` header value (RFC 9110 §10.2.3): delay seconds or an HTTP-date.
 enum RetryAfter {

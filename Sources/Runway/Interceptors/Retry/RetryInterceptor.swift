@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// Sends a request again after a transient failure, with exponential backoff and jitter.
 ///
@@ -12,18 +13,18 @@ import Foundation
 ///   longer than `maxRetryAfter` ends the retries.
 /// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the API is in
 ///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. A
-///   `.cannotConnect`, and any error whose ``RunwayError/neverSent`` is set (a connect
+///   `.cannotConnect`, and any error whose `RunwayError.neverSent` is set (a connect
 ///   timeout), is retried for every method: the request never left the machine.
 /// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
 ///   cancelling the task during a backoff ends the call at once with `.cancelled`.
-/// - Each attempt goes down the chain with ``RequestContext/attempt`` increased.
+/// - Each attempt goes down the chain with `RequestContext.attempt` increased.
 ///
 /// ## Where it belongs
 /// After validation and the cache, **before compression, signing and the DNS bypass** (see
 /// ``DefaultOrder``): every attempt passes the signing interceptor again and gets a fresh timestamp and nonce, which a server that rejects
 /// replayed nonces requires; and every attempt passes the DNS bypass again, so it goes to the
 /// fastest address still alive.
-public struct RetryInterceptor: Interceptor {
+public struct RetryInterceptor: PerAttemptInterceptor {
     /// What the interceptor is about to do, for observers (logs, metrics).
     public struct Event: Sendable {
         /// The attempt that just failed (1 for the first).
@@ -47,7 +48,7 @@ public struct RetryInterceptor: Interceptor {
         }
     }
 
-    /// Observers of one call's retries, kept in its ``RequestContext`` by the interceptors
+    /// Observers of one call's retries, kept in its `RequestContext` by the interceptors
     /// before retry in the chain: logging and metrics add theirs, so every attempt reaches the
     /// log and the counters without wiring. Each is called before each backoff, like `onRetry`.
     public enum Observers: ContextKey {
@@ -146,7 +147,7 @@ extension Interceptor where Self == RetryInterceptor {
 
 extension Interceptor where Self == RetryInterceptor {
     /// Retries transient failures with a policy built from the common settings.
-    /// - Throws: ``RunwayError`` `.configuration` for values that cannot work (see ``RetryPolicy``).
+    /// - Throws: `RunwayError` `.configuration` for values that cannot work (see ``RetryPolicy``).
     public static func retry(
         maxAttempts: Int, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(10)
     ) throws(RunwayError) -> RetryInterceptor {

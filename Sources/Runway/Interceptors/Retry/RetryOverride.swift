@@ -1,4 +1,6 @@
-/// A per-call change to the ``RetryPolicy``, set by API managers in the ``RequestContext``.
+import RunwayCore
+
+/// A per-call change to the ``RetryPolicy``, set by API managers in the `RequestContext`.
 ///
 /// ```swift
 /// context[RetryOverride.Key.self] = RetryOverride(allowsNonIdempotent: true) // this POST is safe to repeat
@@ -19,7 +21,7 @@ public struct RetryOverride: Sendable, Equatable {
     /// No retry for this call.
     public static let never = RetryOverride(maxAttempts: 1)
 
-    /// Where the override is kept in a ``RequestContext``.
+    /// Where the override is kept in a `RequestContext`.
     public enum Key: ContextKey {
         public typealias Value = RetryOverride
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// When and how often ``RetryInterceptor`` sends a request again.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// ```
 /// Every value is checked when the policy is made: a negative backoff, a zero attempt count, a
 /// jitter outside `0...1` or a never-retried error code in ``retryableErrors`` is a
-/// ``RunwayError`` `.configuration` at start-up, never on the first request.
+/// `RunwayError` `.configuration` at start-up, never on the first request.
 public struct RetryPolicy: Sendable, Equatable {
     /// The most times a request is sent, the first attempt included (1 = never retry).
     public let maxAttempts: Int
@@ -30,7 +31,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The longest `Retry-After` waited for; a server asking for longer gets its response
     /// handed back instead of a retry.
     public let maxRetryAfter: Duration
-    /// APIs (``RequestContext/apiName``) whose non-idempotent calls (POST, PATCH) may be retried.
+    /// APIs (`RequestContext.apiName`) whose non-idempotent calls (POST, PATCH) may be retried.
     public let nonIdempotentAPIs: Set<String>
 
     /// Error codes that are never retried whatever the configuration says: the caller gave up,
@@ -50,7 +51,7 @@ public struct RetryPolicy: Sendable, Equatable {
         maxRetryAfter: .seconds(60), nonIdempotentAPIs: [])
 
     /// Creates a policy, rejecting values that cannot work.
-    /// - Throws: ``RunwayError`` `.configuration`, naming the bad value in ``RunwayError/field``.
+    /// - Throws: `RunwayError` `.configuration`, naming the bad value in `RunwayError.field`.
     public init(
         maxAttempts: Int = 3,
         initialBackoff: Duration = .milliseconds(200),

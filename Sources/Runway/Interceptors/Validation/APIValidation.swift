@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// The parameter and response rules of one API, checked and compiled when created.
 ///
@@ -20,7 +21,7 @@ public struct APIValidation: Sendable {
     private let patterns: [String: CompiledPattern]
 
     /// Checks and compiles the rules.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty or repeated parameter name, an
+    /// - Throws: `RunwayError` `.configuration` for an empty or repeated parameter name, an
     ///   invalid pattern, a negative length, a range with a NaN or infinite bound, an empty
     ///   `oneOf`, a contradictory type, or a response rule that could never pass.
     public init(parameters: [ParameterRule] = [], response: ResponseRule? = nil) throws(RunwayError) {

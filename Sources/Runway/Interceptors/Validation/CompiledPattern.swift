@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A regular expression compiled once at registration.
 final class CompiledPattern: @unchecked Sendable {

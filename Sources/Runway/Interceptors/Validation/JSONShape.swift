@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The expected shape of a JSON document, for response validation.
 ///
 /// ```swift

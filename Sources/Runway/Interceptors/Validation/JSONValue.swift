@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// A parsed JSON value that keeps booleans, integers and other numbers apart, for validation.
 enum JSONValue: Sendable, Equatable, Decodable {

@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// One condition on a parameter: required, type, numeric range, length, pattern, or a fixed set
 /// of allowed values.
 ///

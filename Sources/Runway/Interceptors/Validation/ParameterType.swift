@@ -1,3 +1,5 @@
+import RunwayCore
+
 /// The type a parameter's value must have.
 ///
 /// Query and form values are text, so for them the type means "parses as": `"12"` is an

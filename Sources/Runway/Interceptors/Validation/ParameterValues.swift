@@ -1,4 +1,5 @@
 import Foundation
+import RunwayCore
 
 /// The parameters of a request as validation sees them: query and form values as text, and
 /// the top-level members of a JSON object body with their JSON types.

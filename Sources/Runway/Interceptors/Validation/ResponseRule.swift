@@ -1,9 +1,10 @@
 import Foundation
+import RunwayCore
 
 /// What a response to an API must look like: status, content type, and JSON shape.
 ///
-/// A response that breaks the rule fails with ``RunwayError/Code/responseInvalid``; the error's
-/// ``RunwayError/response`` keeps the raw response and ``RunwayError/field`` names the JSON path
+/// A response that breaks the rule fails with `RunwayError.Code.responseInvalid`; the error's
+/// `RunwayError.response` keeps the raw response and `RunwayError.field` names the JSON path
 /// at fault (`items[3].price`), `status` or `Content-Type`.
 public struct ResponseRule: Sendable {
     /// The accepted status codes.

@@ -1,14 +1,16 @@
+import RunwayCore
+
 /// Checks parameters before anything else sees the request, and responses before the caller
 /// sees them.
 ///
 /// Rules are looked up per call: first ``APIValidation/Key`` in the context (an API manager may
-/// set it for the call), then the rules registered for ``RequestContext/apiName``. A call with
+/// set it for the call), then the rules registered for `RequestContext.apiName`. A call with
 /// neither passes untouched.
 ///
-/// A request breaking a parameter rule fails with ``RunwayError/Code/paramsInvalid`` and
-/// ``RunwayError/field`` naming the parameter; nothing after this interceptor runs, so nothing
+/// A request breaking a parameter rule fails with `RunwayError.Code.paramsInvalid` and
+/// `RunwayError.field` naming the parameter; nothing after this interceptor runs, so nothing
 /// reaches the network. A response breaking the response rule fails with
-/// ``RunwayError/Code/responseInvalid`` and keeps the raw response.
+/// `RunwayError.Code.responseInvalid` and keeps the raw response.
 ///
 /// ## Position
 /// After logging and before the cache, retry and signing (``DefaultOrder``):
@@ -32,7 +34,7 @@ public struct ValidationInterceptor: Interceptor {
     public let apis: [String: APIValidation]
 
     /// Creates a validation interceptor from rules per API name.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty API name. (The rules themselves
+    /// - Throws: `RunwayError` `.configuration` for an empty API name. (The rules themselves
     ///   were checked when each ``APIValidation`` was created.)
     public init(_ apis: [String: APIValidation]) throws(RunwayError) {
         if apis.keys.contains(where: \.isEmpty) {
@@ -55,7 +57,7 @@ public struct ValidationInterceptor: Interceptor {
 }
 
 extension APIValidation {
-    /// Carries the rules for one call in a ``RequestContext``, overriding those registered for
+    /// Carries the rules for one call in a `RequestContext`, overriding those registered for
     /// its API name.
     public enum Key: ContextKey {
         public typealias Value = APIValidation
@@ -64,7 +66,7 @@ extension APIValidation {
 
 extension Interceptor where Self == ValidationInterceptor {
     /// Validates parameters and responses with rules per API name; see ``ValidationInterceptor``.
-    /// - Throws: ``RunwayError`` `.configuration` for an empty API name.
+    /// - Throws: `RunwayError` `.configuration` for an empty API name.
     public static func validation(_ apis: [String: APIValidation]) throws(RunwayError) -> ValidationInterceptor {
         try ValidationInterceptor(apis)
     }

@@ -1,0 +1,2 @@
+// `import Runway` brings the pipeline's types too: an app imports one module.
+@_exported import RunwayCore
