@@ -2,23 +2,23 @@ import RunwayMediator
 
 /// The route table of scanned targets, with duplicate and conflict checks: what
 /// `swift package routes` prints.
-public struct RouteListing: Sendable {
+package struct RouteListing: Sendable {
     /// One row.
-    public struct Row: Sendable, Equatable {
-        public var pattern: String
-        public var target: String
-        public var action: String
-        public var isRemote: Bool
-        public var source: String
+    package struct Row: Sendable, Equatable {
+        package var pattern: String
+        package var target: String
+        package var action: String
+        package var isRemote: Bool
+        package var source: String
     }
 
     /// Every route, sorted by pattern.
-    public private(set) var rows: [Row] = []
+    package private(set) var rows: [Row] = []
     /// Duplicates and conflicts, each naming both sources.
-    public private(set) var problems: [String] = []
+    package private(set) var problems: [String] = []
 
     /// Builds the listing; implicit routes `scheme://target/action` are included when `implicitScheme` is set.
-    public init(targets: [TargetDeclaration], implicitScheme: String? = "app") {
+    package init(targets: [TargetDeclaration], implicitScheme: String? = "app") {
         var targetSources: [String: String] = [:]
         var shapes: [String: Row] = [:]
         for target in targets.sorted(by: { ($0.module, $0.typeName) < ($1.module, $1.typeName) })
@@ -65,7 +65,7 @@ public struct RouteListing: Sendable {
     }
 
     /// The table as aligned text.
-    public var table: String {
+    package var table: String {
         let header = Row(pattern: "PATTERN", target: "TARGET", action: "ACTION", isRemote: false, source: "DECLARED AT")
         let all = [header] + rows
         let patternWidth = all.map(\.pattern.count).max() ?? 0

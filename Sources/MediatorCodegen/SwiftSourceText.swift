@@ -3,14 +3,14 @@
 /// Not a parser: it knows `//` and nested `/* */` comments, `"..."`, `"""..."""` and raw
 /// `#"..."#` literals, so that braces and keywords inside comments and strings never count.
 /// Line numbers survive (comment characters become spaces, newlines stay).
-public struct SwiftSourceText: Sendable {
+package struct SwiftSourceText: Sendable {
     /// The text with comments replaced by spaces.
-    public let code: [UInt8]
+    package let code: [UInt8]
     /// For each byte of `code`, whether it is inside a string literal.
     let inString: [Bool]
 
     /// Reads `text`.
-    public init(_ text: String) {
+    package init(_ text: String) {
         let bytes = Array(text.utf8)
         var code = bytes
         var inString = [Bool](repeating: false, count: bytes.count)
@@ -83,10 +83,10 @@ public struct SwiftSourceText: Sendable {
     }
 
     /// The text as a string.
-    public var string: String { String(decoding: code, as: UTF8.self) }
+    package var string: String { String(decoding: code, as: UTF8.self) }
 
     /// The 1-based line of byte offset `offset`.
-    public func line(at offset: Int) -> Int {
+    package func line(at offset: Int) -> Int {
         var line = 1
         for index in 0..<min(offset, code.count) where code[index] == UInt8(ascii: "\n") { line += 1 }
         return line

@@ -7,13 +7,13 @@ import Foundation
 /// or conforms in an `extension ListingTarget: MediatorTarget`. Its name is read from
 /// `static let name = "listing"` and its actions from `actions.action("detail", access: .remote,
 /// routes: ["app://listing/<int:id>"]) { ... }` calls in the type's body or its extensions.
-public enum TargetScanner {
+package enum TargetScanner {
     /// The protocol the scan looks for.
-    public static let protocolName = "MediatorTarget"
+    package static let protocolName = "MediatorTarget"
 
     /// Scans one module's files (`(path relative to the module, contents)`).
     /// - Returns: Targets sorted by type name, and diagnostics (a non-public target, a nested one).
-    public static func scan(module: String, files: [(path: String, contents: String)]) -> (targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]) {
+    package static func scan(module: String, files: [(path: String, contents: String)]) -> (targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]) {
         var targets: [TargetDeclaration] = []
         var diagnostics: [CodegenDiagnostic] = []
         let sources = files.map { (path: $0.path, text: SwiftSourceText($0.contents)) }
