@@ -17,7 +17,8 @@ extension ServiceRegistry {
     ///     api: "actions/batch", of: .analytics, headers: ["Content-Type": "application/json"], body: body)
     /// ```
     /// - Parameters:
-    ///   - apiName: The API's path under the service's base URL.
+    ///   - apiName: The API's name (as ``APIManager/apiName``), which is also its path under the
+    ///     service's base URL.
     ///   - serviceID: The registered service.
     ///   - method: The HTTP method (default POST).
     ///   - headers: Headers of this call, sent after the service's common headers.

@@ -8,7 +8,10 @@ import Foundation
 public struct RequestContext: Sendable {
     /// A process-unique number for this call, for correlating logs.
     public let callID: UInt64
-    /// The API being called (set by API managers), e.g. `"listing.rent"`.
+    /// The API's name: its identity for the per-API policies (validation, cache, compression,
+    /// retry, merging, signing scope), logs, metrics and cache keys, e.g. `"listings/rent"`. Set
+    /// by API managers (`APIManager.apiName`) and `ServiceRegistry.send(api:of:)`; `nil` on a
+    /// call sent through a bare `Pipeline` unless you set it.
     public var apiName: String?
     /// The service the API belongs to (set by API managers and `ServiceRegistry`).
     public var serviceID: ServiceID?
