@@ -138,11 +138,16 @@ var inMemoryLogging: Target.Dependency { .product(name: "InMemoryLogging", packa
 
 var testTargets: [Target] {
     [
-        .testTarget(name: "RunwayTests", dependencies: ["Runway", "RunwayTesting"]),
+        // Helpers several test targets share (requests, expected errors); used by tests only.
+        .target(name: "TestHelpers", dependencies: ["Runway", testServer], path: "Tests/TestHelpers"),
+        .testTarget(name: "RunwayCoreTests", dependencies: ["Runway", "RunwayTesting"]),
+        // The Dispatcher contract: one suite run against every dispatcher (libcurl, URLSession).
         .testTarget(
             name: "DispatcherTests",
-            dependencies: ["Runway", "RunwayCurl", "CCurl", "RunwayURLSession", "RunwayTesting", testServer]
+            dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "TestHelpers", testServer]
         ),
+        .testTarget(name: "RunwayTestingTests", dependencies: ["Runway", "RunwayTesting"]),
+        .testTarget(name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "CCurl", "TestHelpers", testServer]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer]),
         // Vectors/ and Verifier/ hold the signing test vectors and the Python verifier the tests run.
@@ -164,8 +169,14 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayMetricsTests",
             dependencies: [
-                "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
+                "Runway", "RunwayMetrics", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
                 testServer, .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "RunwayTracingTests",
+            dependencies: [
+                "Runway", "RunwayTracing", "RunwayTesting", .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Bad input and broken peers give typed errors, never a crash.

@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Connecting to another address than the URL's host (DNS bypass).

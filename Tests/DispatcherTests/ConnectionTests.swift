@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Connection reuse and HTTP/2 multiplexing, counted by the server.

@@ -2,6 +2,7 @@ import Foundation
 import Runway
 @testable import RunwayCurl
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Replies cut off where libcurl 7.88 itself reports success: each must be a typed error.

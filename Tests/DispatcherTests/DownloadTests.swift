@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Downloads to a file, progress, and resuming after the server cut the first attempt.

@@ -2,6 +2,7 @@ import Foundation
 import Runway
 @testable import RunwayCurl
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Replies no HTTP server library sends, from a raw socket: each a typed error or a faithful

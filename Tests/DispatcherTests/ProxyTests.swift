@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestHelpers
 #endif
 
 /// Proxies against real ones on 127.0.0.1: `tinyproxy` (HTTP, `CONNECT`, Basic authentication),

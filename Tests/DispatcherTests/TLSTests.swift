@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// TLS verification against the test CA, host names and public-key pins.

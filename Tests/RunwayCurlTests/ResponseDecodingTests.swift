@@ -2,6 +2,7 @@ import Foundation
 import Runway
 import RunwayCurl
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// Who inflates a compressed response in ``CurlDispatcher``: the awaiting task (the default) or

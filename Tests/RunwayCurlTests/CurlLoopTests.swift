@@ -3,6 +3,7 @@ import Runway
 import CCurl
 @testable import RunwayCurl
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// The libcurl dispatcher's loop with many transfers open at once, on both ways it waits

@@ -2,6 +2,7 @@ import Foundation
 import Runway
 @testable import RunwayCurl
 import RunwayTestServer
+import TestHelpers
 import Testing
 
 /// libcurl re-sends a request on a new connection when a reused one dies before any response

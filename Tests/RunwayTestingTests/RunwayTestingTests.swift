@@ -1,0 +1,79 @@
+import Foundation
+import Runway
+import RunwayTesting
+import Testing
+
+/// The test doubles behave like the real thing where a test relies on it: a stub validates,
+/// records and reports cancellation like a dispatcher; recorders see the chain's order.
+@Suite("RunwayTesting")
+struct RunwayTestingTests {
+    @Test func aStubAnswersFromItsHandlerAndRecordsEveryRequestInOrder() async throws {
+        let stub = StubDispatcher { request in
+            Response(status: request.url.path == "/missing" ? 404 : 200, body: Data(request.url.path.utf8))
+        }
+        let pipeline = Pipeline(interceptors: [], dispatcher: stub)
+        let found = try await pipeline.send(try Request("http://api.test/found"))
+        let missing = try await pipeline.send(try Request(method: .post, "http://api.test/missing", body: Data("x".utf8)))
+        #expect(found.status == 200 && found.body == Data("/found".utf8) && found.origin == .stub)
+        #expect(missing.status == 404)
+        #expect(stub.requests.map(\.url.path) == ["/found", "/missing"])
+        #expect(stub.requests.last?.method == .post && stub.requests.last?.body == Data("x".utf8))
+    }
+
+    @Test func aStubRefusesWhatADispatcherRefuses() async throws {
+        let stub = StubDispatcher(status: 200, body: Data(count: 64))
+        var invalid = try Request("http://api.test/")
+        invalid.headers.add(name: "Bad Name", value: "x")
+        await #expect { try await stub.dispatch(invalid, context: RequestContext()) } throws: {
+            ($0 as? RunwayError)?.code == .invalidHeader
+        }
+        var small = try Request("http://api.test/")
+        small.options.maxResponseSize = 16
+        await #expect { try await stub.dispatch(small, context: RequestContext()) } throws: {
+            ($0 as? RunwayError)?.code == .responseTooLarge
+        }
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test func aCancelledCallThroughAStubIsCancelled() async throws {
+        let (entered, enter) = AsyncStream.makeStream(of: Void.self)
+        let stub = StubDispatcher { _ in
+            enter.yield()
+            try await Task.sleep(for: .seconds(600))
+            return Response(status: 200)
+        }
+        let pipeline = Pipeline(interceptors: [], dispatcher: stub)
+        let call = Task { try await pipeline.send(try Request("http://api.test/slow")) }
+        var iterator = entered.makeAsyncIterator()
+        await iterator.next()
+        call.cancel()
+        await #expect { try await call.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+    }
+
+    @Test func recordersSeeRequestsFirstToLastAndResponsesLastToFirst() async throws {
+        let log = RecordingInterceptor.Log()
+        let pipeline = Pipeline(
+            interceptors: [RecordingInterceptor(name: "a", log: log), RecordingInterceptor(name: "b", log: log)],
+            dispatcher: StubDispatcher(status: 503))
+        _ = try await pipeline.send(try Request("http://api.test/"))
+        #expect(log.events.map(\.description) == ["a>", "b>", "<b", "<a"])
+        #expect(log.events.last == .response(interceptor: "a", status: 503))
+
+        let failing = Pipeline(interceptors: [RecordingInterceptor(name: "c", log: log)], dispatcher: StubDispatcher(status: 200))
+        var bad = try Request("http://api.test/")
+        bad.options.timeout = .zero
+        _ = try? await failing.send(bad)
+        #expect(log.events.last == .failure(interceptor: "c", code: .configuration))
+    }
+
+    @Test func aScriptedSourceDrivesTheReachabilityMonitor() async throws {
+        let source = ScriptedReachabilitySource(.reachable)
+        let monitor = ReachabilityMonitor(source: source, interval: .seconds(3600))
+        monitor.refresh()
+        #expect(monitor.status == .reachable)
+        source.set(.unreachable)
+        monitor.refresh()
+        #expect(monitor.status == .unreachable)
+        #expect(monitor.shouldFailFast(host: nil))
+    }
+}
