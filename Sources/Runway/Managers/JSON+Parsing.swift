@@ -8,39 +8,34 @@ extension JSON {
     /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace allowed).
     /// - Throws: `RunwayError` `.responseInvalid` naming the byte offset of the first problem.
     public init(parsing data: Data) throws(RunwayError) {
-        let result: Result<JSON, RunwayError> = data.withUnsafeBytes { raw in
-            var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self))
-            return parser.parseDocument()
-        }
-        self = try result.get()
+        var parser = JSONParser(bytes: [UInt8](data))
+        self = try parser.parseDocument()
     }
 
     /// Parses JSON text given as a string.
     public init(parsing text: String) throws(RunwayError) {
-        try self.init(parsing: Data(text.utf8))
+        var parser = JSONParser(bytes: Array(text.utf8))
+        self = try parser.parseDocument()
     }
 }
 
-/// A recursive-descent JSON parser over raw bytes: one pass, no intermediate `Any` values.
+/// A recursive-descent JSON parser over the body's bytes (bounds-checked indices into an
+/// array): one pass, no intermediate `Any` values.
 private struct JSONParser {
-    let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: [UInt8]
     var index = 0
     var depth = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    mutating func parseDocument() -> Result<JSON, RunwayError> {
-        do throws(RunwayError) {
-            skipWhitespace()
-            let value = try parseValue()
-            skipWhitespace()
-            guard index == bytes.count else { throw failure("unexpected data after the JSON value") }
-            return .success(value)
-        } catch {
-            return .failure(error)
-        }
+    mutating func parseDocument() throws(RunwayError) -> JSON {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw failure("unexpected data after the JSON value") }
+        return value
     }
 
     private func failure(_ message: String) -> RunwayError {
@@ -70,13 +65,10 @@ private struct JSONParser {
         }
     }
 
-    private mutating func expect(_ word: StaticString) throws(RunwayError) {
-        let count = word.utf8CodeUnitCount
+    private mutating func expect(_ word: String) throws(RunwayError) {
+        let count = word.utf8.count
         guard index + count <= bytes.count else { throw failure("unexpected end") }
-        let start = word.utf8Start
-        for offset in 0..<count where bytes[index + offset] != start[offset] {
-            throw failure("invalid literal")
-        }
+        guard bytes[index..<index + count].elementsEqual(word.utf8) else { throw failure("invalid literal") }
         index += count
     }
 
@@ -152,7 +144,7 @@ private struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let slice = bytes[start..<index]
                 index += 1
                 guard let text = String(validating: slice, as: UTF8.self) else { throw failure("invalid UTF-8") }
                 return text
@@ -161,7 +153,7 @@ private struct JSONParser {
             if byte < 0x20 { throw failure("control character in string") }
             index += 1
         }
-        var scalars: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        var scalars = Array(bytes[start..<index])
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -201,7 +193,7 @@ private struct JSONParser {
                     throw failure("unpaired surrogate")
                 }
                 guard let scalar = Unicode.Scalar(code) else { throw failure("invalid escape") }
-                scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+                UTF8.encode(scalar) { scalars.append($0) }
             default:
                 throw failure("invalid escape")
             }
@@ -250,7 +242,7 @@ private struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        let slice = bytes[start..<index]
         if isInteger, let value = Self.int64(slice) { return .int(value) }
         let text = String(decoding: slice, as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
@@ -260,15 +252,15 @@ private struct JSONParser {
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// The integer spelled by `digits` (optional leading `-`), or `nil` when it overflows.
-    private static func int64(_ digits: UnsafeBufferPointer<UInt8>) -> Int64? {
+    private static func int64(_ digits: ArraySlice<UInt8>) -> Int64? {
         var negative = false
-        var position = 0
-        if digits[0] == UInt8(ascii: "-") {
+        var position = digits.startIndex
+        if digits[position] == UInt8(ascii: "-") {
             negative = true
-            position = 1
+            position += 1
         }
         var value: Int64 = 0
-        while position < digits.count {
+        while position < digits.endIndex {
             let digit = Int64(digits[position] - UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) =
