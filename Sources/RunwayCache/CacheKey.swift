@@ -43,7 +43,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.given == rhs.given
-            && lhs.material.withUnsafeBytes { a in rhs.material.withUnsafeBytes { b in ByteEquality.equal(a, b) } }
+            && lhs.material == rhs.material
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -53,36 +53,47 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The key of `request` in `environment`, for the API and service named in `context`, and
     /// for the caller `credentials` says (see ``ResponseCache``, "Whose response").
     public init(_ request: Request, context: RequestContext, environment: String, credentials: String? = nil) {
-        var url = request.url.absoluteString
+        let url = request.url.absoluteString
         let body = request.body.flatMap { $0.isEmpty ? nil : $0 }
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
-        // The URL up to its query (or fragment), and the query, read from its bytes: cheaper
+        // The URL up to its query (or fragment), and the query, read from its text: cheaper
         // than URL's component accessors, and the same for the same request.
-        let (queryMark, queryEnd) = url.withUTF8 { bytes -> (Int, Int) in
-            var mark = 0
-            while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
-            guard mark < bytes.count, bytes[mark] == UInt8(ascii: "?") else { return (mark, mark) }
-            var end = mark + 1
-            while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
-            return (mark, end)
+        let utf8 = url.utf8
+        let mark = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
+        var query = Substring()
+        if mark < utf8.endIndex, utf8[mark] == UInt8(ascii: "?") {
+            let rest = utf8[utf8.index(after: mark)...]
+            query = Substring(rest[..<(rest.firstIndex(of: UInt8(ascii: "#")) ?? rest.endIndex)])
         }
+        // A canonical query is used as it is (API managers build them so, and say so); others
+        // are decoded.
+        let canonical: String? =
+            if isForm {
+                RequestParameters(request).canonicalForm
+            } else if request.hasCanonicalQuery || RequestParameters.isCanonical(query) {
+                nil
+            } else {
+                RequestParameters.canonicalForm(percentEncodedQuery: query)
+            }
+        // The NUL-separated fields, in one allocation with room for the credentials' mark and a
+        // body digest.
+        let service = context.serviceID?.rawValue ?? "", api = context.apiName ?? "", method = request.method.rawValue
         var text: [UInt8] = []
-        Self.writeMaterial(
-            to: &text, service: context.serviceID?.rawValue ?? "", environment: environment, api: context.apiName ?? "",
-            method: request.method.rawValue, url: &url, queryMark: queryMark, queryEnd: queryEnd
-        ) { query in
-            // A canonical query is used as it is (API managers build them so, and say so);
-            // others are decoded.
-            if isForm { return RequestParameters(request).canonicalForm }
-            if request.hasCanonicalQuery || RequestParameters.isCanonical(utf8: query) { return nil }
-            return RequestParameters.canonicalForm(percentEncodedQuery: Substring(String(decoding: query, as: UTF8.self)))
-        }
+        text.reserveCapacity(
+            service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + utf8.count
+                + (canonical?.utf8.count ?? 0) + 70)
+        Self.appendField(service, to: &text)
+        Self.appendField(environment, to: &text)
+        Self.appendField(api, to: &text)
+        Self.appendField(method, to: &text)
+        text += utf8[..<mark]
+        text.append(0)
+        if let canonical { text += canonical.utf8 } else { text += query.utf8 }
         if let credentials {
             // Marked apart from the body's digest: a caller's key never equals an anonymous one.
             text.append(0)
             text.append(1)
-            var credentials = credentials
-            credentials.withUTF8 { text.append(contentsOf: $0) }
+            text += credentials.utf8
         }
         if let body, !isForm {
             text.append(0)
@@ -96,42 +107,10 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         hash = Self.hash(material: text, given: nil)
     }
 
-    /// Writes the NUL-separated fields into `text` (one allocation: the fields, the separators
-    /// and room for a body digest). `decoded` gives the canonical query when the URL's own
-    /// (passed to it) is not. Copies come from contiguous UTF-8 (a view's `append(contentsOf:)`
-    /// goes byte by byte), into an `inout` buffer (a captured one is checked at run time).
-    private static func writeMaterial(
-        to text: inout [UInt8], service: String, environment: String, api: String, method: String, url: inout String,
-        queryMark: Int, queryEnd: Int, decoded: (UnsafeBufferPointer<UInt8>) -> String?
-    ) {
-        url.withUTF8 { bytes in
-            let base = UnsafeBufferPointer(rebasing: bytes[..<queryMark])
-            let query = UnsafeBufferPointer(rebasing: bytes[(queryEnd > queryMark ? queryMark + 1 : queryMark)..<queryEnd])
-            var canonical = decoded(query)
-            text.reserveCapacity(
-                service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + base.count
-                    + (canonical?.utf8.count ?? query.count) + 70)
-            appendUTF8(service, to: &text)
-            text.append(0)
-            appendUTF8(environment, to: &text)
-            text.append(0)
-            appendUTF8(api, to: &text)
-            text.append(0)
-            appendUTF8(method, to: &text)
-            text.append(0)
-            text.append(contentsOf: base)
-            text.append(0)
-            if canonical != nil {
-                canonical!.withUTF8 { text.append(contentsOf: $0) }
-            } else {
-                text.append(contentsOf: query)
-            }
-        }
-    }
-
-    private static func appendUTF8(_ field: String, to text: inout [UInt8]) {
-        var field = field
-        field.withUTF8 { text.append(contentsOf: $0) }
+    /// Appends a field's UTF-8 and its NUL separator.
+    private static func appendField(_ field: String, to text: inout [UInt8]) {
+        text += field.utf8
+        text.append(0)
     }
 
     /// Lower-case hex of ``bytes``.

@@ -62,6 +62,18 @@ import Testing
         let material = "s\u{0}prod\u{0}a\u{0}GET\u{0}https://api.test/x\u{0}a=1"
         #expect(base.bytes == Data(SHA256.hash(data: Data(material.utf8))))
         #expect(base.hashValue == CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod").hashValue)
+        // The query is read up to a fragment and decoded when not canonical; credentials are
+        // marked apart; a fragment without a query ends the URL's part.
+        let fields: [(url: String, credentials: String?, material: String)] = [
+            ("https://api.test/x?b=%7E&a=1#top", nil, "https://api.test/x\u{0}a=1&b=~"),
+            ("https://api.test/x?a=1#top?b=2", "alice", "https://api.test/x\u{0}a=1\u{0}\u{1}alice"),
+            ("https://api.test/x#top?a=1", nil, "https://api.test/x\u{0}"),
+            ("https://api.test/x?", nil, "https://api.test/x\u{0}"),
+        ]
+        for (url, credentials, material) in fields {
+            let key = CacheKey(try Request(url), context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod", credentials: credentials)
+            #expect(key.bytes == Data(SHA256.hash(data: Data(("s\u{0}prod\u{0}a\u{0}GET\u{0}" + material).utf8))), "\(url)")
+        }
     }
 
     @Test func aRememberedKeyIsOnlyEverTheKeyOfTheSameRequest() throws {

@@ -116,41 +116,34 @@ public struct RequestParameters: Sendable, Equatable {
     /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
     /// characters only, each with one `=`, sorted by name and then value.
     public static func isCanonical(_ query: Substring) -> Bool {
-        var query = query
-        return query.withUTF8 { isCanonical(utf8: $0) }
-    }
-
-    /// ``isCanonical(_:)`` for a query's UTF-8 bytes (no `String` to make first).
-    public static func isCanonical(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var previousName = 0..<0, previousValue = 0..<0
-        var start = 0
-        while start < bytes.count {
+        let bytes = query.utf8
+        var previous: (name: Substring.UTF8View, value: Substring.UTF8View)?
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
             var end = start
-            var equals = -1
-            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+            var equals: String.Index?
+            while end < bytes.endIndex, bytes[end] != UInt8(ascii: "&") {
                 if bytes[end] == UInt8(ascii: "=") {
-                    guard equals < 0 else { return false }
+                    guard equals == nil else { return false }
                     equals = end
                 } else if !isUnreserved(bytes[end]) {
                     return false
                 }
-                end += 1
+                bytes.formIndex(after: &end)
             }
-            guard equals > start else { return false }  // no "=", or an empty name
-            let name = start..<equals, value = equals + 1..<end
-            if !previousName.isEmpty {
-                let namesEqual = bytes[previousName].elementsEqual(bytes[name])
+            guard let equals, equals > start else { return false }  // no "=", or an empty name
+            let name = bytes[start..<equals], value = bytes[bytes.index(after: equals)..<end]
+            if let previous {
                 let ordered =
-                    namesEqual
-                    ? !bytes[value].lexicographicallyPrecedes(bytes[previousValue])
-                    : bytes[previousName].lexicographicallyPrecedes(bytes[name])
+                    previous.name.elementsEqual(name)
+                    ? !value.lexicographicallyPrecedes(previous.value)
+                    : previous.name.lexicographicallyPrecedes(name)
                 guard ordered else { return false }
             }
-            previousName = name
-            previousValue = value
-            guard end < bytes.count else { return true }
-            start = end + 1
-            guard start < bytes.count else { return false }  // a trailing "&"
+            previous = (name, value)
+            guard end < bytes.endIndex else { return true }
+            start = bytes.index(after: end)
+            guard start < bytes.endIndex else { return false }  // a trailing "&"
         }
         return true
     }
