@@ -19,8 +19,8 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     private let material: [UInt8]
     /// Digest bytes given as they are (keys made from bytes); `nil` for keys of requests.
     private let given: Data?
-    /// The hash of `material` and `given`, computed once (a key is looked up more than once
-    /// when ``KeyMemo`` hands it out again).
+    /// The hash of `material` and `given`, computed once (a key is hashed more than once: a
+    /// lookup, then a store or a refresh claim).
     private let hash: Int
 
     /// The 32 digest bytes: the SHA-256 of the key's fields.
@@ -65,12 +65,11 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             let rest = utf8[utf8.index(after: mark)...]
             query = Substring(rest[..<(rest.firstIndex(of: UInt8(ascii: "#")) ?? rest.endIndex)])
         }
-        // A canonical query is used as it is (API managers build them so, and say so); others
-        // are decoded.
+        // A canonical query is used as it is (API managers build them so); others are decoded.
         let canonical: String? =
             if isForm {
                 RequestParameters(request).canonicalForm
-            } else if request.hasCanonicalQuery || RequestParameters.isCanonical(query) {
+            } else if RequestParameters.isCanonical(query) {
                 nil
             } else {
                 RequestParameters.canonicalForm(percentEncodedQuery: query)

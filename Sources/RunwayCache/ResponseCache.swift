@@ -57,7 +57,6 @@ public final class ResponseCache: Sendable {
 
     let memory: MemoryCache
     let disk: DiskCache?
-    private let keys = KeyMemo()
     let clock: @Sendable () -> Double
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private let lock = NSLock()
@@ -121,11 +120,8 @@ public final class ResponseCache: Sendable {
     public func key(for request: Request, context: RequestContext) -> CacheKey {
         let authorization = request.headers["Authorization"], cookie = request.headers["Cookie"]
         guard authorization != nil || cookie != nil else {
-            return keys.key(for: request, context: context) {
-                CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
-            }
+            return CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
         }
-        // Credentials in headers: a new string per call, so the memo would not find it anyway.
         let credentials = [context.credentialScope ?? "", authorization ?? "", cookie ?? ""].joined(separator: "\u{1}")
         return CacheKey(request, context: context, environment: environment, credentials: credentials)
     }

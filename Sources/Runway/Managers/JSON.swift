@@ -118,37 +118,3 @@ extension JSON: CustomStringConvertible {
     /// Compact JSON text.
     public var description: String { serialized() }
 }
-
-extension JSON {
-    /// Whether `other` is this value written the same way: stricter than `==`, which calls
-    /// `-0.0` and `0.0` equal and compares strings by Unicode equivalence, while their query
-    /// text differs. Objects compare in iteration order, so two equal objects built differently
-    /// may be reported different (never the reverse): for memos, where a miss only costs time.
-    func isIdentical(to other: JSON) -> Bool {
-        switch (self, other) {
-        case (.null, .null): true
-        case (.bool(let a), .bool(let b)): a == b
-        case (.int(let a), .int(let b)): a == b
-        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-        case (.string(let a), .string(let b)): a.hasSameUTF8(as: b)
-        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
-        case (.object(let a), .object(let b)): a.isIdentical(to: b)
-        default: false
-        }
-    }
-}
-
-extension [String: JSON] {
-    /// ``JSON/isIdentical(to:)`` for parameters: same names byte for byte, in the same
-    /// iteration order, with identical values.
-    func isIdentical(to other: [String: JSON]) -> Bool {
-        guard count == other.count else { return false }
-        var theirs = other.makeIterator()
-        for (name, value) in self {
-            guard let (otherName, otherValue) = theirs.next(), name.hasSameUTF8(as: otherName),
-                value.isIdentical(to: otherValue)
-            else { return false }
-        }
-        return true
-    }
-}

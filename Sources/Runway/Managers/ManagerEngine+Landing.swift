@@ -247,7 +247,7 @@ extension ManagerEngine {
     /// The body parsed as JSON; a body equal to the last one parsed gives the same value without
     /// parsing again (cache hits and unchanged refreshes answer with the same bytes).
     func parse(_ body: Data) throws(RunwayError) -> JSON {
-        if let last = read({ $0.lastParsed }), ByteEquality.equal(last.body, body) { return last.json }
+        if let last = read({ $0.lastParsed }), last.body == body { return last.json }
         let json = try JSON(parsing: body)
         lock.withLock { state.lastParsed = (body, json) }
         return json

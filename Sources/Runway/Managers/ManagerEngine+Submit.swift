@@ -27,9 +27,9 @@ extension ManagerEngine {
         let serviceID = manager.serviceID
         // One lock for every read of the state a call needs before it starts.
         let identity = ObjectIdentifier(manager)
-        let (source, cachedURL, resolved, owner) = lock.withLock {
+        let (source, owner) = lock.withLock {
             if state.owner == nil { state.owner = identity }
-            return (explicit == nil ? state.paramSource : nil, state.baseURLCache, state.resolvedService, state.owner)
+            return (explicit == nil ? state.paramSource : nil, state.owner)
         }
         guard owner == identity else {
             let error = RunwayError(
@@ -39,34 +39,26 @@ extension ManagerEngine {
             // Not delivered: the delegate in the engine is the other manager's.
             return .notStarted(error)
         }
-        let service: ResolvedService
-        if let resolved, resolved.id == serviceID {
-            service = resolved
-        } else {
-            do throws(RunwayError) {
-                // The registry is frozen once built (and `shared` once bootstrapped), so its
-                // answer for a service is kept.
-                guard let registry = registryOverride ?? ServiceRegistry.shared else {
-                    throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
-                }
-                service = ResolvedService(id: serviceID, entry: try registry.entry(serviceID), monitor: registry.reachability)
-            } catch {
-                return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+        let entry: ServiceEntry, monitor: ReachabilityMonitor?
+        do throws(RunwayError) {
+            guard let registry = registryOverride ?? ServiceRegistry.shared else {
+                throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
             }
-            lock.withLock { state.resolvedService = service }
+            (entry, monitor) = (try registry.entry(serviceID), registry.reachability)
+        } catch {
+            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
         return prepare(
-            manager, service: service, source: source, cachedURL: cachedURL, explicit: explicit, extraParams: extraParams,
+            manager, entry: entry, monitor: monitor, source: source, explicit: explicit, extraParams: extraParams,
             awaiting: awaiting, policy: policy, afterSuccess: afterSuccess)
     }
 
     private func prepare<Manager: APIManager>(
-        _ manager: Manager, service: ResolvedService, source: (any APIManagerParamSource)?, cachedURL: BaseURLCache?,
+        _ manager: Manager, entry: ServiceEntry, monitor: ReachabilityMonitor?, source: (any APIManagerParamSource)?,
         explicit: [String: JSON]?, extraParams: [String: JSON], awaiting: Bool, policy: LoadPolicy?,
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
-        let (entry, monitor) = (service.entry, service.monitor)
         var own = explicit ?? source?.params(for: manager) ?? [:]
         if !extraParams.isEmpty { own.merge(extraParams) { _, extra in extra } }
         let params = entry.parameters(own)
@@ -85,10 +77,9 @@ extension ManagerEngine {
             var sent = params
             var path = manager.path
             if PathTemplate.hasPlaceholders(path) { path = try PathTemplate.fill(path, from: &sent) }
-            let (url, isCanonical) = try callURL(entry, path, method: method, parameters: sent, cached: cachedURL)
-            var built = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
-            if isCanonical { built.hasCanonicalQuery = true }
-            request = built
+            var url = try entry.apiURL(path)
+            if ServiceEntry.sendsQuery(method), !sent.isEmpty { url = try entry.queryURL(apiURL: url, parameters: sent) }
+            request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
         }
@@ -161,33 +152,6 @@ extension ManagerEngine {
         }
         lock.withLock { call.task = task }
         return .running(call, task)
-    }
-
-    /// The URL a call to `path` on `entry` goes to: with the query for methods that send
-    /// one, and whether that query is canonical (checked once per distinct parameters, for the
-    /// cache key). Both parts come from `cached` (the state's, read when the call began) when
-    /// they are the same as last time; what is built is stored for the next call.
-    private func callURL(
-        _ entry: ServiceEntry, _ path: String, method: HTTPMethod, parameters: [String: JSON], cached: BaseURLCache?
-    ) throws(RunwayError) -> (URL, isCanonical: Bool) {
-        let key = ObjectIdentifier(entry)
-        var base: BaseURLCache
-        if let cached, cached.entry == key, cached.path == path {
-            base = cached
-        } else {
-            base = BaseURLCache(entry: key, path: path, url: try entry.apiURL(path))
-            if !ServiceEntry.sendsQuery(method) || parameters.isEmpty {
-                lock.withLock { state.baseURLCache = base }
-                return (base.url, false)
-            }
-        }
-        guard ServiceEntry.sendsQuery(method), !parameters.isEmpty else { return (base.url, false) }
-        if let last = base.lastQuery, last.parameters.isIdentical(to: parameters) { return (last.url, last.isCanonical) }
-        let url = try entry.queryURL(apiURL: base.url, parameters: parameters)
-        let isCanonical = RequestParameters.isCanonical(Substring(url.query(percentEncoded: true) ?? ""))
-        base.lastQuery = (parameters, url, isCanonical)
-        lock.withLock { state.baseURLCache = base }
-        return (url, isCanonical)
     }
 
     /// Identical calls: same method, URL (so query parameters) and body.

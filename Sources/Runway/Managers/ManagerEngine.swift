@@ -36,11 +36,6 @@ public final class ManagerEngine: @unchecked Sendable {
     static let defaultRequestOptions = RequestOptions()
 
     struct State {
-        /// The URL of the last call without query parameters (and its last query URL), reused
-        /// while the API name and service stay the same (saves building a URL per call).
-        var baseURLCache: BaseURLCache?
-        /// The service of the last call, as the registry resolved it.
-        var resolvedService: ResolvedService?
         /// The last successful call's response and JSON (the manager's raw data).
         var lastSuccess: APIResponse?
         var lastResponse: Response?
@@ -55,22 +50,6 @@ public final class ManagerEngine: @unchecked Sendable {
         var paging = PagingState()
         /// The manager the engine belongs to: the first one that called through it.
         var owner: ObjectIdentifier?
-    }
-
-    struct ResolvedService {
-        let id: ServiceID
-        let entry: ServiceEntry
-        let monitor: ReachabilityMonitor?
-    }
-
-    struct BaseURLCache {
-        let entry: ObjectIdentifier
-        /// The path as filled for the call (``APIManager/path``).
-        let path: String
-        let url: URL
-        /// The last query URL built on `url` and its parameters: a call repeated with identical
-        /// parameters (a refresh, a cache hit) reuses it instead of encoding and parsing again.
-        var lastQuery: (parameters: [String: JSON], url: URL, isCanonical: Bool)?
     }
 
     struct PagingState {

@@ -21,8 +21,6 @@ public struct Request: Sendable {
         @exclusivity(unchecked) var options: RequestOptions
         @exclusivity(unchecked) var progress: ProgressReporter?
         @exclusivity(unchecked) var download: DownloadTarget?
-        /// Whoever built the URL checked that its query is canonical (see `hasCanonicalQuery`).
-        @exclusivity(unchecked) var hasCanonicalQuery = false
 
         init(
             method: HTTPMethod, url: URL, headers: HTTPHeaders, body: Data?, options: RequestOptions,
@@ -38,11 +36,9 @@ public struct Request: Sendable {
         }
 
         func copy() -> Storage {
-            let copy = Storage(
+            Storage(
                 method: method, url: url, headers: headers, body: body, options: options, progress: progress,
                 download: download)
-            copy.hasCanonicalQuery = hasCanonicalQuery
-            return copy
         }
     }
 
@@ -64,20 +60,7 @@ public struct Request: Sendable {
     /// The absolute `http` or `https` URL.
     public var url: URL {
         get { storage.url }
-        _modify {
-            let storage = mutable
-            storage.hasCanonicalQuery = false
-            yield &storage.url
-        }
-    }
-
-    /// Whether the URL's query is known to be in canonical form (RFC 3986 unreserved
-    /// characters and percent escapes only, pairs sorted): set by API managers, which check
-    /// once per distinct set of parameters, so the cache does not check every call. Any change
-    /// of ``url`` clears it.
-    package var hasCanonicalQuery: Bool {
-        get { storage.hasCanonicalQuery }
-        set { mutable.hasCanonicalQuery = newValue }
+        _modify { yield &mutable.url }
     }
     /// Header fields, in order.
     public var headers: HTTPHeaders {
