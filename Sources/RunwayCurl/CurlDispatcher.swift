@@ -72,9 +72,8 @@ public final class CurlDispatcher: Dispatcher {
         }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
-        // The task's cancellation and the call's (a manager's cancelPrevious, cancelAll,
-        // release) both remove the transfer at once.
-        await context.withCancellationHandler {
+        // The task's cancellation removes the transfer at once (the server sees the abort).
+        await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
             // once and drops it, and only the transfer's single owner calls `finish`.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in

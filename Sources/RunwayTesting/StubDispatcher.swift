@@ -42,16 +42,19 @@ public final class StubDispatcher: Dispatcher {
         defer { request.progress?.finish() }
         try request.validate()
         lock.withLock { recorded.append(request) }
-        try context.checkCancellation()
-        // The call's cancellation reaches the handler as task cancellation, as it would for a
-        // call run in a task of its own.
-        let handler = handler
-        var response = try await context.runCancellingWithCall { try await handler(request) }
-        try context.checkCancellation()
+        try Self.checkCancellation()
+        var response = try await handler(request)
+        try Self.checkCancellation()
         if response.body.count > request.options.maxResponseSize {
             throw RunwayError(.responseTooLarge, "stub response is \(response.body.count) bytes")
         }
         if response.origin == .network { response.origin = .stub }
         return response
+    }
+
+    private static func checkCancellation() throws(RunwayError) {
+        if Task.isCancelled {
+            throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
+        }
     }
 }

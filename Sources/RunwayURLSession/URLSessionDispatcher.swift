@@ -76,7 +76,9 @@ public final class URLSessionDispatcher: Dispatcher {
             try request.validate()
             try Self.checkSupported(request.options)
             try Self.checkNoProxy(request)
-            try context.checkCancellation()
+            if Task.isCancelled {
+                throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
+            }
             return try await send(request, context: context)
         } catch {
             throw RunwayError.attributing(error, to: .dispatcher(name), fallback: .transport)
@@ -98,7 +100,7 @@ public final class URLSessionDispatcher: Dispatcher {
             }
         }
         defer { timer?.cancel() }
-        return try await context.withCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await transfer.run(task)
         } onCancel: {
             transfer.abort(RunwayError(.cancelled, "the call was cancelled", underlying: CancellationError()))

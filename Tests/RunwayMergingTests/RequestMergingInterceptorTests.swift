@@ -14,27 +14,23 @@ import Testing
 
     /// Calls `item?id=<id>` and returns the id the response carries.
     @Sendable static func call(
-        _ pipeline: Pipeline, _ server: TestServer, id: String, hold: Bool = false, api: String = "item",
-        cancellation: CallCancellation? = nil
+        _ pipeline: Pipeline, _ server: TestServer, id: String, hold: Bool = false, api: String = "item"
     ) async throws -> String {
         let request = Request(url: server.url("/m/item?id=\(id)" + (hold ? "&hold=1" : "")))
-        let response = try await pipeline.send(request, context: RequestContext(apiName: api, cancellation: cancellation))
+        let response = try await pipeline.send(request, context: RequestContext(apiName: api))
         return try JSON(parsing: response.body)["id"]?.string ?? ""
     }
 
     /// Starts a held first call, then `ids` as separate tasks, one after the other queued (so
-    /// they queue, and are combined, in that order); `cancellations` are the calls' own (as an
-    /// API manager's calls carry).
+    /// they queue, and are combined, in that order).
     func queue(
-        _ ids: [String], behind pipeline: Pipeline, merging: RequestMergingInterceptor, server: TestServer,
-        cancellations: [String: CallCancellation] = [:]
+        _ ids: [String], behind pipeline: Pipeline, merging: RequestMergingInterceptor, server: TestServer
     ) async throws -> (first: Task<String, any Error>, queued: [String: Task<String, any Error>]) {
         let first = Task { try await Self.call(pipeline, server, id: "0", hold: true) }
         #expect(await server.stats.wait { $0.requests(path: "/m/item") == 1 })
         var queued: [String: Task<String, any Error>] = [:]
         for (index, id) in ids.enumerated() {
-            let cancellation = cancellations[id]
-            queued[id] = Task { try await Self.call(pipeline, server, id: id, cancellation: cancellation) }
+            queued[id] = Task { try await Self.call(pipeline, server, id: id) }
             #expect(await eventually { merging.waitingCount(api: "item") == index + 1 })
         }
         return (first, queued)
@@ -105,19 +101,17 @@ import Testing
         }
     }
 
-    /// The combined request goes with the first member's context; an API manager's own
-    /// cancellation of that member (`cancelAll()`, `cancelPrevious`, its release) must not reach it.
-    @Test func cancellingTheFirstMemberThroughItsCallCancellationLeavesTheCombinedRequestRunning() async throws {
+    /// The combined request goes with the first member's context; cancelling that member's task
+    /// (as an API manager's `cancelAll()`, `cancelPrevious` or release does) must not reach it.
+    @Test func cancellingTheFirstMembersTaskLeavesTheCombinedRequestRunning() async throws {
         let state = MergeRouteState(holdBatches: true)
         try await withTestServer(routes: mergeRoutes(state)) { server in
             let (pipeline, merging) = try pipeline(server)
-            let cancellations = ["1": CallCancellation(), "2": CallCancellation(), "3": CallCancellation()]
-            let (first, queued) = try await queue(
-                ["1", "2", "3"], behind: pipeline, merging: merging, server: server, cancellations: cancellations)
+            let (first, queued) = try await queue(["1", "2", "3"], behind: pipeline, merging: merging, server: server)
             state.itemGate.open()
             _ = try await first.value
             #expect(await server.stats.wait { $0.requests(path: "/m/items/batch") == 1 })
-            cancellations["1"]?.cancel()
+            queued["1"]?.cancel()
             await #expect { try await queued["1"]?.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
             state.batchGate.open()
             #expect(try await queued["2"]?.value == "2")

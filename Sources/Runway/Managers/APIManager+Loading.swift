@@ -29,8 +29,6 @@ extension APIManager {
             throw error
         case .running(let call, let task):
             return try await engine.wait(for: call, task: task).get()
-        case .inline(let plan):
-            return try await ManagerEngine.execute(plan).get()
         }
     }
 
@@ -41,7 +39,7 @@ extension APIManager {
     public func loadData(params: [String: JSON]? = nil) -> Bool {
         switch engine.submit(self, params: params, awaiting: false) {
         case .notStarted: false
-        case .running, .inline: true
+        case .running: true
         }
     }
 

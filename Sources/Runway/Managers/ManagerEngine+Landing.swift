@@ -21,20 +21,13 @@ struct WeakManager: Sendable {
     }
 }
 
-/// Everything the task of one call needs, captured once.
+/// Everything the task of one call needs, captured once. It holds the manager and the engine
+/// weakly, so a call never extends their lifetime.
 struct CallPlan: Sendable {
-    /// How the call holds its manager and engine.
-    enum Holder: Sendable {
-        /// A call in a task of its own: weakly, so the call never extends their lifetime.
-        case weakly(WeakManager, WeakReference<ManagerEngine>)
-        /// A call in its awaiting caller's task (`load()`), which holds the manager (and so
-        /// the engine) until the call returns anyway: strongly, which costs no weak reference.
-        case strongly(any APIManager, ManagerEngine)
-    }
-
     /// The call's context, as the manager configured it (``APIManager/configure(_:params:)``).
     let context: RequestContext
-    let holder: Holder
+    let weakManager: WeakManager
+    let weakEngine: WeakReference<ManagerEngine>
     let call: ManagerCall
     let entry: ServiceEntry
     let request: Request
@@ -43,24 +36,30 @@ struct CallPlan: Sendable {
     let monitor: ReachabilityMonitor?
     let afterSuccess: (@Sendable (JSON) -> Void)?
 
-    var manager: (any APIManager)? {
-        switch holder {
-        case .weakly(let manager, _): manager.object
-        case .strongly(let manager, _): manager
-        }
+    init(
+        context: RequestContext, manager: WeakManager, engine: WeakReference<ManagerEngine>, call: ManagerCall,
+        entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String, monitor: ReachabilityMonitor?,
+        afterSuccess: (@Sendable (JSON) -> Void)?
+    ) {
+        self.context = context
+        self.weakManager = manager
+        self.weakEngine = engine
+        self.call = call
+        self.entry = entry
+        self.request = request
+        self.params = params
+        self.apiName = apiName
+        self.monitor = monitor
+        self.afterSuccess = afterSuccess
     }
 
-    var engine: ManagerEngine? {
-        switch holder {
-        case .weakly(_, let engine): engine.object
-        case .strongly(_, let engine): engine
-        }
-    }
+    var manager: (any APIManager)? { weakManager.object }
+    var engine: ManagerEngine? { weakEngine.object }
 }
 
 extension ManagerEngine {
-    /// Steps 5–8 of a call, in its own task or the awaiting caller's. A call in its own task
-    /// holds the manager and the engine weakly while the request is in flight.
+    /// Steps 5–8 of a call, in its own task; it holds the manager and the engine weakly while
+    /// the request is in flight.
     static func execute(_ plan: CallPlan) async -> CallOutcome {
         // The plan's fields are used in place (a copy of each would retain it once more).
         let stage = RunwayError.Stage.manager(plan.apiName)
@@ -82,15 +81,8 @@ extension ManagerEngine {
         guard let engine = plan.engine, let manager = plan.manager else {
             return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
         }
-        let reason: String? = engine.lock.withLock {
-            // A call run in the caller's task whose task was cancelled (a task-run call is
-            // cancelled only with a reason, by whoever cancelled it).
-            if plan.call.cancellation != nil, plan.call.cancelReason == nil, Task.isCancelled {
-                plan.call.markCancelled("the awaiting task was cancelled")
-                engine.state.removeCall(plan.call)
-            }
-            return plan.call.cancelReason
-        }
+        // A call's task is cancelled only with a reason, by whoever cancelled it.
+        let reason: String? = engine.lock.withLock { plan.call.cancelReason }
         if let reason {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }

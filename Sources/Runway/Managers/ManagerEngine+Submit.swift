@@ -8,9 +8,6 @@ extension ManagerEngine {
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
         case running(ManagerCall, Task<CallOutcome, Never>)
-        /// Registered, to be run by the awaiting caller in its own task: `execute(_:)` lands
-        /// it and returns the outcome.
-        case inline(CallPlan)
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -91,24 +88,18 @@ extension ManagerEngine {
         }
         let policy = policy ?? manager.loadPolicy
         let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
-        // A `load()` whose call nobody can join runs in the caller's task: `load()` executes it
-        // when `submit` returns, on the caller's thread (no task to create, start and await; a
-        // call answered without suspending, such as a cache hit, never hops). Policies and
-        // the manager's release cancel it through its `CallCancellation`. Calls that others may
-        // join (`shareInFlight`) and delegate-path calls run in a task created under the lock,
-        // so a joiner always finds the task to wait for.
-        let inline = awaiting && shareKey == nil
-        var superseded: [ManagerCall.Cancel] = []
-        // Made before the lock so the task's closure (if any) is built once.
-        // The call's cancellation shares the engine's lock, which is never held while calling it.
-        let call = ManagerCall(shareKey: shareKey, lock: lock, runsInline: inline)
-        var context = RequestContext(apiName: manager.apiName, serviceID: entry.id, cancellation: call.cancellation)
+        // Every call runs in a task of its own, created under the lock so a joiner
+        // (`shareInFlight`) always finds the task to wait for; policies, `cancelAll()` and the
+        // manager's release cancel that task, never the caller's.
+        var superseded: [Task<CallOutcome, Never>] = []
+        // Made before the lock so the task's closure is built outside it.
+        let call = ManagerCall(shareKey: shareKey)
+        var context = RequestContext(apiName: manager.apiName, serviceID: entry.id)
         context.service = entry.service
         manager.configure(&context, params: params)
         let plan = CallPlan(
-            context: context, holder: inline ? .strongly(manager, self) : .weakly(WeakManager(manager), WeakReference(self)), call: call,
-            entry: entry, request: request,
-            params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
+            context: context, manager: WeakManager(manager), engine: WeakReference(self), call: call, entry: entry,
+            request: request, params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
         let registered: Submission = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
@@ -123,13 +114,12 @@ extension ManagerEngine {
             }
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
             state.calls.append(call)
-            if inline { return .inline(plan) }
             let task = Task { await Self.execute(plan) }
             call.task = task
             return .running(call, task)
         }
         // Outside the lock: cancellation handlers run synchronously and may take it.
-        for cancel in superseded { cancel.run() }
+        for task in superseded { task.cancel() }
         return registered
     }
 
@@ -140,7 +130,7 @@ extension ManagerEngine {
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
-        let call = ManagerCall(shareKey: nil, lock: lock, runsInline: false)
+        let call = ManagerCall(shareKey: nil)
         let failure = error
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
@@ -166,6 +156,22 @@ extension ManagerEngine {
     /// the call is cancelled and ends as such; if others do, the caller leaves at once with
     /// `.cancelled` and the call goes on for them.
     func wait(for call: ManagerCall, task: Task<CallOutcome, Never>) async -> CallOutcome {
+        // A call nobody can join has this one caller: cancelling the caller cancels the call,
+        // which then ends at once as cancelled.
+        guard call.shareKey != nil else {
+            return await withTaskCancellationHandler {
+                await task.value
+            } onCancel: {
+                let cancelsCall: Bool = lock.withLock {
+                    if call.cancelReason != nil { return true }
+                    guard !call.delegateStarted else { return false }
+                    call.markCancelled("the awaiting task was cancelled")
+                    state.removeCall(call)
+                    return true
+                }
+                if cancelsCall { task.cancel() }
+            }
+        }
         let relay = OutcomeRelay()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -89,13 +89,13 @@ public final class ManagerEngine: @unchecked Sendable {
 
     /// Cancels every call in flight; they end with `.cancelled` and are not delivered.
     func cancelAll(reason: String) {
-        let cancels = lock.withLock { () -> [ManagerCall.Cancel] in
+        let tasks = lock.withLock { () -> [Task<CallOutcome, Never>] in
             defer { state.calls.removeAll(keepingCapacity: true) }
             return state.calls.compactMap { $0.stop(reason) }
         }
         // Outside the lock: cancelling runs the cancellation handlers at once, and some of ours
         // take the lock.
-        for cancel in cancels { cancel.run() }
+        for task in tasks { task.cancel() }
     }
 }
 
@@ -108,34 +108,21 @@ extension ManagerEngine.State {
     }
 }
 
-/// One call in flight. Policies, `cancelAll()` and the manager's release cancel it without
-/// touching the caller's task: a call that others may join (`shareInFlight`) or that lands on
-/// the delegate runs in a task of its own, which they cancel; an awaited call that nobody can
-/// join runs in the caller's task (no task to create and await), and they cancel its
-/// `CallCancellation`, which the chain observes.
+/// One call in flight. It runs in a task the engine owns, which policies, `cancelAll()` and the
+/// manager's release cancel: the chain sees task cancellation only, and the caller's task is
+/// never touched.
 final class ManagerCall: @unchecked Sendable {
     // @unchecked Sendable: `task`, `cancelReason`, `awaiters` and `delegateStarted` are read and
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
-    // lock, when the call is registered). Its `CallCancellation` shares that lock.
+    // lock, when the call is registered).
     let shareKey: String?
-    private let inline: CallCancellation?
     var task: Task<CallOutcome, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
 
-    /// - Parameters:
-    ///   - lock: The owning engine's lock.
-    ///   - runsInline: Whether the call runs in its awaiting caller's task (else in `task`).
-    init(shareKey: String?, lock: NSLock, runsInline: Bool) {
+    init(shareKey: String?) {
         self.shareKey = shareKey
-        self.inline = runsInline ? CallCancellation(sharing: lock) : nil
-    }
-
-    /// The cancellation the chain observes: set for a call run in the caller's task; `nil`
-    /// for a call run by `task`, which its task's cancellation stops.
-    var cancellation: CallCancellation? {
-        inline
     }
 
     /// Records why the call ends; call under the engine's lock.
@@ -143,25 +130,10 @@ final class ManagerCall: @unchecked Sendable {
         if cancelReason == nil { cancelReason = reason }
     }
 
-    /// Marks the call cancelled and returns what stops it, to run once the engine's lock is
+    /// Marks the call cancelled and returns its task, to cancel once the engine's lock is
     /// released; call under that lock.
-    func stop(_ reason: String) -> Cancel? {
+    func stop(_ reason: String) -> Task<CallOutcome, Never>? {
         markCancelled(reason)
-        if let task { return .task(task) }
-        if let cancellation { return .call(cancellation) }
-        return nil
-    }
-
-    /// What stops a call: its task's cancellation or its own.
-    enum Cancel {
-        case task(Task<CallOutcome, Never>)
-        case call(CallCancellation)
-
-        func run() {
-            switch self {
-            case .task(let task): task.cancel()
-            case .call(let cancellation): cancellation.cancel()
-            }
-        }
+        return task
     }
 }

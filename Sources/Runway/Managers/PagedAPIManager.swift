@@ -139,8 +139,6 @@ extension PagedAPIManager {
             guard awaiting, let engine = weakEngine.object else { return await task.value }
             // An awaiting caller holds the manager (and so the engine) itself.
             return await engine.wait(for: call, task: task)
-        case .inline(let plan):
-            return await ManagerEngine.execute(plan)
         }
     }
 }

@@ -169,7 +169,7 @@ public final class TokenAuthenticator: Sendable {
             state.lastWaiterID &+= 1
             return state.lastWaiterID
         }
-        return await context.withCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
                 let cancelled = lock.withLock { state.cancelledEarly.remove(id) != nil }
                 if cancelled {

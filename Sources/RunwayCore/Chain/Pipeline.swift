@@ -72,11 +72,6 @@ public struct Pipeline: Sendable {
                     throw RunwayError.attributing(error, to: .interceptor(interceptor.name))
                 }
             }
-            // A call cancelled apart from its task (see `CallCancellation`) while an interceptor
-            // that does not observe that was working stops here, before any I/O.
-            if let cancellation = context.cancellation, cancellation.isCancelled {
-                throw RunwayError(.cancelled, "the call was cancelled before it was dispatched", stage: .dispatcher(storage.dispatcher.name))
-            }
             do {
                 return try await storage.dispatcher.dispatch(request, context: context)
             } catch {

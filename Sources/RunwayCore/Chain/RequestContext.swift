@@ -17,9 +17,6 @@ public struct RequestContext: Sendable {
     public var serviceID: ServiceID?
     /// The attempt number, starting at 1; retry interceptors increase it.
     public var attempt: Int
-    /// The call's cancellation apart from its task's, set by API managers for calls that run
-    /// in the caller's task (see ``CallCancellation``); `nil` when only the task cancels.
-    public var cancellation: CallCancellation?
     /// Who the call acts for, as caches must tell callers apart: set from the service's
     /// `TokenAuthenticator` (its `TokenAuthenticator.credentialScope`) by the service's
     /// chain, before the app's interceptors; `nil` for a call that carries no credentials of a
@@ -28,12 +25,11 @@ public struct RequestContext: Sendable {
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
-    public init(apiName: String? = nil, serviceID: ServiceID? = nil, cancellation: CallCancellation? = nil) {
+    public init(apiName: String? = nil, serviceID: ServiceID? = nil) {
         self.callID = CallIDs.next()
         self.apiName = apiName
         self.serviceID = serviceID
         self.attempt = 1
-        self.cancellation = cancellation
         self.credentialScope = nil
         self.values = [:]
     }

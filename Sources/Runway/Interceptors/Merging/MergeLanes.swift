@@ -77,12 +77,9 @@ final class MergeLanes: @unchecked Sendable {
         } catch {
             return everyone(RunwayError(.invalidRequest, "could not combine \(group.count) requests: \(error)", stage: stage, underlying: error))
         }
-        // The first member's context (its API, service and values), without its own
-        // cancellation: an API manager cancelling that one call (`cancelAll()`, `cancelPrevious`,
-        // its release) must not abort the request the others share. Each member's cancellation
+        // The first member's context (its API, service and values). Each member's cancellation
         // ends only its own wait (`cancel(_:id:)`); the last one's cancels this task.
-        var context = first.context
-        context.cancellation = nil
+        let context = first.context
         let response: Response
         do {
             response = try await first.next(combined, context)

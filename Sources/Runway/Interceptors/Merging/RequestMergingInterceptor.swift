@@ -72,7 +72,7 @@ public struct RequestMergingInterceptor: Interceptor {
         }
         let key = MergeLanes.Key(service: context.serviceID, api: api)
         let id = lanes.makeID()
-        let admission = await context.withCancellationHandler {
+        let admission = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 lanes.admit(key, MergeLane.Waiter(id: id, request: request, context: context, next: next, continuation: continuation))
             }

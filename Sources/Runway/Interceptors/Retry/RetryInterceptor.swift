@@ -103,7 +103,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 event.status = response.status
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
-                guard context.attempt < maxAttempts, !context.isCancelled, policy.retryableErrors.contains(failure.code),
+                guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
                     !RetryPolicy.neverRetried.contains(failure.code),
                     mayRepeat || failure.code == .cannotConnect || failure.neverSent
                 else { throw error }
@@ -116,10 +116,9 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 for observer in observers { observer(event) }
             }
             do {
-                try context.checkCancellation()
-                let sleep = sleep
-                try await context.runCancellingWithCall { try await sleep(delay) }
-                try context.checkCancellation()
+                try Task.checkCancellation()
+                try await sleep(delay)
+                try Task.checkCancellation()
             } catch {
                 throw RunwayError(.cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))", stage: .interceptor(name), underlying: error)
             }
