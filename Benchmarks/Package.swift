@@ -2,8 +2,9 @@
 import Foundation
 import PackageDescription
 
-// Benchmarks live in their own package so the library never depends on the benchmark tool.
-// Run from this folder: `swift package benchmark` (see README.md beside this file).
+// Benchmarks live in their own package so the library never depends on the benchmark tools.
+// The client comparison is one process per client (`scripts/bench.py`, see README.md beside this
+// file); the micro-benchmarks run with `swift package benchmark`.
 
 // A path dependency's identity is its folder name, which differs between checkouts.
 let runway = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
@@ -15,44 +16,60 @@ let package = Package(
     name: "RunwayBenchmarks",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(path: "..", traits: ["Cache", "ActionLog"]),
+        .package(path: "..", traits: ["Cache", "ActionLog", "Signing", "Logging", "Metrics", "Tracing"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
-        // The clients, nginx and fixtures every benchmark and the profiling driver share.
+        // libcurl from the system, for the libcurl loop; this package's own, not Runway's.
+        .systemLibrary(name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The clients compared by `scripts/bench.py`, each in a process of its own. The loop is C:
+        // one thread, one multi handle, nothing between libcurl and the next request.
+        .executableTarget(name: "BenchLoop", dependencies: ["CLibcurl"], path: "Sources/BenchLoop"),
+        // What the Swift clients share: arguments, the c workers, the timed part, the JSON line.
+        .target(name: "BenchHarness", swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(
+            name: "BenchAHC",
+            dependencies: ["BenchHarness", .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(name: "BenchURLSession", dependencies: ["BenchHarness"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .executableTarget(
+            name: "BenchRunway",
+            dependencies: [
+                "BenchHarness",
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayCurl", package: runway),
+                .product(name: "RunwayCache", package: runway),
+                .product(name: "RunwayCompression", package: runway),
+                .product(name: "RunwaySigning", package: runway),
+                .product(name: "RunwayDNSBypass", package: runway),
+                .product(name: "RunwayLogging", package: runway),
+                .product(name: "RunwayMetrics", package: runway),
+                .product(name: "RunwayTracing", package: runway),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The fixtures the manager and cache micro-benchmarks (and the profiling driver) share.
         .target(
             name: "BenchSupport",
             dependencies: [
                 .product(name: "Runway", package: runway),
-                .product(name: "RunwayCurl", package: runway),
-                .product(name: "RunwayURLSession", package: runway),
                 .product(name: "RunwayCache", package: runway),
-                .product(name: "CCurl", package: runway),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // Runs one scenario N times for callgrind or perf (see its header); not a benchmark.
+        // Runs one in-process scenario N times for callgrind (see its header); not a benchmark.
         .executableTarget(
             name: "Profile",
             dependencies: [
                 "BenchSupport", .product(name: "Runway", package: runway), .product(name: "RunwayCache", package: runway),
-                .product(name: "RunwayCurl", package: runway),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        .executableTarget(
-            name: "DispatcherBenchmarks",
-            dependencies: [
-                benchmark,
-                "BenchSupport",
-            ],
-            path: "Benchmarks/DispatcherBenchmarks",
-            swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [plugin]
         ),
         .executableTarget(
             name: "ChainBenchmarks",

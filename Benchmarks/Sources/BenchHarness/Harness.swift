@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The command line every client takes (the same as the libcurl loop's):
+///
+///     <client> [mode] --url URL --c 16 --n 20000 [--ca FILE] [--h2] [--gzip] [--expect-bytes N] [--label S]
+public struct Options: Sendable {
+    /// The first argument that is not an option (Runway's `bare`, `chain`, `manager`, `one:<name>`).
+    public var mode: String?
+    public var url = ""
+    public var concurrency = 16
+    public var requests = 20_000
+    /// The CA that signed nginx's certificate (TLS rows).
+    public var caFile: String?
+    /// HTTP/2 over TLS (ALPN); otherwise HTTP/1.1.
+    public var http2 = false
+    /// The response is gzip-compressed; the client asks for it and inflates it.
+    public var gzip = false
+    /// The body size every response must have once inflated; a mismatch ends the run.
+    public var expectBytes: Int?
+    /// The scenario's name in the output.
+    public var label = "plain"
+
+    public init(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--url": url = rest.popFirst() ?? ""
+            case "--c": concurrency = rest.popFirst().flatMap { Int($0) } ?? 0
+            case "--n": requests = rest.popFirst().flatMap { Int($0) } ?? 0
+            case "--ca": caFile = rest.popFirst()
+            case "--label": label = rest.popFirst() ?? label
+            case "--expect-bytes": expectBytes = rest.popFirst().flatMap { Int($0) }
+            case "--h2": http2 = true
+            case "--gzip": gzip = true
+            default:
+                guard !argument.hasPrefix("--"), mode == nil else { fail("unknown argument \(argument)", code: 2) }
+                mode = argument
+            }
+        }
+        guard !url.isEmpty, concurrency >= 1, requests >= concurrency else {
+            fail("usage: <client> [mode] --url URL [--c C] [--n N] [--ca FILE] [--h2] [--gzip] [--expect-bytes N]", code: 2)
+        }
+    }
+}
+
+/// Ends the process with a message on standard error.
+public func fail(_ message: String, code: Int32 = 1) -> Never {
+    var text = message + "\n"
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    exit(code)
+}
+
+/// Runs the client's request `options.requests` times with `options.concurrency` in flight, after
+/// an untimed warm-up that opens the connections, and prints one JSON line: req/s, client CPU µs
+/// per request (getrusage of the whole process over the timed part), p50/p99 latency (µs), peak
+/// RSS (MB). `request` returns the body size, which is checked against `--expect-bytes`.
+///
+/// Each of the `c` workers is a child task that sends, awaits, and sends again, as `c` callers
+/// of a client would.
+public func measure(
+    client: String, _ options: Options, request: @escaping @Sendable (_ worker: Int) async throws -> Int
+) async {
+    let expected = options.expectBytes
+    let check: @Sendable (Int) throws -> Void = { bytes in
+        if let expected, bytes != expected { throw HarnessError("a response had \(bytes) bytes, not \(expected)") }
+    }
+    do {
+        _ = try await workers(options.concurrency, total: options.concurrency * 20, request, check, timed: false)
+        let cpuBefore = cpuMicroseconds()
+        let start = ContinuousClock.now
+        var latencies = try await workers(options.concurrency, total: options.requests, request, check, timed: true)
+        let elapsed = ContinuousClock.now - start
+        let cpu = cpuMicroseconds() - cpuBefore
+        latencies.sort()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let n = Double(options.requests)
+        let fields: [(String, String)] = [
+            ("client", quoted(client)), ("scenario", quoted(options.label)), ("c", "\(options.concurrency)"),
+            ("n", "\(options.requests)"), ("rps", fixed(n / seconds, 1)), ("cpu_us", fixed(cpu / n, 2)),
+            ("p50_us", fixed(latencies[latencies.count / 2], 1)), ("p99_us", fixed(latencies[Int(n * 0.99)], 1)),
+            ("rss_mb", fixed(peakRSSMegabytes(), 1)),
+        ]
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+    } catch {
+        fail("\(client): \(error)")
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `total` requests shared by `count` workers; each request's latency in µs when `timed`.
+private func workers(
+    _ count: Int, total: Int, _ request: @escaping @Sendable (Int) async throws -> Int,
+    _ check: @escaping @Sendable (Int) throws -> Void, timed: Bool
+) async throws -> [Double] {
+    try await withThrowingTaskGroup(of: [Double].self) { group in
+        for worker in 0..<count {
+            let share = total / count + (worker < total % count ? 1 : 0)
+            group.addTask {
+                var latencies: [Double] = []
+                latencies.reserveCapacity(timed ? share : 0)
+                for _ in 0..<share {
+                    let start = ContinuousClock.now
+                    try check(try await request(worker))
+                    if timed {
+                        let d = ContinuousClock.now - start
+                        latencies.append(Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12)
+                    }
+                }
+                return latencies
+            }
+        }
+        var all: [Double] = []
+        all.reserveCapacity(timed ? total : 0)
+        for try await part in group { all += part }
+        return all
+    }
+}
+
+private func usage() -> rusage {
+    var u = rusage()
+    #if canImport(Glibc)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u)
+    #else
+    getrusage(RUSAGE_SELF, &u)
+    #endif
+    return u
+}
+
+private func cpuMicroseconds() -> Double {
+    let u = usage()
+    return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec)
+}
+
+private func peakRSSMegabytes() -> Double {
+    #if canImport(Darwin)
+    Double(usage().ru_maxrss) / 1_048_576  // bytes
+    #else
+    Double(usage().ru_maxrss) / 1024  // KiB
+    #endif
+}
+
+private func quoted(_ text: String) -> String { "\"" + text + "\"" }
+
+/// `value` with `digits` decimals, without Foundation's formatting.
+private func fixed(_ value: Double, _ digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = Int((value * scale).rounded())
+    let whole = scaled / Int(scale), fraction = abs(scaled % Int(scale))
+    let text = String(fraction)
+    return "\(whole)." + String(repeating: "0", count: digits - text.count) + text
+}

@@ -1,0 +1,156 @@
+// Runway's clients, one per process: `BenchRunway <mode> --url URL --c 16 --n 20000 [...]`
+// (see BenchHarness). Modes:
+//
+// - `bare`: a `Pipeline` with no interceptors and a `CurlDispatcher` (c connections per host).
+// - `chain`: the standard chain as an app registers it (`standardChain`), each call sent with the
+//   API's context, to `api.bench.test`, which only the DNS bypass resolves (to 127.0.0.1).
+// - `manager`: an API manager's `load()` over that chain; one manager per worker (a manager
+//   drops a call while its previous one runs), default delivery (the main actor).
+// - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
+//   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
+import BenchHarness
+import Foundation
+import Logging
+import Runway
+import RunwayCache
+import RunwayCompression
+import RunwayCurl
+import RunwayDNSBypass
+import RunwayLogging
+import RunwayMetrics
+import RunwaySigning
+import RunwayTracing
+
+let options = Options()
+let mode = options.mode ?? "bare"
+let apiName = "bench.items"
+let serviceID: ServiceID = "bench"
+
+let requestOptions = {
+    var requestOptions = RequestOptions()
+    if let caFile = options.caFile { requestOptions.tls.certificateAuthorities = .file(caFile) }
+    requestOptions.httpVersion = options.http2 ? .automatic : .http1
+    return requestOptions
+}()
+
+/// `options.url` with its host replaced.
+func url(host: String) -> String {
+    guard var parts = URLComponents(string: options.url) else { fail("bad URL \(options.url)") }
+    parts.host = host
+    return parts.string ?? options.url
+}
+
+/// The DNS bypass of the chain: `host` goes to 127.0.0.1, probed once before the run.
+func bypass(_ host: String) async throws -> DNSBypassInterceptor {
+    let bypass = try DNSBypass(.init(hosts: [host: ["127.0.0.1"]], fallsBackToDNS: false))
+    await bypass.start()
+    return .dnsBypass(bypass)
+}
+
+/// Each standard interceptor as an app registers it, in `DefaultOrder`.
+func interceptor(_ name: String, bypassHost: String) async throws -> any Interceptor {
+    switch name {
+    case "tracing": return TracingInterceptor.tracing()
+    case "metrics": return try MetricsInterceptor.metrics()
+    case "logging":
+        var logger = Logger(label: "bench")
+        logger.logLevel = .warning
+        return try .logging(logger)
+    case "validation":
+        return try .validation([apiName: try APIValidation(response: ResponseRule(contentType: "application/json"))])
+    case "cache":
+        // A cache with policies for other APIs: the benchmarked one is not cached.
+        return try ResponseCache(policies: ["bench.other": .memory()]).interceptor
+    case "retry": return try .retry(maxAttempts: 3)
+    case "compression": return try .compression(threshold: 1024)
+    case "signing": return try .signing(secret: "bench-secret-0123456789abcdef", keyID: "bench")
+    case "dns-bypass": return try await bypass(bypassHost)
+    default: fail("unknown interceptor \(name)", code: 2)
+    }
+}
+
+/// The README's chain: logging at .warning, validation with one response rule, a cache in which
+/// the API is not cached, retry, compression, HMAC signing, the DNS bypass.
+let standardChain = ["logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass"]
+
+func dispatcher() -> CurlDispatcher {
+    CurlDispatcher(configuration: .init(maxConnectionsPerHost: options.concurrency))
+}
+
+struct BenchService: Service {
+    let id: ServiceID = serviceID
+    let baseURLs: BaseURLs
+}
+
+final class ItemsAPIManager: APIManager {
+    let engine: ManagerEngine
+    let apiName = "bench.items"
+    let serviceID: ServiceID = "bench"
+    let path: String
+    let requestOptions: RequestOptions
+
+    init(registry: ServiceRegistry, path: String, options: RequestOptions) {
+        engine = ManagerEngine(registry: registry)
+        self.path = path
+        requestOptions = options
+    }
+}
+
+let client = "runway-" + (mode.hasPrefix("one:") ? "one-" + mode.dropFirst(4) : mode)
+
+func runMode() async throws {
+    switch mode {
+    case "bare":
+        let pipeline = Pipeline(interceptors: [], dispatcher: dispatcher())
+        let request = try Request(options.url, options: requestOptions)
+        await measure(client: client, options) { _ in try await pipeline.send(request).body.count }
+    case "chain",
+        _ where mode.hasPrefix("one:"):
+        let host = mode == "chain" ? "api.bench.test" : "localhost"
+        var interceptors: [any Interceptor] = []
+        for name in mode == "chain" ? standardChain : [String(mode.dropFirst(4))] where name != "none" {
+            interceptors.append(try await interceptor(name, bypassHost: host))
+        }
+        let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher())
+        let request = try Request(url(host: host), options: requestOptions)
+        let context = RequestContext(apiName: apiName, serviceID: serviceID.rawValue)
+        await measure(client: client, options) { _ in try await pipeline.send(request, context: context).body.count }
+    case "manager":
+        var interceptors: [any Interceptor] = []
+        for name in standardChain { interceptors.append(try await interceptor(name, bypassHost: "api.bench.test")) }
+        let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher())
+        guard let target = URLComponents(string: url(host: "api.bench.test")) else { fail("bad URL") }
+        var base = target
+        base.path = ""
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: pipeline)
+        builder.register(BenchService(baseURLs: BaseURLs(base.string ?? "")))
+        let registry = try builder.build()
+        let managers = (0..<options.concurrency).map { _ in
+            ItemsAPIManager(registry: registry, path: String(target.path.dropFirst()), options: requestOptions)
+        }
+        await measure(client: client, options) { worker in
+            let manager = managers[worker]
+            try await manager.load()
+            return manager.lastResponse?.body.count ?? -1
+        }
+    default:
+        fail("unknown mode \(mode): bare, chain, manager, one:<interceptor>", code: 2)
+    }
+}
+
+// Not top-level `await`: that starts `dispatch_main`, whose signal thread valgrind 3.19 (the
+// per-interceptor instruction counts) crashes in. The manager delivers on the main actor, so
+// its main thread runs the main queue; the others block it.
+Task.detached {
+    do {
+        try await runMode()
+    } catch {
+        fail("\(client): \(error)")
+    }
+    exit(0)
+}
+if mode == "manager" {
+    dispatchMain()
+} else {
+    DispatchSemaphore(value: 0).wait()
+}
