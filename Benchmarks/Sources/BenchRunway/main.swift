@@ -9,7 +9,10 @@
 // - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
 import BenchHarness
-import Foundation
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import Runway
 import RunwayCache
@@ -20,6 +23,14 @@ import RunwayLogging
 import RunwayMetrics
 import RunwaySigning
 import RunwayTracing
+
+// Not the whole of Foundation where the essentials exist: the client process then links what
+// Runway links, and its peak RSS says what Runway costs.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 let options = Options()
 let mode = options.mode ?? "bare"
