@@ -35,8 +35,6 @@ let package = Package(
         .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
         .library(name: "RunwayMetrics", targets: ["RunwayMetrics"]),
         .library(name: "RunwayTracing", targets: ["RunwayTracing"]),
-        // The libcurl shims, for the libcurl-loop baseline in Benchmarks/; not an API.
-        .library(name: "CCurl", targets: ["CCurl"]),
     ],
     traits: [
         .trait(name: "Signing", description: "RunwaySigning: request signing (swift-crypto)."),
