@@ -70,8 +70,10 @@ func product(_ name: String, _ package: String, traits: Set<String>) -> Target.D
 
 var libraryTargets: [Target] {
     [
+        // The one locked-state primitive, for every module (the mediator included); not a product.
+        .target(name: "RunwaySync"),
         // The pipeline: requests, responses, errors, the interceptor and dispatcher contract.
-        .target(name: "RunwayCore"),
+        .target(name: "RunwayCore", dependencies: ["RunwaySync"]),
         // The app layer on the pipeline: API managers, services, reformers, reachability, and the
         // standard Foundation-only interceptors (validation, retry, merging).
         .target(name: "Runway", dependencies: ["RunwayCore"]),
@@ -111,7 +113,7 @@ var libraryTargets: [Target] {
 var mediatorTargets: [Target] {
     [
         // Strict memory safety: the mediator parses untrusted URLs, so no unsafe construct compiles in it.
-        .target(name: "RunwayMediator", swiftSettings: [.strictMemorySafety()]),
+        .target(name: "RunwayMediator", dependencies: ["RunwaySync"], swiftSettings: [.strictMemorySafety()]),
         // The generator behind both plugins: its logic is a library so golden-file tests can call it.
         .target(name: "MediatorCodegen", dependencies: ["RunwayMediator"]),
         .executableTarget(name: "MediatorCodegenTool", dependencies: ["MediatorCodegen"]),
@@ -138,6 +140,7 @@ var testTargets: [Target] {
     [
         // Helpers several test targets share (requests, expected errors); used by tests only.
         .target(name: "TestHelpers", dependencies: ["Runway", testServer], path: "Tests/TestHelpers"),
+        .testTarget(name: "RunwaySyncTests", dependencies: ["RunwaySync"]),
         .testTarget(name: "RunwayCoreTests", dependencies: ["Runway", "RunwayTesting"]),
         // The Dispatcher contract: one suite run against every dispatcher (libcurl, URLSession).
         .testTarget(
