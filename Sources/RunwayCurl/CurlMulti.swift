@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// One libcurl multi handle and the thread that drives it.
 ///
@@ -10,8 +11,8 @@ import RunwayCore
 /// the sockets that are ready. A turn of the loop so costs what is ready, not what is open.
 ///
 /// `@unchecked Sendable` because its state is split in two halves, each with one owner:
-/// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and are
-///   only touched while holding `lock`;
+/// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and live
+///   in `shared`, behind its lock;
 /// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
 ///   are touched only by the loop thread, which alone calls libcurl on them. Other threads
 ///   only call ``SocketWatch/wake()``, a write to a pipe.
@@ -22,15 +23,17 @@ final class CurlMulti: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
     /// Nil when the system had no descriptors left for it: every request then fails.
     private let watch: SocketWatch?
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-    private let lock = NSLock()
-    private var pending: [CurlTransfer] = []
-    private var cancels: [CurlTransfer] = []
-    private var stopping = false
-    /// Whether the loop is (about to be) blocked waiting for sockets. While it is not, it will
-    /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
-    /// syscall, and a spurious wake of the loop, per request under load).
-    private var polling = false
+    private let shared = Locked(Shared())
+
+    private struct Shared {
+        var pending: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
+        var stopping = false
+        /// Whether the loop is (about to be) blocked waiting for sockets. While it is not, it will
+        /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
+        /// syscall, and a spurious wake of the loop, per request under load).
+        var polling = false
+    }
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -58,7 +61,7 @@ final class CurlMulti: @unchecked Sendable {
             watch = try SocketWatch(backend: backend)
         } catch {
             watch = nil
-            stopping = true
+            shared.withLock { $0.stopping = true }
             return
         }
         let user = Unmanaged.passUnretained(watch!).toOpaque()
@@ -79,10 +82,10 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Hands a transfer to the loop thread.
     func submit(_ transfer: CurlTransfer) {
-        let (accepted, wake) = lock.withLock {
-            guard !stopping else { return (false, false) }
-            pending.append(transfer)
-            return (true, polling)
+        let (accepted, wake) = shared.withLock { shared in
+            guard !shared.stopping else { return (false, false) }
+            shared.pending.append(transfer)
+            return (true, shared.polling)
         }
         if wake {
             watch?.wake()
@@ -96,17 +99,17 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Asks the loop thread to abort a transfer, whether it has started yet or not.
     func cancel(_ transfer: CurlTransfer) {
-        let wake = lock.withLock {
+        let wake = shared.withLock { shared in
             transfer.cancelRequested = true
-            cancels.append(transfer)
-            return polling
+            shared.cancels.append(transfer)
+            return shared.polling
         }
         if wake { watch?.wake() }
     }
 
     /// Stops the loop: running and queued transfers fail with `.cancelled`.
     func stop() {
-        lock.withLock { stopping = true }
+        shared.withLock { $0.stopping = true }
         watch?.wake()
     }
 
@@ -117,16 +120,16 @@ final class CurlMulti: @unchecked Sendable {
         var running: Int32 = 0
         while true {
             // Swap the shared queues with the loop's empty ones: both keep their storage.
-            let stop = lock.withLock {
-                polling = false
-                swap(&batch, &pending)
-                swap(&aborts, &cancels)
-                return stopping
+            let stop = shared.withLock { shared in
+                shared.polling = false
+                swap(&batch, &shared.pending)
+                swap(&aborts, &shared.cancels)
+                return shared.stopping
             }
             for transfer in batch {
                 // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
                 // after this read is in `cancels` and handled on the next turn.
-                if lock.withLock({ transfer.cancelRequested }) {
+                if shared.withLock({ _ in transfer.cancelRequested }) {
                     transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
                 } else {
                     start(transfer, watch)
@@ -149,9 +152,9 @@ final class CurlMulti: @unchecked Sendable {
             }
             keepIdleConnections()
             // Block only when nothing was handed over meanwhile; from here on callers wake us.
-            let idle = lock.withLock {
-                polling = pending.isEmpty && cancels.isEmpty && !stopping
-                return polling
+            let idle = shared.withLock { shared in
+                shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && !shared.stopping
+                return shared.polling
             }
             watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
                 curl_multi_socket_action(handle, socket, readiness, &running)
@@ -246,10 +249,10 @@ final class CurlMulti: @unchecked Sendable {
         for easy in Array(active.keys) {
             complete(easy, .failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }
-        let leftovers = lock.withLock {
-            let rest = pending
-            pending = []
-            cancels = []
+        let leftovers = shared.withLock { shared in
+            let rest = shared.pending
+            shared.pending = []
+            shared.cancels = []
             return rest
         }
         for transfer in leftovers {

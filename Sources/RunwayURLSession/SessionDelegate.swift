@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,23 +8,21 @@ import FoundationNetworking
 
 /// The session's delegate: hands each callback to the ``Transfer`` of its task.
 ///
-/// `@unchecked Sendable`: its only state, the task-to-transfer table, is guarded by `lock`;
+/// `@unchecked Sendable`: its only state, the task-to-transfer table, is behind a lock;
 /// `URLSession` calls it on the dispatcher's serial delegate queue.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
+    private let transfers = Locked<[Int: Transfer]>([:])
 
     func register(_ transfer: Transfer, for task: URLSessionTask) {
-        lock.withLock { transfers[task.taskIdentifier] = transfer }
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
     func unregister(_ task: URLSessionTask) {
-        lock.withLock { _ = transfers.removeValue(forKey: task.taskIdentifier) }
+        transfers.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
     }
 
     private func transfer(for task: URLSessionTask) -> Transfer? {
-        lock.withLock { transfers[task.taskIdentifier] }
+        transfers.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -57,7 +56,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let transfer = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.complete(error: error, response: task.response as? HTTPURLResponse)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,12 +12,12 @@ import FoundationNetworking
 /// ``run(_:)``; a timer or task cancellation may ``abort(_:)`` it from any thread. The first
 /// ending wins: an abort decides the error even though `URLSession` then reports "cancelled".
 ///
-/// `@unchecked Sendable`: every mutable field, including the sink, is read and written under
-/// `lock` only.
+/// `@unchecked Sendable`: the mutable fields (`state`) and the sink are read and written only
+/// inside `state.withLock`.
 final class Transfer: @unchecked Sendable {
     private struct State {
         var continuation: CheckedContinuation<Void, Never>?
-        /// How it ended, left under `lock` for the resumed caller to read under `lock` too: that
+        /// How it ended, left under the lock for the resumed caller to read under the lock too: that
         /// pair orders the hand-over for the thread sanitizer, which does not see the runtime's
         /// own when the continuation is resumed before the caller has suspended (a refused
         /// connection can end that fast).
@@ -36,9 +37,7 @@ final class Transfer: @unchecked Sendable {
 
     let request: Request
     private let started = ContinuousClock.now
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Locked(State())
     private let sink: ResponseSink
 
     init(request: Request, sink: ResponseSink) {
@@ -49,7 +48,7 @@ final class Transfer: @unchecked Sendable {
     /// Starts `task` and waits until the transfer ends.
     func run(_ task: URLSessionDataTask) async throws(RunwayError) -> Response {
         await withCheckedContinuation { continuation in
-            let early: Bool = lock.withLock {
+            let early: Bool = state.withLock { state in
                 if let abortError = state.abortError {
                     state.finished = true
                     state.outcome = .failure(abortError)
@@ -67,14 +66,14 @@ final class Transfer: @unchecked Sendable {
                 task.resume()
             }
         }
-        let outcome = lock.withLock { state.outcome }
+        let outcome = state.withLock { $0.outcome }
         guard let outcome else { throw RunwayError(.transport, "the transfer ended without an outcome") }
         return try outcome.get()
     }
 
     /// Ends the transfer with `error` unless it has already ended, and cancels the task.
     func abort(_ error: RunwayError) {
-        let task: URLSessionTask? = lock.withLock {
+        let task: URLSessionTask? = state.withLock { state in
             guard !state.finished, state.abortError == nil else { return nil }
             state.abortError = error
             return state.task
@@ -87,7 +86,7 @@ final class Transfer: @unchecked Sendable {
     func receive(_ response: URLResponse) {
         guard let http = response as? HTTPURLResponse else { return }
         let headers = Self.headers(of: http)
-        let failure = lock.withLock { () -> RunwayError? in
+        let failure = state.withLock { state -> RunwayError? in
             guard !state.finished, state.abortError == nil else { return nil }
             state.status = http.statusCode
             state.headers = headers
@@ -103,7 +102,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     func receive(_ data: Data) {
-        let outcome = lock.withLock { () -> Result<TransferProgress, RunwayError>? in
+        let outcome = state.withLock { state -> Result<TransferProgress, RunwayError>? in
             guard !state.finished, state.abortError == nil else { return nil }
             do throws(RunwayError) {
                 try sink.append(data)
@@ -111,7 +110,7 @@ final class Transfer: @unchecked Sendable {
                 return .failure(error)
             }
             state.bytesReceived += Int64(data.count)
-            return .success(progress())
+            return .success(progress(state))
         }
         switch outcome {
         case .success(let progress): request.progress?.report(progress)
@@ -121,10 +120,10 @@ final class Transfer: @unchecked Sendable {
     }
 
     func sent(total: Int64, expected: Int64) {
-        let progress = lock.withLock { () -> TransferProgress in
+        let progress = state.withLock { state -> TransferProgress in
             state.bytesSent = total
             if expected >= 0 { state.bytesToSend = expected }
-            return self.progress()
+            return self.progress(state)
         }
         request.progress?.report(progress)
     }
@@ -136,7 +135,7 @@ final class Transfer: @unchecked Sendable {
     /// ``complete(error:response:)`` turns it into the recorded error.
     func redirect(to next: URLRequest) -> URLRequest? {
         let limit = request.options.redirects.maxRedirects
-        return lock.withLock { () -> URLRequest? in
+        return state.withLock { state -> URLRequest? in
             guard limit > 0, state.abortError == nil else { return nil }
             guard let scheme = next.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                 state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(next.url?.absoluteString ?? "?")")
@@ -152,10 +151,10 @@ final class Transfer: @unchecked Sendable {
     }
 
     func complete(error: (any Error)?, response: HTTPURLResponse?) {
-        let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
+        let continuation: CheckedContinuation<Void, Never>? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true
-            let result = finish(error: error, response: response)
+            let result = finish(error: error, response: response, state: &state)
             state.outcome = result
             defer { state.continuation = nil }
             return state.continuation
@@ -163,8 +162,8 @@ final class Transfer: @unchecked Sendable {
         continuation?.resume()
     }
 
-    /// How the transfer ends, once URLSession says it has; call under `lock`.
-    private func finish(error: (any Error)?, response: HTTPURLResponse?) -> Result<Response, RunwayError> {
+    /// How the transfer ends, once URLSession says it has; call inside `state.withLock`.
+    private func finish(error: (any Error)?, response: HTTPURLResponse?, state: inout State) -> Result<Response, RunwayError> {
         if let abortError = state.abortError ?? state.redirectError {
             sink.discard()
             return .failure(abortError)
@@ -188,8 +187,8 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// Progress so far; call under `lock`.
-    private func progress() -> TransferProgress {
+    /// Progress so far; call inside `state.withLock`.
+    private func progress(_ state: State) -> TransferProgress {
         let offset = sink.appendOffset
         return TransferProgress(
             bytesSent: state.bytesSent, totalBytesToSend: state.bytesToSend ?? request.body.map { Int64($0.count) },

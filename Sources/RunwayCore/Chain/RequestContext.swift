@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Facts about one call that travel with the request through the chain.
 ///
@@ -56,16 +57,11 @@ public protocol ContextKey {
     associatedtype Value: Sendable
 }
 
-/// Hands out call IDs; a lock-protected counter shared by the process.
+/// Hands out call IDs; an atomic counter shared by the process.
 enum CallIDs {
-    // A plain NSLock: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var counter: UInt64 = 0
-    private static let lock = NSLock()
+    private static let counter = Atomic<UInt64>(0)
 
     static func next() -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        counter &+= 1
-        return counter
+        counter.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }
