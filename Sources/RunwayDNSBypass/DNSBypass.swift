@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// Sends requests for some hosts straight to the fastest of a list of known IP addresses,
 /// skipping DNS, with the host name kept for SNI, `Host` and certificate checks.
@@ -30,7 +31,7 @@ public final class DNSBypass: Sendable {
     public let configuration: Configuration
     private let configured: [String: [Endpoint]]
     private let store: AddressStore?
-    private let state: LockedState
+    private let state: Locked<State>
 
     /// Creates a bypass; nothing is probed or fetched until ``start()``.
     /// - Throws: `RunwayError` `.configuration` (wrapping a ``DNSBypassError``) for an empty
@@ -42,7 +43,7 @@ public final class DNSBypass: Sendable {
         self.store = configuration.storeFile.map(AddressStore.init(url:))
         var table = RouteTable()
         for (host, endpoints) in configured { table.setAddresses(endpoints, for: host) }
-        self.state = LockedState(State(table: table))
+        self.state = Locked(State(table: table))
     }
 
     // MARK: State
@@ -53,22 +54,6 @@ public final class DNSBypass: Sendable {
         var fetching = false
         var fetched: [String: [Endpoint]] = [:]
         var problems: [DNSBypassError] = []
-    }
-
-    /// The mutable state; every access holds `lock`.
-    final class LockedState: @unchecked Sendable {
-        // @unchecked: `value` is only read or written inside `withLock`, under `lock`.
-        // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-        private let lock = NSLock()
-        private var value: State
-
-        init(_ value: State) { self.value = value }
-
-        func withLock<T>(_ body: (inout State) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&value)
-        }
     }
 
     // MARK: Reading

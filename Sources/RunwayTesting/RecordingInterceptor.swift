@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// An interceptor that records what passes through it and changes nothing.
 ///
@@ -22,16 +23,14 @@ public struct RecordingInterceptor: Interceptor {
 
     /// A thread-safe, shared list of events.
     public final class Log: Sendable {
-        // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-        private let lock = NSLock()
-        nonisolated(unsafe) private var stored: [Event] = []
+        private let stored = Locked<[Event]>([])
 
         public init() {}
 
         /// The events so far, in order.
-        public var events: [Event] { lock.withLock { stored } }
+        public var events: [Event] { stored.withLock { $0 } }
 
-        func append(_ event: Event) { lock.withLock { stored.append(event) } }
+        func append(_ event: Event) { stored.withLock { $0.append(event) } }
     }
 
     public let name: String

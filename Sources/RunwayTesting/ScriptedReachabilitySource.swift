@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// A reachability source whose status the test sets, for driving a `ReachabilityMonitor`
 /// through network changes without touching the machine's interfaces:
@@ -10,22 +11,19 @@ import Runway
 /// monitor.refresh()          // publishes .unreachable to observers and streams
 /// ```
 public final class ScriptedReachabilitySource: ReachabilitySource {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var value: ReachabilityStatus
+    private let value: Locked<ReachabilityStatus>
 
     /// Creates a source that reports `status` until told otherwise.
     public init(_ status: ReachabilityStatus) {
-        value = status
+        value = Locked(status)
     }
 
     /// Sets what the next poll reports.
     public func set(_ status: ReachabilityStatus) {
-        lock.withLock { value = status }
+        value.withLock { $0 = status }
     }
 
     public func currentStatus() -> ReachabilityStatus {
-        lock.withLock { value }
+        value.withLock { $0 }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// A dispatcher that answers from a closure instead of the network, and records every request.
 ///
@@ -17,9 +18,7 @@ public final class StubDispatcher: Dispatcher {
     public typealias Handler = @Sendable (Request) async throws -> Response
 
     private let handler: Handler
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
-    private let lock = NSLock()
-    nonisolated(unsafe) private var recorded: [Request] = []
+    private let recorded = Locked<[Request]>([])
 
     /// Creates a stub answering with `handler`.
     public init(_ handler: @escaping Handler) {
@@ -35,13 +34,13 @@ public final class StubDispatcher: Dispatcher {
 
     /// The requests received so far, in arrival order.
     public var requests: [Request] {
-        lock.withLock { recorded }
+        recorded.withLock { $0 }
     }
 
     public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
         defer { request.progress?.finish() }
         try request.validate()
-        lock.withLock { recorded.append(request) }
+        recorded.withLock { $0.append(request) }
         try Self.checkCancellation()
         var response = try await handler(request)
         try Self.checkCancellation()

@@ -1,24 +1,25 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// A first-in, first-out async lock: one page load at a time, in call order.
 final class PageGate: Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var busy = false
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
+    private struct State {
+        var busy = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
 
     /// Waits for the turn.
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let granted = lock.withLock { () -> Bool in
-                if busy {
-                    waiters.append(continuation)
+            let granted = state.withLock { state -> Bool in
+                if state.busy {
+                    state.waiters.append(continuation)
                     return false
                 }
-                busy = true
+                state.busy = true
                 return true
             }
             if granted { continuation.resume() }
@@ -27,12 +28,12 @@ final class PageGate: Sendable {
 
     /// Hands the turn to the next waiter.
     func release() {
-        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if waiters.isEmpty {
-                busy = false
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.busy = false
                 return nil
             }
-            return waiters.removeFirst()
+            return state.waiters.removeFirst()
         }
         next?.resume()
     }

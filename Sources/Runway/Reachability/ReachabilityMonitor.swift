@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// Watches whether the network is reachable and tells whoever asked: an `AsyncSequence`
 /// (``updates``) and an observer API (``observe(_:)``).
@@ -24,10 +25,7 @@ public final class ReachabilityMonitor: Sendable {
     /// Consecutive connection failures that make the status unreachable.
     public let probeFailureThreshold: Int
     private let source: any ReachabilitySource
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    @exclusivity(unchecked) nonisolated(unsafe) private var state = State()
+    private let state = Locked(State())
 
     private struct State {
         var sourceStatus = ReachabilityStatus.unknown
@@ -52,16 +50,17 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     deinit {
-        state.poller?.cancel()
-        for continuation in state.streams.values { continuation.finish() }
+        let (poller, streams) = state.withLock { ($0.poller, $0.streams.values) }
+        poller?.cancel()
+        for continuation in streams { continuation.finish() }
     }
 
     /// The status now.
-    public var status: ReachabilityStatus { lock.withLock { state.published } }
+    public var status: ReachabilityStatus { state.withLock { $0.published } }
 
     /// Starts polling (idempotent). Polling stops with ``stop()`` or when the monitor is released.
     public func start() {
-        lock.withLock {
+        state.withLock { state in
             guard state.poller == nil else { return }
             let interval = self.interval
             state.poller = Task { [weak self] in
@@ -76,7 +75,7 @@ public final class ReachabilityMonitor: Sendable {
 
     /// Stops polling.
     public func stop() {
-        let poller = lock.withLock { () -> Task<Void, Never>? in
+        let poller = state.withLock { state -> Task<Void, Never>? in
             defer { state.poller = nil }
             return state.poller
         }
@@ -120,7 +119,7 @@ public final class ReachabilityMonitor: Sendable {
     /// less than ``interval`` ago (after that, calls go through again to find out, with or
     /// without polling).
     public func shouldFailFast(host: String?) -> Bool {
-        lock.withLock {
+        state.withLock { state in
             if state.sourceStatus == .unreachable { return true }
             guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else { return false }
             return ContinuousClock.now - failures.last < interval
@@ -128,8 +127,8 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     private func update(_ change: (inout State) -> Void) {
-        let (changed, status, streams, observers) = lock.withLock {
-            () -> (Bool, ReachabilityStatus, [AsyncStream<ReachabilityStatus>.Continuation], [@Sendable (ReachabilityStatus) -> Void]) in
+        let (changed, status, streams, observers) = state.withLock {
+            state -> (Bool, ReachabilityStatus, [AsyncStream<ReachabilityStatus>.Continuation], [@Sendable (ReachabilityStatus) -> Void]) in
             change(&state)
             let status: ReachabilityStatus =
                 state.consecutiveProbeFailures >= probeFailureThreshold ? .unreachable : state.sourceStatus
@@ -145,14 +144,14 @@ public final class ReachabilityMonitor: Sendable {
     /// Every status change, starting with the current status; one stream per access.
     public var updates: AsyncStream<ReachabilityStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(16))
-        let token = lock.withLock { () -> Int in
+        let token = state.withLock { state -> Int in
             state.nextToken += 1
             state.streams[state.nextToken] = continuation
             continuation.yield(state.published)
             return state.nextToken
         }
         continuation.onTermination = { [weak self] _ in
-            self?.lock.withLock { _ = self?.state.streams.removeValue(forKey: token) }
+            self?.state.withLock { _ = $0.streams.removeValue(forKey: token) }
         }
         return stream
     }
@@ -160,13 +159,13 @@ public final class ReachabilityMonitor: Sendable {
     /// Calls `observer` with every status change (on the task that noticed it) until the
     /// returned observation is cancelled or released.
     public func observe(_ observer: @escaping @Sendable (ReachabilityStatus) -> Void) -> ReachabilityObservation {
-        let token = lock.withLock { () -> Int in
+        let token = state.withLock { state -> Int in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
             return state.nextToken
         }
         return ReachabilityObservation { [weak self] in
-            self?.lock.withLock { _ = self?.state.observers.removeValue(forKey: token) }
+            self?.state.withLock { _ = $0.observers.removeValue(forKey: token) }
         }
     }
 }
@@ -174,10 +173,7 @@ public final class ReachabilityMonitor: Sendable {
 /// Keeps an observer of a ``ReachabilityMonitor`` registered; cancel it or let it go to stop.
 public final class ReachabilityObservation: Sendable {
     private let onCancel: @Sendable () -> Void
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var cancelled = false
+    private let cancelled = Locked(false)
 
     init(onCancel: @escaping @Sendable () -> Void) {
         self.onCancel = onCancel
@@ -187,7 +183,7 @@ public final class ReachabilityObservation: Sendable {
 
     /// Stops the observer; idempotent.
     public func cancel() {
-        let first = lock.withLock { () -> Bool in
+        let first = cancelled.withLock { cancelled -> Bool in
             defer { cancelled = true }
             return !cancelled
         }

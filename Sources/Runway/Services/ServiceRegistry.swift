@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// Every ``Service`` of the app, the environment, and the app's pipeline: built once at
 /// start-up and frozen.
@@ -48,24 +49,22 @@ public struct ServiceRegistry: Sendable {
 }
 
 extension ServiceRegistry {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private static let lock = NSLock()
-    // Written once under `lock` by `bootstrap`, read under `lock`.
-    @exclusivity(unchecked) nonisolated(unsafe) private static var installed: ServiceRegistry?
+    /// Written once by `bootstrap`.
+    private static let installed = Locked<ServiceRegistry?>(nil)
 
     /// Installs the process-wide registry; allowed once.
     /// - Throws: `RunwayError` `.configuration` if a registry is already installed.
     public static func bootstrap(_ registry: ServiceRegistry) throws(RunwayError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard installed == nil else {
-            throw RunwayError(.configuration, "ServiceRegistry.bootstrap was already called")
+        try installed.withLock { (installed) throws(RunwayError) in
+            guard installed == nil else {
+                throw RunwayError(.configuration, "ServiceRegistry.bootstrap was already called")
+            }
+            installed = registry
         }
-        installed = registry
     }
 
     /// The process-wide registry, or `nil` before ``bootstrap(_:)``.
     public static var shared: ServiceRegistry? {
-        lock.withLock { installed }
+        installed.withLock { $0 }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// Keeps a service's access token and refreshes it **once** when concurrent calls find it
 /// expired, then lets every one of them replay with the new token.
@@ -35,10 +36,7 @@ public final class TokenAuthenticator: Sendable {
     /// Text put before the token in the header value (`"Bearer "` by default).
     public let prefix: String
     private let refresh: Refresh
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var state: State
+    private let state: Locked<State>
 
     private struct State {
         var token: String?
@@ -83,29 +81,29 @@ public final class TokenAuthenticator: Sendable {
         self.headerName = headerName
         self.prefix = prefix
         self.refresh = refresh
-        self.state = State(token: token, identity: identity)
+        self.state = Locked(State(token: token, identity: identity))
     }
 
     /// The current token.
-    public var token: String? { lock.withLock { state.token } }
+    public var token: String? { state.withLock { $0.token } }
 
     /// What a response cache keeps this service's entries apart by (`RequestContext.credentialScope`):
     /// the ``identity`` when one is given, else the token itself — so one user's cached
     /// responses never answer another's calls. Without an identity, entries cached before a
     /// refresh are not found after it (they expire); give the user's ID to keep them.
     public var credentialScope: String? {
-        lock.withLock { state.identity ?? state.token }
+        state.withLock { $0.identity ?? $0.token }
     }
 
     /// Who the token belongs to, if the app said.
-    public var identity: String? { lock.withLock { state.identity } }
+    public var identity: String? { state.withLock { $0.identity } }
 
     /// How many refreshes have been started.
-    public var refreshCount: Int { lock.withLock { state.refreshCount } }
+    public var refreshCount: Int { state.withLock { $0.refreshCount } }
 
     /// Replaces the token (after a login or a logout), and who it belongs to.
     public func setToken(_ token: String?, identity: String? = nil) {
-        lock.withLock {
+        state.withLock { state in
             state.token = token
             state.identity = identity
             state.generation += 1
@@ -117,10 +115,10 @@ public final class TokenAuthenticator: Sendable {
     /// A call made by the refresh itself does not wait.
     func current(context: RequestContext) async throws(RunwayError) -> Snapshot {
         if isInsideOwnRefresh {
-            return lock.withLock { Snapshot(token: state.token, generation: state.generation) }
+            return state.withLock { Snapshot(token: $0.token, generation: $0.generation) }
         }
         return try await waitCancellably(context) { id, continuation in
-            lock.withLock {
+            state.withLock { state in
                 if state.refreshing {
                     state.waiters.append((id, continuation))
                     return nil
@@ -138,7 +136,7 @@ public final class TokenAuthenticator: Sendable {
         }
         var expired: String??
         let result = await waitCancellably(context) { id, continuation in
-            lock.withLock { () -> Result<Snapshot, RunwayError>? in
+            state.withLock { state -> Result<Snapshot, RunwayError>? in
                 if state.refreshing {
                     state.waiters.append((id, continuation))
                     return nil
@@ -165,13 +163,13 @@ public final class TokenAuthenticator: Sendable {
         _ context: RequestContext, register: (UInt64, Waiter) -> Result<Snapshot, RunwayError>?,
         started: () -> Void = {}
     ) async -> Result<Snapshot, RunwayError> {
-        let id = lock.withLock {
+        let id = state.withLock { state in
             state.lastWaiterID &+= 1
             return state.lastWaiterID
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
-                let cancelled = lock.withLock { state.cancelledEarly.remove(id) != nil }
+                let cancelled = state.withLock { $0.cancelledEarly.remove(id) != nil }
                 if cancelled {
                     continuation.resume(returning: .failure(Self.cancelled))
                     return
@@ -183,7 +181,7 @@ public final class TokenAuthenticator: Sendable {
                 }
             }
         } onCancel: { [self] in
-            let waiting: Waiter? = lock.withLock {
+            let waiting: Waiter? = state.withLock { state in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
                     state.cancelledEarly.insert(id)
                     return nil
@@ -213,7 +211,7 @@ public final class TokenAuthenticator: Sendable {
     }
 
     private func finish(_ outcome: Result<String, RunwayError>) {
-        let (waiters, result) = lock.withLock { () -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>) in
+        let (waiters, result) = state.withLock { state -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>) in
             state.refreshing = false
             state.generation += 1
             switch outcome {

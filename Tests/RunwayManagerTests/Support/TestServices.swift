@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 
@@ -53,13 +54,10 @@ func jsonStub(_ body: String, status: Int = 200) -> StubDispatcher {
 
 /// A thread-safe list of strings, for pinning orders.
 final class EventLog: Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var stored: [String] = []
+    private let stored = Locked<[String]>([])
 
-    func append(_ event: String) { lock.withLock { stored.append(event) } }
-    var events: [String] { lock.withLock { stored } }
+    func append(_ event: String) { stored.withLock { $0.append(event) } }
+    var events: [String] { stored.withLock { $0 } }
 }
 
 /// A plain manager over `.listings` with a configurable policy, for tests.

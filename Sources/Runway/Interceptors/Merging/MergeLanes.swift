@@ -1,56 +1,57 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 /// Every lane of one ``RequestMergingInterceptor``, behind one lock; applies the lanes' actions
 /// (resuming callers, starting and cancelling combined sends) outside it.
-final class MergeLanes: @unchecked Sendable {
-    // @unchecked Sendable: `lanes` and `lastID` are read and written only under `lock`.
-
+final class MergeLanes: Sendable {
     /// A lane per service and API.
     struct Key: Hashable, Sendable {
         let service: ServiceID?
         let api: String
     }
 
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    private var lanes: [Key: MergeLane] = [:]
-    private var lastID: UInt64 = 0
+    private struct State {
+        var lanes: [Key: MergeLane] = [:]
+        var lastID: UInt64 = 0
+    }
+
+    private let state = Locked(State())
 
     func makeID() -> UInt64 {
-        lock.withLock {
-            lastID &+= 1
-            return lastID
+        state.withLock { state in
+            state.lastID &+= 1
+            return state.lastID
         }
     }
 
     func waitingCount(_ key: Key) -> Int {
-        lock.withLock { lanes[key]?.waitingCount ?? 0 }
+        state.withLock { $0.lanes[key]?.waitingCount ?? 0 }
     }
 
     func admit(_ key: Key, _ waiter: MergeLane.Waiter) {
-        let resume = lock.withLock { lanes[key, default: MergeLane()].admit(waiter) }
+        let resume = state.withLock { $0.lanes[key, default: MergeLane()].admit(waiter) }
         if let (continuation, admission) = resume { continuation.resume(returning: admission) }
     }
 
     func cancel(_ key: Key, id: UInt64) {
-        let (continuation, task) = lock.withLock { lanes[key, default: MergeLane()].cancel(id) }
+        let (continuation, task) = state.withLock { $0.lanes[key, default: MergeLane()].cancel(id) }
         continuation?.resume(returning: .done(.failure(MergeLane.cancelled)))
         task?.cancel()
     }
 
     /// The request in flight on `key` ended: send the calls that queued meanwhile as one.
     func finished(_ key: Key, merger: any RequestMerger) {
-        lock.withLock {
-            guard let group = lanes[key]?.finished(maxMerged: merger.maxMerged) else {
-                if lanes[key]?.isIdle == true { lanes[key] = nil }
+        state.withLock { state in
+            guard let group = state.lanes[key]?.finished(maxMerged: merger.maxMerged) else {
+                if state.lanes[key]?.isIdle == true { state.lanes[key] = nil }
                 return
             }
             // Created under the lock so the lane holds the task before anyone can cancel it;
             // it runs on its own, so one caller's cancellation never cancels the others' request.
-            lanes[key]?.sendingTask = Task { [self] in
+            state.lanes[key]?.sendingTask = Task { [self] in
                 let results = await Self.send(group, merger: merger)
-                let resumes = lock.withLock { lanes[key]?.delivered(group, results: results) ?? [] }
+                let resumes = self.state.withLock { $0.lanes[key]?.delivered(group, results: results) ?? [] }
                 for (continuation, admission) in resumes { continuation.resume(returning: admission) }
                 finished(key, merger: merger)
             }
