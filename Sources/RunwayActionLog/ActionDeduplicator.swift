@@ -1,4 +1,5 @@
 import Foundation
+import RunwaySync
 
 /// The server half of exactly-once: remembers record IDs and lets each one through once.
 ///
@@ -18,13 +19,14 @@ import Foundation
 public final class ActionDeduplicator: Sendable {
     /// How many record IDs are remembered.
     public let capacity: Int
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var seen: Set<String> = []
-    // Guarded by `lock`: the remembered IDs, oldest first from `head`.
-    nonisolated(unsafe) private var order: [String] = []
-    nonisolated(unsafe) private var head = 0
+    private let state = Locked(State())
+
+    private struct State {
+        var seen: Set<String> = []
+        /// The remembered IDs, oldest first from `head`.
+        var order: [String] = []
+        var head = 0
+    }
 
     /// Creates a de-duplicator remembering up to `capacity` record IDs (at least 1).
     public init(capacity: Int = 1_000_000) {
@@ -34,19 +36,19 @@ public final class ActionDeduplicator: Sendable {
     /// The records of `batch` never seen before (in order; a repeated ID inside the batch counts
     /// once), and the receipt to answer with.
     public func accept(_ batch: ActionBatch) -> (fresh: [ActionBatch.Record], receipt: ActionBatchReceipt) {
-        lock.withLock {
+        state.withLock { state in
             var fresh: [ActionBatch.Record] = []
-            for record in batch.records where seen.insert(record.id).inserted {
+            for record in batch.records where state.seen.insert(record.id).inserted {
                 fresh.append(record)
-                order.append(record.id)
-                if order.count - head > capacity {
-                    seen.remove(order[head])
-                    head += 1
+                state.order.append(record.id)
+                if state.order.count - state.head > capacity {
+                    state.seen.remove(state.order[state.head])
+                    state.head += 1
                 }
             }
-            if head > capacity {
-                order.removeFirst(head)
-                head = 0
+            if state.head > capacity {
+                state.order.removeFirst(state.head)
+                state.head = 0
             }
             return (fresh, ActionBatchReceipt(accepted: fresh.count, duplicates: batch.records.count - fresh.count))
         }
@@ -54,6 +56,6 @@ public final class ActionDeduplicator: Sendable {
 
     /// Whether `recordID` has been accepted (and is still remembered).
     public func contains(_ recordID: String) -> Bool {
-        lock.withLock { seen.contains(recordID) }
+        state.withLock { $0.seen.contains(recordID) }
     }
 }

@@ -4,6 +4,7 @@ import GRDB
 #endif
 import Runway
 import RunwayStorage
+import RunwaySync
 
 /// An action handed to the logger, numbered in the order it arrived.
 struct PendingAction: Sendable {
@@ -32,17 +33,15 @@ struct PreparedBatch: Sendable {
 final class Outbox: Sendable {
     let store: SQLiteStore
     private let onRebuild: @Sendable () -> Void
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`: the store's rebuild count already reported.
-    nonisolated(unsafe) private var reportedRebuilds: Int
+    /// The store's rebuild count already reported.
+    private let reportedRebuilds: Locked<Int>
 
     /// Opens (or creates, or rebuilds) the file.
     /// - Parameter onRebuild: Called when the file is found corrupt while in use and rebuilt
     ///   empty (not for a rebuild at open: see ``rebuiltAtOpen``).
     init(file: URL, onRebuild: @escaping @Sendable () -> Void) throws(RunwayError) {
         store = try SQLiteStore(file: file, label: "RunwayActionLog", schema: Self.createSchema)
-        reportedRebuilds = store.rebuildCount
+        reportedRebuilds = Locked(store.rebuildCount)
         self.onRebuild = onRebuild
     }
 
@@ -222,7 +221,7 @@ final class Outbox: Sendable {
 
     private func noticeRebuild() {
         let count = store.rebuildCount
-        let fresh = lock.withLock {
+        let fresh = reportedRebuilds.withLock { reportedRebuilds in
             guard count > reportedRebuilds else { return false }
             reportedRebuilds = count
             return true

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// The single thread that writes queued actions to the outbox file, so `record` never does I/O.
 ///
@@ -62,26 +63,27 @@ final class OutboxWriter: Sendable {
 
 /// A one-shot signal a task can wait for (the writer thread's end).
 final class DoneSignal: Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var isDone = false
-    nonisolated(unsafe) private var waiters: [CheckedContinuation<Void, Never>] = []
+    private struct State {
+        var isDone = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
 
     func signal() {
-        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            isDone = true
-            defer { self.waiters = [] }
-            return self.waiters
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.isDone = true
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiters { waiter.resume() }
     }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now: Bool = lock.withLock {
-                if isDone { return true }
-                waiters.append(continuation)
+            let now: Bool = state.withLock { state in
+                if state.isDone { return true }
+                state.waiters.append(continuation)
                 return false
             }
             if now { continuation.resume() }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwaySync
 
 /// Least-recently-used entries in memory, bounded by entry count and by bytes.
 ///
@@ -6,9 +7,7 @@ import Foundation
 final class MemoryCache: Sendable {
     let maxEntries: Int
     let maxBytes: Int
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    @exclusivity(unchecked) nonisolated(unsafe) private var list = LRUList()
+    private let list = Locked(LRUList())
 
     init(maxEntries: Int, maxBytes: Int) {
         self.maxEntries = maxEntries
@@ -17,14 +16,14 @@ final class MemoryCache: Sendable {
 
     /// The entry for `key`, marked as most recently used.
     func get(_ key: CacheKey) -> CacheEntry? {
-        lock.withLock { list.get(key) }
+        list.withLock { $0.get(key) }
     }
 
     /// Stores `entry`, evicting the least recently used entries beyond the limits. An entry
     /// larger than the whole byte budget is not stored.
     func set(_ key: CacheKey, _ entry: CacheEntry) {
         let size = entry.size
-        lock.withLock {
+        list.withLock { list in
             guard size <= maxBytes else {
                 list.remove(key)
                 return
@@ -37,19 +36,19 @@ final class MemoryCache: Sendable {
     }
 
     func remove(_ key: CacheKey) {
-        lock.withLock { list.remove(key) }
+        list.withLock { $0.remove(key) }
     }
 
     func removeAll(api: String) {
-        lock.withLock { list.removeAll { $0.api == api } }
+        list.withLock { $0.removeAll { $0.api == api } }
     }
 
     func removeAll() {
-        lock.withLock { list = LRUList() }
+        list.withLock { $0 = LRUList() }
     }
 
-    var count: Int { lock.withLock { list.count } }
-    var bytes: Int { lock.withLock { list.bytes } }
+    var count: Int { list.withLock { $0.count } }
+    var bytes: Int { list.withLock { $0.bytes } }
 }
 
 /// A doubly linked recency list threaded through a dictionary: O(1) get, set and eviction.

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 
 /// The response store behind ``CacheInterceptor``: per-API policies, a memory LRU and an
 /// optional SQLite file, and invalidation.
@@ -58,10 +59,8 @@ public final class ResponseCache: Sendable {
     let memory: MemoryCache
     let disk: DiskCache?
     let clock: @Sendable () -> Double
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`: keys whose background refresh is running.
-    nonisolated(unsafe) private var refreshing: Set<CacheKey> = []
+    /// Keys whose background refresh is running.
+    private let refreshing = Locked<Set<CacheKey>>([])
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
     /// - Parameters:
@@ -129,12 +128,12 @@ public final class ResponseCache: Sendable {
     /// Claims the background refresh of `key`: `false` when one is already running (a burst of
     /// hits on a stale entry starts one refresh, not one per hit).
     func beginRefresh(_ key: CacheKey) -> Bool {
-        lock.withLock { refreshing.insert(key).inserted }
+        refreshing.withLock { $0.insert(key).inserted }
     }
 
     /// The background refresh of `key` ended.
     func endRefresh(_ key: CacheKey) {
-        _ = lock.withLock { refreshing.remove(key) }
+        _ = refreshing.withLock { $0.remove(key) }
     }
 
     /// Whether `response` is an error by the reading of the service that sent it (the call's

@@ -1,4 +1,5 @@
 import Foundation
+import RunwaySync
 
 /// Remembers the nonces seen within the replay window, so each is accepted once.
 ///
@@ -8,10 +9,13 @@ import Foundation
 public final class NonceCache: Sendable {
     /// The most live nonces kept.
     public let capacity: Int
-    private let lock = NSLock()
-    // Guarded by `lock`: nonce → Unix seconds after which it may be forgotten.
-    nonisolated(unsafe) private var expiries: [String: Int64] = [:]
-    nonisolated(unsafe) private var nextPrune: Int64 = 0
+    private let state = Locked(State())
+
+    private struct State {
+        /// Nonce → Unix seconds after which it may be forgotten.
+        var expiries: [String: Int64] = [:]
+        var nextPrune: Int64 = 0
+    }
 
     /// Creates an empty cache.
     public init(capacity: Int = 1_000_000) {
@@ -20,20 +24,20 @@ public final class NonceCache: Sendable {
 
     /// Records `nonce` until `expiry`; `false` when it is already recorded and live.
     func insert(_ nonce: String, expiry: Int64, now: Int64) throws(SignatureVerificationError) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if now >= nextPrune || expiries.count >= capacity {
-            expiries = expiries.filter { $0.value > now }
-            nextPrune = now + 10
+        try state.withLock { (state) throws(SignatureVerificationError) -> Bool in
+            if now >= state.nextPrune || state.expiries.count >= capacity {
+                state.expiries = state.expiries.filter { $0.value > now }
+                state.nextPrune = now + 10
+            }
+            if let existing = state.expiries[nonce], existing > now { return false }
+            guard state.expiries.count < capacity else {
+                throw SignatureVerificationError(.tooManyNonces, "\(capacity) nonces are live; refusing new ones")
+            }
+            state.expiries[nonce] = expiry
+            return true
         }
-        if let existing = expiries[nonce], existing > now { return false }
-        guard expiries.count < capacity else {
-            throw SignatureVerificationError(.tooManyNonces, "\(capacity) nonces are live; refusing new ones")
-        }
-        expiries[nonce] = expiry
-        return true
     }
 
     /// The number of nonces held.
-    public var count: Int { lock.withLock { expiries.count } }
+    public var count: Int { state.withLock { $0.expiries.count } }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 #endif
 import RunwayCore
+import RunwaySync
 
 /// One SQLite file in WAL mode (through GRDB) that survives corruption: the storage under the
 /// response cache's disk layer and the action log's outbox.
@@ -30,13 +31,14 @@ public final class SQLiteStore: Sendable {
     /// The name in errors and in GRDB's labels.
     public let label: String
     private let schema: @Sendable (Database) throws -> Void
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`; replaced when the file is rebuilt. Callers take a reference under the
-    // lock and use it outside; a replaced pool closes when its last user lets go.
-    nonisolated(unsafe) private var current: DatabasePool
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var rebuilds = 0
+    private let state: Locked<State>
+
+    private struct State {
+        /// Replaced when the file is rebuilt. Callers take a reference under the lock and use it
+        /// outside; a replaced pool closes when its last user lets go.
+        var current: DatabasePool
+        var rebuilds = 0
+    }
 
     /// Opens (or creates, or rebuilds) the database at `file` and applies `schema`.
     /// - Parameters:
@@ -59,25 +61,24 @@ public final class SQLiteStore: Sendable {
                 underlying: error)
         }
         do {
-            current = try Self.open(file, label: label, schema: schema)
+            state = Locked(State(current: try Self.open(file, label: label, schema: schema)))
         } catch where Self.isCorruption(error) {
             Self.moveAside(file)
             do {
-                current = try Self.open(file, label: label, schema: schema)
+                state = Locked(State(current: try Self.open(file, label: label, schema: schema), rebuilds: 1))
             } catch {
                 throw RunwayError(.configuration, "cannot open the database \(file.path)", stage: stage, underlying: error)
             }
-            rebuilds = 1
         } catch {
             throw RunwayError(.configuration, "cannot open the database \(file.path)", stage: stage, underlying: error)
         }
     }
 
     /// How many times the file was found corrupt and rebuilt empty (at open included).
-    public var rebuildCount: Int { lock.withLock { rebuilds } }
+    public var rebuildCount: Int { state.withLock { $0.rebuilds } }
 
     /// The open database; it changes when the file is rebuilt.
-    public var pool: DatabasePool { lock.withLock { current } }
+    public var pool: DatabasePool { state.withLock { $0.current } }
 
     /// Runs `body` in a read transaction, on the calling thread.
     /// - Throws: ``RunwayError`` `.fileIO`; a corrupt file is rebuilt first.
@@ -124,12 +125,12 @@ public final class SQLiteStore: Sendable {
     @discardableResult
     public func recover(from error: any Error, in failed: DatabasePool) -> Bool {
         guard Self.isCorruption(error) else { return false }
-        lock.withLock {
-            guard current === failed else { return }
+        state.withLock { state in
+            guard state.current === failed else { return }
             Self.moveAside(file)
             if let fresh = try? Self.open(file, label: label, schema: schema) {
-                current = fresh
-                rebuilds += 1
+                state.current = fresh
+                state.rebuilds += 1
             }
         }
         return true

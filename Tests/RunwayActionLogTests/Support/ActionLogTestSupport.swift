@@ -2,6 +2,7 @@ import Foundation
 import Runway
 import RunwayActionLog
 import RunwayCurl
+import RunwaySync
 import RunwayTestServer
 
 extension ServiceID {
@@ -46,14 +47,11 @@ func testConfiguration(_ folder: TestFolder, registry: ServiceRegistry, events: 
 
 /// Every event a logger reported, thread-safe.
 final class EventRecorder: Sendable {
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var stored: [ActionLogEvent] = []
+    private let stored = Locked<[ActionLogEvent]>([])
 
-    func append(_ event: ActionLogEvent) { lock.withLock { stored.append(event) } }
+    func append(_ event: ActionLogEvent) { stored.withLock { $0.append(event) } }
 
-    var events: [ActionLogEvent] { lock.withLock { stored } }
+    var events: [ActionLogEvent] { stored.withLock { $0 } }
 
     func of(_ kind: ActionLogEvent.Kind) -> [ActionLogEvent] { events.filter { $0.kind == kind } }
 

@@ -6,6 +6,7 @@ import Runway
 import RunwayActionLog
 import RunwayCompression
 import RunwaySigning
+import RunwaySync
 import RunwayTestServer
 
 /// The batch endpoint of the action-log tests, written as a server team would with
@@ -42,24 +43,25 @@ final class ActionSink: Sendable {
 
     let deduplicator = ActionDeduplicator()
     let verifier: SignatureVerifier?
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private var behaviour: Behaviour
-    nonisolated(unsafe) private var received: [Received] = []
-    nonisolated(unsafe) private var records: [ActionBatch.Record] = []
-    nonisolated(unsafe) private var firstSeen: [String: [String]] = [:]
-    nonisolated(unsafe) private var changedResends = 0
-    nonisolated(unsafe) private var duplicateCount = 0
-    nonisolated(unsafe) private var rejections: [String] = []
+    private let state: Locked<State>
+
+    private struct State {
+        var behaviour: Behaviour
+        var received: [Received] = []
+        var records: [ActionBatch.Record] = []
+        var firstSeen: [String: [String]] = [:]
+        var changedResends = 0
+        var duplicateCount = 0
+        var rejections: [String] = []
+    }
 
     init(_ behaviour: Behaviour = Behaviour(), verifier: SignatureVerifier? = nil) {
-        self.behaviour = behaviour
+        self.state = Locked(State(behaviour: behaviour))
         self.verifier = verifier
     }
 
     /// Every request, in arrival order.
-    var requests: [Received] { lock.withLock { received } }
+    var requests: [Received] { state.withLock { $0.received } }
     /// Requests answered 2xx.
     var acknowledged: [Received] { requests.filter { (200..<300).contains($0.status) } }
     /// Acknowledged batches, each once, in the order first acknowledged (a request a killed or
@@ -69,15 +71,15 @@ final class ActionSink: Sendable {
         return acknowledged.filter { seen.insert($0.batchID).inserted }
     }
     /// The fresh records stored, in order.
-    var stored: [ActionBatch.Record] { lock.withLock { records } }
+    var stored: [ActionBatch.Record] { state.withLock { $0.records } }
     /// Records received again (a re-sent batch), dropped by the de-duplicator.
-    var duplicates: Int { lock.withLock { duplicateCount } }
+    var duplicates: Int { state.withLock { $0.duplicateCount } }
     /// Re-sent batch IDs whose records differed from the first sending (must stay 0).
-    var changedResendCount: Int { lock.withLock { changedResends } }
+    var changedResendCount: Int { state.withLock { $0.changedResends } }
     /// Requests refused (bad signature, bad body, idempotency key mismatch), with the reason.
-    var rejected: [String] { lock.withLock { rejections } }
+    var rejected: [String] { state.withLock { $0.rejections } }
 
-    func setBehaviour(_ change: (inout Behaviour) -> Void) { lock.withLock { change(&behaviour) } }
+    func setBehaviour(_ change: (inout Behaviour) -> Void) { state.withLock { change(&$0.behaviour) } }
 
     var routes: TestServer.Routes {
         { router in
@@ -108,31 +110,33 @@ final class ActionSink: Sendable {
         guard header("Idempotency-Key") == batch.id else { return reject("Idempotency-Key", status: .badRequest) }
         let names = ["content-type", "content-encoding", "x-client", "x-runway-signature"]
         let seen = Dictionary(uniqueKeysWithValues: names.compactMap { name in header(name).map { (name, $0) } })
-        let (status, wait, receipt): (Int, Duration, ActionBatchReceipt?) = lock.withLock {
+        let (status, wait, receipt): (Int, Duration, ActionBatchReceipt?) = state.withLock { state in
             let ids = batch.records.map(\.id)
-            if let first = firstSeen[batch.id] {
-                if first != ids { changedResends += 1 }
+            if let first = state.firstSeen[batch.id] {
+                if first != ids { state.changedResends += 1 }
             } else {
-                firstSeen[batch.id] = ids
+                state.firstSeen[batch.id] = ids
             }
-            if let name = behaviour.refuseName, batch.records.contains(where: { $0.name == name }) {
-                received.append(Received(batchID: batch.id, recordIDs: ids, status: behaviour.refusalStatus, headers: seen, at: .now))
-                return (behaviour.refusalStatus, .zero, nil)
+            if let name = state.behaviour.refuseName, batch.records.contains(where: { $0.name == name }) {
+                state.received.append(
+                    Received(batchID: batch.id, recordIDs: ids, status: state.behaviour.refusalStatus, headers: seen, at: .now))
+                return (state.behaviour.refusalStatus, .zero, nil)
             }
-            if behaviour.failures > 0 {
-                behaviour.failures -= 1
-                received.append(Received(batchID: batch.id, recordIDs: ids, status: behaviour.failureStatus, headers: seen, at: .now))
-                return (behaviour.failureStatus, .zero, nil)
+            if state.behaviour.failures > 0 {
+                state.behaviour.failures -= 1
+                state.received.append(
+                    Received(batchID: batch.id, recordIDs: ids, status: state.behaviour.failureStatus, headers: seen, at: .now))
+                return (state.behaviour.failureStatus, .zero, nil)
             }
             let (fresh, receipt) = deduplicator.accept(batch)
-            records += fresh
-            duplicateCount += receipt.duplicates
-            received.append(Received(batchID: batch.id, recordIDs: ids, status: 200, headers: seen, at: .now))
-            if behaviour.lateAnswers > 0 {
-                behaviour.lateAnswers -= 1
-                return (200, behaviour.lateBy + behaviour.delay, receipt)
+            state.records += fresh
+            state.duplicateCount += receipt.duplicates
+            state.received.append(Received(batchID: batch.id, recordIDs: ids, status: 200, headers: seen, at: .now))
+            if state.behaviour.lateAnswers > 0 {
+                state.behaviour.lateAnswers -= 1
+                return (200, state.behaviour.lateBy + state.behaviour.delay, receipt)
             }
-            return (200, behaviour.delay, receipt)
+            return (200, state.behaviour.delay, receipt)
         }
         if wait > .zero { try await Task.sleep(for: wait) }
         guard let receipt else { return Response(status: HTTPResponse.Status(code: status)) }
@@ -142,7 +146,7 @@ final class ActionSink: Sendable {
     }
 
     private func reject(_ reason: String, status: HTTPResponse.Status) -> Response {
-        lock.withLock { rejections.append(reason) }
+        state.withLock { $0.rejections.append(reason) }
         return Response(status: status, body: ResponseBody(byteBuffer: ByteBuffer(string: reason)))
     }
 }
