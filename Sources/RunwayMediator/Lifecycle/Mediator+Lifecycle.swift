@@ -1,25 +1,22 @@
 import Foundation
+import RunwaySync
 
 /// Whether the modules have been started; enforces start once, stop after start.
-// @unchecked Sendable: `phase` is only read or written while `lock` is held.
-final class LifecycleState: @unchecked Sendable {
+final class LifecycleState: Sendable {
     enum Phase { case idle, starting, started, stopped, failed }
-    private let lock = NSLock()
-    private var phase: Phase = .idle
+    private let phase = Locked(Phase.idle)
 
     /// Moves from `from` to `to`; returns the phase found when it was not `from`.
     func transition(from: Phase, to: Phase) -> Phase? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard phase == from else { return phase }
-        phase = to
-        return nil
+        phase.withLock { phase in
+            guard phase == from else { return phase }
+            phase = to
+            return nil
+        }
     }
 
     func set(_ newPhase: Phase) {
-        lock.lock()
-        phase = newPhase
-        lock.unlock()
+        phase.withLock { $0 = newPhase }
     }
 }
 
