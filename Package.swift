@@ -15,7 +15,7 @@ import PackageDescription
 
 let package = Package(
     name: "Runway",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         // Foundation only (and libcurl, zlib from the system).
         .library(name: "Runway", targets: ["Runway"]),
@@ -170,7 +170,7 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayMetricsTests",
             dependencies: [
-                "Runway", "RunwayMetrics", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
+                "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
                 testServer, .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

@@ -14,7 +14,7 @@ let plugin = Target.PluginUsage.plugin(name: "BenchmarkPlugin", package: "benchm
 
 let package = Package(
     name: "RunwayBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: "..", traits: ["Cache", "ActionLog", "Signing", "Logging", "Metrics", "Tracing"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

@@ -28,7 +28,7 @@ check() {
 import PackageDescription
 let package = Package(
     name: "App",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [.package(path: "../Runway", traits: [$traits])],
     targets: [.target(name: "App", dependencies: [$list])]
 )

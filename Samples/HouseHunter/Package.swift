@@ -21,7 +21,7 @@ let settings: [SwiftSetting] = [
 
 let package = Package(
     name: "HouseHunter",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "house-hunter", targets: ["HouseHunter"]),
     ],

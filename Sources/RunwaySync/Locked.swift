@@ -10,7 +10,7 @@ import Foundation
 /// Why not `Synchronization.Mutex`: on Linux, `swift test --sanitize=thread` reports a false data
 /// race on state guarded by a `Mutex` (it locks with a futex the sanitizer does not model as a
 /// lock), so the thread sanitizer could not be run clean. `NSLock` is a pthread mutex, which the
-/// sanitizer understands, and costs the same uncontended.
+/// sanitizer understands.
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is read and written only inside `withLock`, holding `lock`;
     // values go in and come out `sending`, so no unprotected reference to it escapes.

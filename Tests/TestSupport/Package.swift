@@ -7,7 +7,7 @@ import PackageDescription
 // test-only packages for that package's own tests only.
 let package = Package(
     name: "TestSupport",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "RunwayTestServer", targets: ["RunwayTestServer"]),
     ],
