@@ -66,7 +66,7 @@ func interceptor(_ name: String, bypassHost: String) async throws -> any Interce
     case "logging":
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
-        return try .logging(logger)
+        return .logging(logger)
     case "validation":
         return try .validation([apiName: try APIValidation(response: ResponseRule(contentType: "application/json"))])
     case "cache":
@@ -124,7 +124,7 @@ func runMode() async throws {
         }
         let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher())
         let request = try Request(url(host: host), options: requestOptions)
-        let context = RequestContext(apiName: apiName, serviceID: serviceID.rawValue)
+        let context = RequestContext(apiName: apiName, serviceID: serviceID)
         await measure(client: client, options) { _ in try await pipeline.send(request, context: context).body.count }
     case "manager":
         var interceptors: [any Interceptor] = []

@@ -24,7 +24,7 @@ public struct CacheFixture: Sendable {
         let answer = Response(status: 200, headers: ["Content-Type": "application/json"], body: Self.body)
         pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: Immediate(response: answer))
         request = try Request("https://api.example.test/v1/\(Self.apiName)?city=Shanghai&page=2&sort=price")
-        context = RequestContext(apiName: Self.apiName, serviceID: ServiceID.bench.rawValue)
+        context = RequestContext(apiName: Self.apiName, serviceID: .bench)
     }
 
     /// A manager of ``apiName`` whose service ends in this fixture's pipeline.

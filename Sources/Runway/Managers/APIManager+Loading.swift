@@ -13,9 +13,9 @@ extension APIManager {
     ///
     /// `@concurrent`: it runs on the global executor, never on the caller's actor, whatever
     /// the caller's isolation or language mode. The call's work (the chain's signing, gzip and
-    /// cache reads, JSON parsing) runs in the caller's task on that executor, so it never lands
-    /// on the main actor (unless the call is joined to another under `shareInFlight`, which runs
-    /// in a task of its own).
+    /// cache reads, JSON parsing) runs in a task the engine owns on that executor, so it never
+    /// lands on the main actor; cancelling the caller's task cancels that task too, unless
+    /// others wait for the same call (`shareInFlight`).
     @discardableResult
     @concurrent
     public func load(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
