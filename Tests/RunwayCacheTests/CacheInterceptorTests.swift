@@ -279,13 +279,15 @@ import Testing
         }
         #expect(body == "/feed#2")
         clock.advance(120)
-        // The refresh that stored "/feed#2" releases its claim just after storing: a stale hit in
-        // between starts none, so hit until one does (one more refresh, not one per hit).
+        // The refresh that stored "/feed#2" releases its claim just after storing: a hit in
+        // between starts none, so hit until one does. (Every hit of cacheThenNetwork may start
+        // one once the claim is free, so a hit racing a refresh that has just landed may start
+        // the next: the count is not pinned here; the burst above pins one per claim.)
         for _ in 0..<200 where slow.requests.count < 3 {
             _ = try await call(pipeline, "https://api.test/feed", api: "feed")
             if slow.requests.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
         }
-        #expect(await eventually { slow.requests.count == 3 })
+        #expect(await eventually { slow.requests.count >= 3 })
     }
 
     @Test func cacheThenNetworkReportsUnchangedAndFailedRefreshes() async throws {
