@@ -23,7 +23,7 @@ let package = Package(
     name: "HouseHunter",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "house-hunter", targets: ["HouseHunter"]),
+        .executable(name: "house-hunter", targets: ["HouseHunter"])
     ],
     dependencies: [
         .package(path: "../..", traits: ["Signing", "Cache", "Logging", "ActionLog"]),

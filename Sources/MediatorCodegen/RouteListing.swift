@@ -24,7 +24,8 @@ package struct RouteListing: Sendable {
         for target in targets.sorted(by: { ($0.module, $0.typeName) < ($1.module, $1.typeName) })
         where target.module != RegistrationGenerator.mediatorModule {
             guard let name = target.targetName?.lowercased() else {
-                problems.append("\(target.source): target \(target.typeName) has no literal `static let name = \"...\"`; its routes cannot be listed")
+                problems.append(
+                    "\(target.source): target \(target.typeName) has no literal `static let name = \"...\"`; its routes cannot be listed")
                 continue
             }
             if let other = targetSources[name] {
@@ -53,7 +54,9 @@ package struct RouteListing: Sendable {
                     if let other = shapes[pattern.shape], other.target == name, other.action == action.name { continue }
                     if let other = shapes[pattern.shape] {
                         problems.append(
-                            "conflicting routes '\(other.pattern)' (\(other.target)/\(other.action), \(other.source)) and '\(text)' (\(name)/\(action.name), \(patternSource)) match the same URLs")
+                            "conflicting routes '\(other.pattern)' (\(other.target)/\(other.action), \(other.source)) and '\(text)' "
+                                + "(\(name)/\(action.name), \(patternSource)) match the same URLs"
+                        )
                         continue
                     }
                     shapes[pattern.shape] = row

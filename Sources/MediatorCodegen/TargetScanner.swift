@@ -13,7 +13,9 @@ package enum TargetScanner {
 
     /// Scans one module's files (`(path relative to the module, contents)`).
     /// - Returns: Targets sorted by type name, and diagnostics (a non-public target, a nested one).
-    package static func scan(module: String, files: [(path: String, contents: String)]) -> (targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]) {
+    package static func scan(module: String, files: [(path: String, contents: String)]) -> (
+        targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]
+    ) {
         var targets: [TargetDeclaration] = []
         var diagnostics: [CodegenDiagnostic] = []
         let sources = files.map { (path: $0.path, text: SwiftSourceText($0.contents)) }
@@ -27,8 +29,13 @@ package enum TargetScanner {
                 let keyword = ns.substring(with: match.range(at: 2))
                 let name = ns.substring(with: match.range(at: 3))
                 let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
-                let inherits = match.range(at: 4).location == NSNotFound ? [] : ns.substring(with: match.range(at: 4))
-                    .split(separator: ",").map { $0.split(separator: "<").first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "" }
+                let inherits =
+                    match.range(at: 4).location == NSNotFound
+                    ? []
+                    : ns.substring(with: match.range(at: 4))
+                        .split(separator: ",").map {
+                            $0.split(separator: "<").first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+                        }
                 let offset = utf8Offset(code, match.range(at: 2).location)
                 let open = utf8Offset(code, match.range.location + match.range.length - 1)
                 guard !source.text.inString[offset] else { continue }
@@ -48,12 +55,20 @@ package enum TargetScanner {
             let line = file.text.line(at: primary.offset)
             let source = "\(module)/\(file.path):\(line)"
             if file.text.depth(at: primary.offset) > 0 {
-                diagnostics.append(CodegenDiagnostic(source: source, message: "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"))
+                diagnostics.append(
+                    CodegenDiagnostic(
+                        source: source,
+                        message:
+                            "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them")
+                )
                 continue
             }
             let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
             guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
-                diagnostics.append(CodegenDiagnostic(source: source, message: "\(name) conforms to \(protocolName) but is not public; the app target cannot register it"))
+                diagnostics.append(
+                    CodegenDiagnostic(
+                        source: source, message: "\(name) conforms to \(protocolName) but is not public; the app target cannot register it")
+                )
                 continue
             }
             var targetName: String?
@@ -115,7 +130,10 @@ package enum TargetScanner {
 
     // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
     private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
-        pattern: #"((?:(?:public|open|internal|package|fileprivate|private|final|@\w+(?:\([^)]*\))?)\s+)*)\b(struct|class|enum|actor|extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#)
+        pattern:
+            #"((?:(?:public|open|internal|package|fileprivate|private|final|@\w+(?:\([^)]*\))?)\s+)*)\b(struct|class|enum|actor|"#
+            + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
+    )
     private static let nameRegex = try! NSRegularExpression(  // a constant pattern
         pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern

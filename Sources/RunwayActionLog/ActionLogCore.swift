@@ -1,8 +1,9 @@
 import Foundation
+import Runway
+
 #if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
 #endif
-import Runway
 
 /// The state shared by `record` (any thread), the writer thread and the upload task, behind
 /// one condition lock; and the one place that counts, logs and reports.
@@ -222,7 +223,9 @@ final class ActionLogCore: @unchecked Sendable {
     }
 
     /// Answers the waiters whose actions are neither queued nor being written.
-    private func settleWaiters(_ state: inout State, dropped: Set<UInt64>, failure: RunwayError? = nil) -> [(Waiting, Result<Void, RunwayError>)] {
+    private func settleWaiters(_ state: inout State, dropped: Set<UInt64>, failure: RunwayError? = nil) -> [(
+        Waiting, Result<Void, RunwayError>
+    )] {
         let oldest = state.oldestUnwritten
         var resumed: [(Waiting, Result<Void, RunwayError>)] = []
         state.durableWaiters.removeAll { waiter in

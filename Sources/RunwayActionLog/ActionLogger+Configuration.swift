@@ -1,8 +1,9 @@
 import Foundation
+import Runway
+
 #if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
 #endif
-import Runway
 
 extension ActionLogger {
     /// What to do when the outbox holds ``Configuration/maxRecords`` actions and another arrives.

@@ -69,13 +69,19 @@ public final class ActionLogger: Sendable {
     public init(_ configuration: Configuration) throws(RunwayError) {
         let backoff = try configuration.validated()
         self.configuration = configuration
-        let core = ActionLogCore(settings: .init(
-            batchSize: configuration.batchSize, maxRecords: configuration.maxRecords, whenFull: configuration.whenFull,
-            maxActionBytes: configuration.maxActionBytes, logger: configuration.logger, onEvent: configuration.onEvent))
+        let core = ActionLogCore(
+            settings: .init(
+                batchSize: configuration.batchSize, maxRecords: configuration.maxRecords, whenFull: configuration.whenFull,
+                maxActionBytes: configuration.maxActionBytes, logger: configuration.logger, onEvent: configuration.onEvent))
         let outbox = try Outbox(file: configuration.file) { core.fileRebuilt() }
         if outbox.rebuiltAtOpen {
-            core.report(ActionLogEvent(
-                .lost, count: 0, reason: "the outbox file was corrupt at open; it was moved to \(configuration.file.lastPathComponent).corrupt and rebuilt empty"))
+            core.report(
+                ActionLogEvent(
+                    .lost, count: 0,
+                    reason:
+                        "the outbox file was corrupt at open; it was moved to \(configuration.file.lastPathComponent).corrupt and "
+                        + "rebuilt empty"
+                ))
         }
         let leftovers = try outbox.batchLeftovers(batchSize: configuration.batchSize)
         core.withState { state in
@@ -83,9 +89,13 @@ public final class ActionLogger: Sendable {
             state.statistics.leftovers = leftovers.records
         }
         if leftovers.records > 0 {
-            core.report(ActionLogEvent(
-                .leftoversFound, count: leftovers.records,
-                reason: "\(leftovers.assignedBatches + leftovers.newBatches) batches left by the previous run (\(leftovers.assignedBatches) already sent once)"))
+            core.report(
+                ActionLogEvent(
+                    .leftoversFound, count: leftovers.records,
+                    reason:
+                        "\(leftovers.assignedBatches + leftovers.newBatches) batches left by the previous run "
+                        + "(\(leftovers.assignedBatches) already sent once)"
+                ))
         }
         let uploader = BatchUploader(core: core, outbox: outbox, configuration: configuration, backoff: backoff)
         let writer = OutboxWriter(core: core, outbox: outbox) { uploader.ring(.threshold) }

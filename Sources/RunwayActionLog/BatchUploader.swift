@@ -95,7 +95,7 @@ final class BatchUploader: Sendable {
                 guard let batch = try await outbox.nextBatch(size: batchSize, partial: partial) else { return nil }
                 do {
                     try await send(batch)
-                } catch where error.response.map({ Self.refusalStatuses.contains($0.status) }) == true {
+                } catch  where error.response.map({ Self.refusalStatuses.contains($0.status) }) == true {
                     try await refused(batch, error)
                     throw error
                 }
@@ -130,10 +130,12 @@ final class BatchUploader: Sendable {
                 state.statistics.lost += deleted
                 state.statistics.stored = max(0, state.statistics.stored - deleted)
             }
-            core.report(ActionLogEvent(
-                .lost, count: deleted, batchID: batch.id,
-                reason: "the server refused it \(refusals) times (HTTP \(error.response?.status ?? 0)) while it acknowledged other batches",
-                error: error))
+            core.report(
+                ActionLogEvent(
+                    .lost, count: deleted, batchID: batch.id,
+                    reason:
+                        "the server refused it \(refusals) times (HTTP \(error.response?.status ?? 0)) while it acknowledged other batches",
+                    error: error))
         }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
-#if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
-import GRDB
-#endif
 import Runway
 import RunwayStorage
 import RunwaySync
+
+#if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
+import GRDB
+#endif
 
 /// An action handed to the logger, numbered in the order it arrived.
 struct PendingAction: Sendable {
@@ -24,12 +25,12 @@ struct PreparedBatch: Sendable {
 
 /// The outbox file: actions waiting for upload, and the batches they were assigned to.
 ///
-/// Two tables (and a one-row `counts` table that triggers keep current). `action` holds each record's wire JSON (so a re-sent batch is byte-for-byte the
-/// same), its unique ID, and the batch it belongs to (`NULL` until assigned). `batch` lists the
-/// batches assigned and not yet acknowledged, oldest first. A batch is assigned in one
-/// transaction **before** it is sent and deleted in one transaction **after** the server
-/// acknowledged it, so a crash anywhere re-sends exactly the same batch ID with exactly the same
-/// records.
+/// Two tables (and a one-row `counts` table that triggers keep current). `action` holds each
+/// record's wire JSON (so a re-sent batch is byte-for-byte the same), its unique ID, and the batch
+/// it belongs to (`NULL` until assigned). `batch` lists the batches assigned and not yet
+/// acknowledged, oldest first. A batch is assigned in one transaction **before** it is sent and
+/// deleted in one transaction **after** the server acknowledged it, so a crash anywhere re-sends
+/// exactly the same batch ID with exactly the same records.
 final class Outbox: Sendable {
     let store: SQLiteStore
     private let onRebuild: @Sendable () -> Void
@@ -126,7 +127,7 @@ final class Outbox: Sendable {
     /// The oldest batch not yet acknowledged, or a new one: `size` unassigned actions (fewer when
     /// `partial`). `nil` when there is nothing to send.
     func nextBatch(size: Int, partial: Bool) async throws(RunwayError) -> PreparedBatch? {
-        try await reportingRebuild { () async throws(RunwayError) -> PreparedBatch? in
+        try await reportingRebuildAsync { () async throws(RunwayError) -> PreparedBatch? in
             try await store.write { db -> PreparedBatch? in
                 while let id = try String.fetchOne(db, sql: "SELECT id FROM batch ORDER BY seq LIMIT 1") {
                     let records = try Self.records(db, batch: id)
@@ -141,7 +142,7 @@ final class Outbox: Sendable {
 
     /// Deletes an acknowledged batch and its actions; returns how many actions went.
     func delete(batch id: String) async throws(RunwayError) -> Int {
-        try await reportingRebuild { () async throws(RunwayError) -> Int in
+        try await reportingRebuildAsync { () async throws(RunwayError) -> Int in
             try await store.write { db -> Int in
                 try db.execute(sql: "DELETE FROM action WHERE batch = ?", arguments: [id])
                 let deleted = db.changesCount
@@ -154,7 +155,7 @@ final class Outbox: Sendable {
     /// Splits a refused batch in two new ones (new IDs: the server took neither): the first
     /// half keeps the batch's place in the queue, the second goes last. One transaction.
     func split(batch id: String) async throws(RunwayError) {
-        try await reportingRebuild { () async throws(RunwayError) in
+        try await reportingRebuildAsync { () async throws(RunwayError) in
             try await store.write { db in
                 let sequences = try Int64.fetchAll(db, sql: "SELECT seq FROM action WHERE batch = ? ORDER BY seq", arguments: [id])
                 guard sequences.count > 1 else { return }
@@ -170,7 +171,7 @@ final class Outbox: Sendable {
 
     /// Moves a batch to the end of the queue (same ID, same actions). One transaction.
     func requeue(batch id: String) async throws(RunwayError) {
-        try await reportingRebuild { () async throws(RunwayError) in
+        try await reportingRebuildAsync { () async throws(RunwayError) in
             try await store.write { db in
                 try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
                 try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
@@ -210,7 +211,7 @@ final class Outbox: Sendable {
         }
     }
 
-    private func reportingRebuild<T>(_ body: () async throws(RunwayError) -> T) async throws(RunwayError) -> T {
+    private func reportingRebuildAsync<T>(_ body: () async throws(RunwayError) -> T) async throws(RunwayError) -> T {
         do {
             return try await body()
         } catch {

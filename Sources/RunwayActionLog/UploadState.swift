@@ -86,7 +86,9 @@ struct UploadState {
     }
 
     /// A pass ended: the flush callers it answers and, after a failure, the backoff delay.
-    mutating func end(_ pass: Pass, failure: RunwayError?, backoff: RetryPolicy, random: Double) -> (answered: [ActionLogCore.Waiting], retryDelay: Duration?) {
+    mutating func end(_ pass: Pass, failure: RunwayError?, backoff: RetryPolicy, random: Double) -> (
+        answered: [ActionLogCore.Waiting], retryDelay: Duration?
+    ) {
         var answered: [ActionLogCore.Waiting] = []
         flushWaiters.removeAll { waiter in
             guard waiter.pass <= pass.number else { return false }

@@ -1,8 +1,9 @@
+import Foundation
+import Runway
+
 #if Cache  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
-import Runway
 
 /// Identifies one cached response: service, environment, API, method, URL and canonical
 /// parameters; on disk, their SHA-256.
@@ -76,7 +77,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             }
         // The NUL-separated fields, in one allocation with room for the credentials' mark and a
         // body digest.
-        let service = context.serviceID?.rawValue ?? "", api = context.apiName ?? "", method = request.method.rawValue
+        let service = context.serviceID?.rawValue ?? ""
+        let api = context.apiName ?? ""
+        let method = request.method.rawValue
         var text: [UInt8] = []
         text.reserveCapacity(
             service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + utf8.count

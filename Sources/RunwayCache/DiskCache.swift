@@ -1,9 +1,10 @@
 import Foundation
+import Runway
+import RunwayStorage
+
 #if Cache  // the package trait that brings this dependency (TraitCheck.swift)
 import GRDB
 #endif
-import Runway
-import RunwayStorage
 
 /// Entries in one SQLite file (WAL mode, through GRDB), bounded in bytes.
 ///

@@ -117,7 +117,8 @@ public final class ResponseCache: Sendable {
     /// The key `request` is cached under: its service, API, method, URL, canonical parameters
     /// and body, and whose it is (see "Whose response").
     public func key(for request: Request, context: RequestContext) -> CacheKey {
-        let authorization = request.headers["Authorization"], cookie = request.headers["Cookie"]
+        let authorization = request.headers["Authorization"]
+        let cookie = request.headers["Cookie"]
         guard authorization != nil || cookie != nil else {
             return CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
         }

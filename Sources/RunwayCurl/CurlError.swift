@@ -11,7 +11,9 @@ enum CurlError {
         case CURLE_UNSUPPORTED_PROTOCOL where !(300..<400).contains(lastStatus):
             // The request's own scheme was checked before dispatch and no redirect was being
             // followed: libcurl says this of a reply that is not HTTP (no valid status line).
-            return RunwayError(.responseInvalid, "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+            return RunwayError(
+                .responseInvalid,
+                "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.
@@ -20,13 +22,19 @@ enum CurlError {
             let neverSent = preTransfer == 0
             if code == CURLE_OPERATION_TIMEDOUT, neverSent {
                 return RunwayError(
-                    .timeout, "timed out before a connection was made: nothing was sent (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)",
+                    .timeout,
+                    "timed out before a connection was made: nothing was sent (curl \(code.rawValue)) for \(request.method) "
+                        + "\(request.url.absoluteString)",
                     neverSent: true)
             }
             return RunwayError(self.code(for: code), message, neverSent: neverSent)
         case CURLE_OUT_OF_MEMORY:
             // libcurl 7.x reports response headers over its 100 KB limit as out of memory.
-            return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit, or memory ran out (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+            return RunwayError(
+                .responseTooLarge,
+                "the response headers are over libcurl's limit, or memory ran out (curl \(code.rawValue)) for \(request.method) "
+                    + "\(request.url.absoluteString)"
+            )
         default:
             return RunwayError(self.code(for: code), message)
         }

@@ -90,10 +90,11 @@ final class CurlMulti: @unchecked Sendable {
         if wake {
             watch?.wake()
         } else if !accepted {
-            transfer.finish(.failure(
-                watch == nil
-                    ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
-                    : RunwayError(.cancelled, "the dispatcher was shut down")))
+            transfer.finish(
+                .failure(
+                    watch == nil
+                        ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
+                        : RunwayError(.cancelled, "the dispatcher was shut down")))
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import RunwayCore
 import RunwayCompression
+import RunwayCore
 
 // The response body on the loop thread, as it arrives (inflated there when the loop decodes),
 // and the guard on sending a request twice.

@@ -89,7 +89,8 @@ extension CurlTransfer {
 
         // Callbacks.
         try check(
-            runway_easy_setopt_socket_callbacks(easy, curlOpenSocketCallback, curlCloseSocketCallback, Unmanaged.passUnretained(watch).toOpaque()),
+            runway_easy_setopt_socket_callbacks(
+                easy, curlOpenSocketCallback, curlCloseSocketCallback, Unmanaged.passUnretained(watch).toOpaque()),
             "socket callbacks")
         try check(runway_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback), "write callback")
         try set(easy, CURLOPT_WRITEDATA, me)
@@ -165,9 +166,11 @@ extension CurlTransfer {
         if !options.connectOverrides.isEmpty {
             var overrides: UnsafeMutablePointer<curl_slist>?
             for override in options.connectOverrides {
-                let host = override.connectHost.contains(":") && !override.connectHost.hasPrefix("[")
+                let host =
+                    override.connectHost.contains(":") && !override.connectHost.hasPrefix("[")
                     ? "[\(override.connectHost)]" : override.connectHost
-                let entry = "\(override.host):\(override.port.map(String.init) ?? ""):\(host):\(override.connectPort.map(String.init) ?? "")"
+                let entry =
+                    "\(override.host):\(override.port.map(String.init) ?? ""):\(host):\(override.connectPort.map(String.init) ?? "")"
                 overrides = curl_slist_append(overrides, entry)
             }
             connectToList = overrides
@@ -199,7 +202,8 @@ extension CurlTransfer {
         runway_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
         let code = body.withUnsafeBytes { raw in
             // An empty body still needs a non-null pointer.
-            runway_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            runway_easy_setopt_pointer(
+                easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
         }
         try check(code, "request body")
     }
@@ -211,7 +215,8 @@ extension CurlTransfer {
         for field in request.headers {
             // "Name;" is curl's way to send a header with an empty value ("Name:" would remove
             // curl's own header of that name); a value of only spaces is empty once trimmed.
-            let line = field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            let line =
+                field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
                 ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
@@ -242,7 +247,8 @@ extension CurlTransfer {
             if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
             return 0
         } catch {
-            throw RunwayError(.fileIO, "cannot prepare the download to \(download.file.path): \(error.localizedDescription)", underlying: error)
+            throw RunwayError(
+                .fileIO, "cannot prepare the download to \(download.file.path): \(error.localizedDescription)", underlying: error)
         }
     }
 
@@ -259,7 +265,8 @@ extension CurlTransfer {
         try check(runway_easy_setopt_pointer(easy, option, value), "option \(option.rawValue)")
     }
 
-    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: UnsafeMutablePointer<curl_slist>?) throws(RunwayError) {
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: UnsafeMutablePointer<curl_slist>?) throws(RunwayError)
+    {
         try check(runway_easy_setopt_slist(easy, option, value), "option \(option.rawValue)")
     }
 

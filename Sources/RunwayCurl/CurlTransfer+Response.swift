@@ -8,11 +8,12 @@ extension CurlTransfer {
         guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
         if let failure { return .failure(failure) }
         if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
-            return .failure(RunwayError(
-                .connectionLost,
-                "the connection closed before the response, and \(request.method) is not idempotent: not sent again, "
-                    + "since the server may have it (a retry policy that allows it, or an Idempotency-Key header, may) "
-                    + "for \(request.url.absoluteString)"))
+            return .failure(
+                RunwayError(
+                    .connectionLost,
+                    "the connection closed before the response, and \(request.method) is not idempotent: not sent again, "
+                        + "since the server may have it (a retry policy that allows it, or an Idempotency-Key header, may) "
+                        + "for \(request.url.absoluteString)"))
         }
         guard code == CURLE_OK else {
             if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy) {
@@ -21,9 +22,12 @@ extension CurlTransfer {
             return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status))
         }
         guard status == 0 || headerSectionEnded else {
-            return .failure(RunwayError(
-                .connectionLost,
-                "the connection closed inside the response's header section (status \(status), no blank line) for \(request.method) \(request.url.absoluteString)"))
+            return .failure(
+                RunwayError(
+                    .connectionLost,
+                    "the connection closed inside the response's header section (status \(status), no blank line) for "
+                        + "\(request.method) \(request.url.absoluteString)"
+                ))
         }
         if let unfinished = unfinishedEncoding() { return .failure(unfinished) }
         var responseCode = 0

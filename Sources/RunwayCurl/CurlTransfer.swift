@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
-import RunwayCore
 import RunwayCompression
+import RunwayCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -109,8 +109,11 @@ final class CurlTransfer: @unchecked Sendable {
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
-        easyOptions = proxy != nil ? nil : EasyOptions(
-            request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
+        easyOptions =
+            proxy != nil
+            ? nil
+            : EasyOptions(
+                request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
     }
 
     /// Leaves the outcome and resumes the caller, once.
@@ -185,6 +188,7 @@ let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in
 let curlProgressCallback: runway_curl_progress_callback = { user, downloadTotal, downloaded, uploadTotal, uploaded in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    transfer.reportProgress(downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded), uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
+    transfer.reportProgress(
+        downloadTotal: Int64(downloadTotal), downloaded: Int64(downloaded), uploadTotal: Int64(uploadTotal), uploaded: Int64(uploaded))
     return 0
 }

@@ -1,6 +1,6 @@
 import Foundation
-import RunwayCore
 import RunwayCompression
+import RunwayCore
 
 /// Inflates a response body that libcurl handed over as sent
 /// (``CurlDispatcher/Configuration/ResponseDecoding/awaitingTask``).
@@ -29,7 +29,7 @@ enum ResponseDecoder {
                 // Meant to be zlib-wrapped; some servers send it raw, which libcurl accepts too.
                 do {
                     body = try inflate(body, format: .gzipOrZlib, encoding: encoding, limit: limit, response: response)
-                } catch where error.code == .responseInvalid {
+                } catch  where error.code == .responseInvalid {
                     body = try inflate(body, format: .rawDeflate, encoding: encoding, limit: limit, response: response)
                 }
             default:
@@ -50,10 +50,11 @@ enum ResponseDecoder {
     ) throws(RunwayError) -> Data {
         do {
             return try Gzip.decompress(body, limit: limit, format: format)
-        } catch where error.isTooLarge {
+        } catch  where error.isTooLarge {
             throw RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
         } catch {
-            throw RunwayError(.responseInvalid, "the \(encoding) response body cannot be decoded: \(error)", response: response, underlying: error)
+            throw RunwayError(
+                .responseInvalid, "the \(encoding) response body cannot be decoded: \(error)", response: response, underlying: error)
         }
     }
 }

@@ -48,7 +48,8 @@ struct AddressStore: Sendable {
 
     /// Writes the snapshot atomically (a crash leaves the old file or the new one, never half).
     func save(_ snapshot: Snapshot) -> DNSBypassError? {
-        let file = File(version: 1, fetchedAt: snapshot.fetchedAt.timeIntervalSince1970, hosts: snapshot.hosts.mapValues { $0.map(\.description) })
+        let file = File(
+            version: 1, fetchedAt: snapshot.fetchedAt.timeIntervalSince1970, hosts: snapshot.hosts.mapValues { $0.map(\.description) })
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -50,16 +50,21 @@ extension DNSBypass {
         /// Checks every value; returns the parsed host table.
         func validated() throws(RunwayError) -> [String: [Endpoint]] {
             func bad(_ field: String, _ message: String, _ underlying: DNSBypassError? = nil) -> RunwayError {
-                RunwayError(.configuration, "DNS bypass: \(message)", stage: .interceptor("dns-bypass"), field: field, underlying: underlying)
+                RunwayError(
+                    .configuration, "DNS bypass: \(message)", stage: .interceptor("dns-bypass"), field: field, underlying: underlying)
             }
             guard !hosts.isEmpty || ipListSource != nil else { throw bad("hosts", "no host addresses and no IP-list API") }
             guard refreshInterval >= .seconds(60) else { throw bad("refreshInterval", "refreshInterval must be at least a minute") }
             guard probeTimeout > .zero else { throw bad("probeTimeout", "probeTimeout must be positive") }
-            guard perAddressConnectTimeout > .zero else { throw bad("perAddressConnectTimeout", "perAddressConnectTimeout must be positive") }
+            guard perAddressConnectTimeout > .zero else {
+                throw bad("perAddressConnectTimeout", "perAddressConnectTimeout must be positive")
+            }
             if case .httpPing(let path, let scheme, let samples, _, _) = probe.kind {
                 guard (1...10).contains(samples) else { throw bad("probe", "ping samples must be within 1...10") }
                 guard scheme == "http" || scheme == "https" else { throw bad("probe", "ping scheme must be http or https") }
-                guard !path.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }) else { throw bad("probe", "ping path contains spaces or line breaks") }
+                guard !path.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }) else {
+                    throw bad("probe", "ping path contains spaces or line breaks")
+                }
             }
             do {
                 return try Self.parse(hosts)

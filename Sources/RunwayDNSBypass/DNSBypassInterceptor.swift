@@ -46,9 +46,10 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             let isLast = index == candidates.count - 1
             var attempt = request
             attempt.options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
-            attempt.options.connectOverrides = [
-                ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
-            ] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
+            attempt.options.connectOverrides =
+                [
+                    ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
+                ] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
             let started = clock.now
             do {
                 return try await next(attempt, context)
@@ -61,7 +62,8 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
         if bypass.configuration.fallsBackToDNS {
             return try await next(request, context)
         }
-        throw lastFailure ?? RunwayError(.cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name))
+        throw lastFailure
+            ?? RunwayError(.cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name))
     }
 
     /// Whether the error means no connection was made: refused, unreachable, or the connect

@@ -31,7 +31,8 @@ public struct ProbeMethod: Sendable {
     ///     total timeouts are replaced by the probe timeout.
     ///   - dispatcher: What sends the pings (the app's dispatcher, say).
     public static func httpPing(
-        path: String = "/", scheme: String = "https", samples: Int = 2, dispatcher: any Dispatcher, options: RequestOptions = RequestOptions()
+        path: String = "/", scheme: String = "https", samples: Int = 2, dispatcher: any Dispatcher,
+        options: RequestOptions = RequestOptions()
     ) -> ProbeMethod {
         ProbeMethod(kind: .httpPing(path: path, scheme: scheme, samples: samples, dispatcher: dispatcher, options: options))
     }
@@ -52,8 +53,10 @@ public struct ProbeMethod: Sendable {
                         group.addTask {
                             var best: Duration?
                             for _ in 0..<max(1, samples) {
-                                guard let time = await Self.ping(
-                                    host: host, endpoint: endpoint, path: path, scheme: scheme, dispatcher: dispatcher, options: options, timeout: timeout)
+                                guard
+                                    let time = await Self.ping(
+                                        host: host, endpoint: endpoint, path: path, scheme: scheme, dispatcher: dispatcher,
+                                        options: options, timeout: timeout)
                                 else { return (host, endpoint, nil) }
                                 best = min(best ?? time, time)
                             }
@@ -69,7 +72,8 @@ public struct ProbeMethod: Sendable {
     }
 
     private static func ping(
-        host: String, endpoint: Endpoint, path: String, scheme: String, dispatcher: any Dispatcher, options: RequestOptions, timeout: Duration
+        host: String, endpoint: Endpoint, path: String, scheme: String, dispatcher: any Dispatcher, options: RequestOptions,
+        timeout: Duration
     ) async -> Duration? {
         guard let url = URL(string: "\(scheme)://\(host)\(path.hasPrefix("/") ? path : "/" + path)") else { return nil }
         var options = options

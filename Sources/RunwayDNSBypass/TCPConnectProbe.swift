@@ -45,7 +45,8 @@ enum TCPConnectProbe {
             guard remaining > .zero else { break }
             let order = Array(pending)
             var fds = order.map { pollfd(fd: sockets[$0], events: Int16(POLLOUT), revents: 0) }
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let milliseconds = Int32(
+                clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&fds, nfds_t(fds.count), milliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -66,7 +67,9 @@ enum TCPConnectProbe {
     }
 
     private enum Start {
-        case connected(Int32), pending(Int32), failed
+        case connected(Int32)
+        case pending(Int32)
+        case failed
     }
 
     private static func startConnect(to endpoint: Endpoint, port: Int) -> Start {

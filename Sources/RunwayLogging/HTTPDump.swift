@@ -55,9 +55,12 @@ struct HTTPDump {
         } else if type.contains("json") || start == "{" || start == "[" {
             // JSON whatever the type says; a body that does not parse (JSON lines, or broken)
             // is read line by line, and a line that is not JSON is not shown.
-            shown = redaction.applyToJSON(body) ?? text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-                line.allSatisfy(\.isWhitespace) ? String(line) : redaction.applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
-            }.joined(separator: "\n")
+            shown =
+                redaction.applyToJSON(body)
+                ?? text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                    line.allSatisfy(\.isWhitespace)
+                        ? String(line) : redaction.applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
+                }.joined(separator: "\n")
         } else if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(text) {
             shown = redaction.applyToForm(text)
         } else {

@@ -1,8 +1,9 @@
 import Foundation
+import Runway
+
 #if Logging  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
 #endif
-import Runway
 
 /// Logs every call through swift-log, observing only: it never changes a request or a response.
 ///
@@ -157,12 +158,14 @@ extension LoggingInterceptor {
             if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
             let cause = event.status.map { "status \($0)" } ?? event.error.map { "\($0.code)" } ?? "failure"
             let subject = call.isEmpty ? "" : "\(call) "
+            let retrying = "retrying in \(milliseconds(event.delay)) ms (attempt \(event.failedAttempt + 1))"
             logger.log(
                 level: level,
-                "\(subject)attempt \(event.failedAttempt) ✗ \(cause), retrying in \(milliseconds(event.delay)) ms (attempt \(event.failedAttempt + 1))",
+                "\(subject)attempt \(event.failedAttempt) ✗ \(cause), \(retrying)",
                 metadata: [
                     "runway.attempt": "\(event.failedAttempt)", "runway.retry_delay_ms": "\(milliseconds(event.delay))",
-                    event.status == nil ? "runway.error" : "runway.status": "\(event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "")",
+                    event.status == nil ? "runway.error" : "runway.status":
+                        "\(event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "")",
                 ])
         }
     }

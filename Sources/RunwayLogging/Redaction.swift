@@ -49,7 +49,8 @@ public struct Redaction: Sendable, Equatable {
         if names.contains(where: { Self.fold($0).isEmpty }) {
             throw RunwayError(.configuration, "logging: a redacted name is empty", stage: .interceptor("logging"), field: "redaction")
         }
-        self.init(uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters, parameterFragments: parameterFragments)
+        self.init(
+            uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters, parameterFragments: parameterFragments)
     }
 
     private init(uncheckedHeaders: Set<String>, headerFragments: [String], parameters: Set<String>, parameterFragments: [String]) {
@@ -110,7 +111,10 @@ public struct Redaction: Sendable, Equatable {
     func applyToJSON(_ data: Data) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
         let cleaned = redactJSON(object)
-        guard let out = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) else { return nil }
+        guard
+            let out = try? JSONSerialization.data(
+                withJSONObject: cleaned, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        else { return nil }
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -1,7 +1,8 @@
+import Runway
+
 #if Metrics  // the package trait that brings this dependency (TraitCheck.swift)
 import CoreMetrics
 #endif
-import Runway
 
 /// Counts and times every call with swift-metrics, per service, API and outcome, and records
 /// the transfer's phases (DNS, connect, TLS, first byte, total) from `Response.metrics`.

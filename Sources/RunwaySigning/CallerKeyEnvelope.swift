@@ -1,7 +1,8 @@
+import Foundation
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
 
 /// Seals and opens a third-party caller's key with AES-GCM, bound to one request's timestamp
 /// and nonce so an envelope cannot be lifted onto another request.

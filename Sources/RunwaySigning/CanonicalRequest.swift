@@ -1,8 +1,9 @@
+import Foundation
+import RunwayCore
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
-import RunwayCore
 
 /// The text a request's HMAC signature covers, built the same way by the signing client and by
 /// ``SignatureVerifier`` on the server.

@@ -1,8 +1,9 @@
+import Foundation
+import RunwayCore
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
-import RunwayCore
 
 /// Checks signed requests on the server: the counterpart of ``SigningInterceptor``.
 ///
@@ -39,7 +40,8 @@ public struct SignatureVerifier: Sendable {
     private init(kind: Kind, maxClockSkew: Duration, headers: SigningHeaders, nonces: NonceCache) throws(RunwayError) {
         // Timestamps are whole seconds: a skew under one second would reject every request.
         guard maxClockSkew >= .seconds(1) else {
-            throw RunwayError(.configuration, "the allowed clock skew must be at least one second (timestamps are whole seconds)", field: "maxClockSkew")
+            throw RunwayError(
+                .configuration, "the allowed clock skew must be at least one second (timestamps are whole seconds)", field: "maxClockSkew")
         }
         self.kind = kind
         self.maxClockSkew = maxClockSkew
@@ -147,7 +149,9 @@ public struct SignatureVerifier: Sendable {
         case .thirdParty(let transportKey, let callerKeyHashes):
             let (timestamp, nonce, seconds) = try freshness(lookup, now: now)
             let envelope = try required(headers.callerKey, lookup)
-            guard let callerKey = CallerKeyEnvelope.open(envelope, transportKey: SymmetricKey(data: transportKey), timestamp: timestamp, nonce: nonce)
+            guard
+                let callerKey = CallerKeyEnvelope.open(
+                    envelope, transportKey: SymmetricKey(data: transportKey), timestamp: timestamp, nonce: nonce)
             else {
                 throw SignatureVerificationError(.malformedHeader, "the caller key envelope does not open", header: headers.callerKey)
             }

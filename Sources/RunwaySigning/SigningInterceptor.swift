@@ -1,8 +1,9 @@
+import Foundation
+import RunwayCore
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
-import RunwayCore
 
 /// Signs every request so the server can tell it comes from an authorised app, unchanged.
 ///

@@ -1,8 +1,9 @@
+import Foundation
+import RunwayCore
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 #endif
-import Foundation
-import RunwayCore
 
 /// How requests are signed: HMAC-SHA256 over a canonical form (the default), a legacy salted
 /// hash, or HMAC with a third-party caller's key that travels sealed with AES-GCM.

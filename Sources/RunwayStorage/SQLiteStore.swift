@@ -1,9 +1,10 @@
 import Foundation
+import RunwayCore
+import RunwaySync
+
 #if Cache || ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import GRDB
 #endif
-import RunwayCore
-import RunwaySync
 
 /// One SQLite file in WAL mode (through GRDB) that survives corruption: the storage under the
 /// response cache's disk layer and the action log's outbox.
@@ -62,7 +63,7 @@ public final class SQLiteStore: Sendable {
         }
         do {
             state = Locked(State(current: try Self.open(file, label: label, schema: schema)))
-        } catch where Self.isCorruption(error) {
+        } catch  where Self.isCorruption(error) {
             Self.moveAside(file)
             do {
                 state = Locked(State(current: try Self.open(file, label: label, schema: schema), rebuilds: 1))
@@ -147,7 +148,8 @@ public final class SQLiteStore: Sendable {
         let message: String
         if recover(from: error, in: pool) {
             // Rebuilt here or by another caller meanwhile: the pool in use is not the failed one.
-            message = self.pool !== pool
+            message =
+                self.pool !== pool
                 ? "the database \(file.lastPathComponent) was corrupt and was rebuilt empty"
                 : "the database \(file.lastPathComponent) is corrupt and could not be rebuilt: \(error)"
         } else {

@@ -1,4 +1,5 @@
 import RunwayCore
+
 #if Tracing  // the package trait that brings this dependency (TraitCheck.swift)
 import Tracing
 #endif

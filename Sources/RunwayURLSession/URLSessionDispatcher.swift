@@ -132,7 +132,8 @@ public final class URLSessionDispatcher: Dispatcher {
     static func checkSupported(_ options: RequestOptions) throws(RunwayError) {
         if options.tls.certificateAuthorities != nil {
             throw RunwayError(
-                .configuration, "URLSessionDispatcher cannot use a custom CA bundle (no API in Foundation on this platform); use CurlDispatcher",
+                .configuration,
+                "URLSessionDispatcher cannot use a custom CA bundle (no API in Foundation on this platform); use CurlDispatcher",
                 field: "tls.certificateAuthorities")
         }
         if !options.tls.pinnedPublicKeys.isEmpty {

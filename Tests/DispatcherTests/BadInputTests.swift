@@ -41,7 +41,9 @@ extension DispatcherSuite {
         }
     }
 
-    @Test("a hand-set Content-Length that disagrees with the body, or Transfer-Encoding, is .invalidHeader", arguments: DispatcherUnderTest.all)
+    @Test(
+        "a hand-set Content-Length that disagrees with the body, or Transfer-Encoding, is .invalidHeader",
+        arguments: DispatcherUnderTest.all)
     func handSetFraming(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
         try await withTestServer { server in
@@ -75,7 +77,9 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         try await withTestServer { server in
             let good = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-            for pin in ["p54iFiTOWeP4TWhYxPN4nXJ7Jw5pnXL2hSYzzNn0dPE=", "sha256//short", "sha256//" + Data(count: 20).base64EncodedString()] {
+            for pin in [
+                "p54iFiTOWeP4TWhYxPN4nXJ7Jw5pnXL2hSYzzNn0dPE=", "sha256//short", "sha256//" + Data(count: 20).base64EncodedString(),
+            ] {
                 let request = makeRequest(server.url("/json")) { $0.tls.pinnedPublicKeys = [good, pin] }
                 let error = await runwayError { try await dut.send(dispatcher, request) }
                 #expect(error?.code == .configuration, "\(pin)")

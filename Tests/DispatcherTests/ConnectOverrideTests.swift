@@ -6,7 +6,9 @@ import Testing
 
 /// Connecting to another address than the URL's host (DNS bypass).
 extension DispatcherSuite {
-    @Test("a connect override reaches another address and keeps the host name", arguments: DispatcherUnderTest.all(supporting: .connectOverrides))
+    @Test(
+        "a connect override reaches another address and keeps the host name",
+        arguments: DispatcherUnderTest.all(supporting: .connectOverrides))
     func connectOverride(_ dut: DispatcherUnderTest) async throws {
         try await withTestServer(host: "127.0.0.2") { server in
             let url = try #require(URL(string: "http://api.runway.test:\(server.port)/echo"))

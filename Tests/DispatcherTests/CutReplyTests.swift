@@ -1,9 +1,10 @@
 import Foundation
 import Runway
-@testable import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
+
+@testable import RunwayCurl
 
 /// Replies cut off where libcurl 7.88 itself reports success: each must be a typed error.
 extension DispatcherSuite {

@@ -1,7 +1,8 @@
 import Runway
-@testable import RunwayCurl
 import RunwayURLSession
 import Testing
+
+@testable import RunwayCurl
 
 /// A dispatcher the suite runs against, and what it can do.
 ///

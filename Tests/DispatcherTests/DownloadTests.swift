@@ -82,7 +82,9 @@ extension DispatcherSuite {
         }
     }
 
-    @Test("a 206 that does not start where the partial file ends is .responseInvalid, the partial file kept", arguments: DispatcherUnderTest.all)
+    @Test(
+        "a 206 that does not start where the partial file ends is .responseInvalid, the partial file kept",
+        arguments: DispatcherUnderTest.all)
     func resumeAnsweredFromElsewhere(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()

@@ -264,8 +264,9 @@ struct ProxyTests {
                 let base = server.baseURL.absoluteString
                 var builder = ServiceRegistry.Builder(
                     environment: .develop, pipeline: Pipeline(interceptors: [], dispatcher: CurlDispatcher()))
-                builder.register(ProxiedService(
-                    baseURLs: BaseURLs(develop: base, releaseCandidate: base, release: base), proxy: Self.tinyproxy(proxy)))
+                builder.register(
+                    ProxiedService(
+                        baseURLs: BaseURLs(develop: base, releaseCandidate: base, release: base), proxy: Self.tinyproxy(proxy)))
                 let registry = try builder.build()
 
                 let sent = try await registry.send(api: "echo", of: ProxiedService.serviceID, method: .get)
@@ -286,9 +287,10 @@ struct ProxyTests {
 
     @Test("a proxy that cannot work is .configuration, and no message shows its credentials")
     func invalidConfiguration() async throws {
-        for text in ["ftp://proxy:21", "https://proxy:443", "socks4://bob:hunter2@proxy:1080", "http://:8080", "http://proxy:0",
-            "http://proxy:70000", "http://proxy:8080/path", "http://bob:hunter2@proxy host:1"]
-        {
+        for text in [
+            "ftp://proxy:21", "https://proxy:443", "socks4://bob:hunter2@proxy:1080", "http://:8080", "http://proxy:0",
+            "http://proxy:70000", "http://proxy:8080/path", "http://bob:hunter2@proxy host:1",
+        ] {
             do {
                 let proxy = try Proxy(url: text)
                 Issue.record("\(text) was read as \(proxy)")
@@ -310,9 +312,10 @@ struct ProxyTests {
         #expect(Proxy.direct.description == "direct" && Proxy.environment.description == "environment")
 
         // Built in code, checked when sent, before any I/O.
-        for proxy in [Proxy.http(host: "", port: 8080), .http(host: "proxy", port: 0), .socks5(host: "proxy", port: 65536),
-            .socks5(host: "pro/xy"), .http(host: "proxy", port: 3128, credentials: .init(user: "", password: "x"))]
-        {
+        for proxy in [
+            Proxy.http(host: "", port: 8080), .http(host: "proxy", port: 0), .socks5(host: "proxy", port: 65536),
+            .socks5(host: "pro/xy"), .http(host: "proxy", port: 3128, credentials: .init(user: "", password: "x")),
+        ] {
             let request = try Request(method: .get, "http://127.0.0.1:1/", options: RequestOptions(proxy: proxy))
             let error = await runwayError { try await CurlDispatcher().dispatch(request, context: RequestContext()) }
             #expect(error?.code == .configuration, "\(proxy)")

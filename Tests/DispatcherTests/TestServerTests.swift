@@ -61,9 +61,10 @@ struct TestServerTests {
 
     @Test("custom routes, the response delay and a second loopback address")
     func customRoutes() async throws {
-        try await withTestServer(host: "127.0.0.2", responseDelay: .milliseconds(200), routes: { router in
+        let routes: TestServer.Routes = { router in
             router.get("/token") { _, _ in "fresh-token" }
-        }) { server in
+        }
+        try await withTestServer(host: "127.0.0.2", responseDelay: .milliseconds(200), routes: routes) { server in
             #expect(server.baseURL.absoluteString == "http://127.0.0.2:\(server.port)")
             let start = ContinuousClock.now
             let body = try await curl([server.url("/token").absoluteString])

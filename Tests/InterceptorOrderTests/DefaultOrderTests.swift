@@ -47,7 +47,12 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         if request.url.path == "/secure", request.headers["Authorization"] != "Bearer fresh" {
             return Response(status: 401)
         }
-        if request.url.path == "/flaky", lock.withLock({ () -> Bool in defer { flakyServed = true }; return !flakyServed }) {
+        if request.url.path == "/flaky",
+            lock.withLock({ () -> Bool in
+                defer { flakyServed = true }
+                return !flakyServed
+            })
+        {
             return Response(status: 503)
         }
         return Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
@@ -69,7 +74,9 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         let bypass = try DNSBypass(.init(hosts: ["api.runway.test": ["127.0.0.2", "127.0.0.3"]], fallsBackToDNS: false))
         let tracing = StandIn(name: "tracing") { try await $2($0, $1) }
         let validation = StandIn(name: "validation") { request, context, next in
-            if request.url.query?.contains("price=-1") == true { throw RunwayError(.paramsInvalid, "price must be positive", field: "price") }
+            if request.url.query?.contains("price=-1") == true {
+                throw RunwayError(.paramsInvalid, "price must be positive", field: "price")
+            }
             return try await next(request, context)
         }
         interceptors = [
@@ -89,9 +96,10 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     var pipeline: Pipeline { Pipeline(interceptors: interceptors, dispatcher: network) }
 
     @Test func theDocumentedOrderIsPinned() {
-        #expect(DefaultOrder.names == [
-            "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
-        ])
+        #expect(
+            DefaultOrder.names == [
+                "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+            ])
         #expect(interceptors.map(\.name) == DefaultOrder.names)
         #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
     }
@@ -114,7 +122,8 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         let first = try await pipeline.send(try Request("https://api.runway.test/rent?city=sh"), context: context)
         #expect(first.origin == .network || first.origin == .stub)
         let sent = network.received.count
-        let second = try await pipeline.send(try Request("https://api.runway.test/rent?city=sh"), context: RequestContext(apiName: "listing.rent"))
+        let second = try await pipeline.send(
+            try Request("https://api.runway.test/rent?city=sh"), context: RequestContext(apiName: "listing.rent"))
         #expect(second.origin == .memoryCache)
         #expect(network.received.count == sent)
         #expect(handler.entries.contains { "\($0.message)".contains("[memory-cache hit]") })
@@ -138,7 +147,8 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     @Test func signingBeforeRetryWouldReplayTheNonce() async throws {
         var wrong = interceptors
         let signing = wrong.remove(at: try #require(wrong.firstIndex { $0.name == "signing" }))
-        wrong.insert(signing, at: try #require(wrong.firstIndex { $0.name == "retry" }))  // signing, then retry: one signature for every attempt
+        // Signing, then retry: one signature for every attempt.
+        wrong.insert(signing, at: try #require(wrong.firstIndex { $0.name == "retry" }))
         let response = try await Pipeline(interceptors: wrong, dispatcher: network).send(try Request("https://api.runway.test/flaky"))
         #expect(response.status == 401)
     }
@@ -146,7 +156,9 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     @Test func theSignatureCoversTheGzipBytesSent() async throws {
         let body = Data(String(repeating: "district=xuhui&rent=2500&", count: 20).utf8)
         let response = try await pipeline.send(
-            try Request(method: .post, "https://api.runway.test/search", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body))
+            try Request(
+                method: .post, "https://api.runway.test/search", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body)
+        )
         #expect(response.status == 200)
         let sent = try #require(network.received.last)
         #expect(sent.headers["Content-Encoding"] == "gzip")
@@ -206,7 +218,8 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
             }
         }
         let stub = StubDispatcher { request in
-            request.headers["Authorization"] == "Bearer fresh" ? Response(status: 200, body: Data(#"{"ok":true}"#.utf8)) : Response(status: 401)
+            request.headers["Authorization"] == "Bearer fresh"
+                ? Response(status: 200, body: Data(#"{"ok":true}"#.utf8)) : Response(status: 401)
         }
         var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [Stamp()], dispatcher: stub))
         let authenticator = TokenAuthenticator(token: "stale") { _ in "fresh" }

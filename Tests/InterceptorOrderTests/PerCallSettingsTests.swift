@@ -50,8 +50,10 @@ private struct Shop: Service {
             let encoding = exchange.head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-encoding:") }
             var status = 200
             if exchange.target.hasPrefix("/v1/products/flaky"), flaky.increment() == 1 { status = 503 }
-            let body = #"{"target":"\#(exchange.target)","encoding":"\#(encoding.map { String($0.dropFirst(17)).trimmingCharacters(in: .whitespaces) } ?? "none")"}"#
-            return .reply(Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+            let encodingName = encoding.map { String($0.dropFirst(17)).trimmingCharacters(in: .whitespaces) } ?? "none"
+            let body = #"{"target":"\#(exchange.target)","encoding":"\#(encodingName)"}"#
+            return .reply(
+                Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
         }
         let pipeline = Pipeline(
             interceptors: [
@@ -76,10 +78,11 @@ private struct Shop: Service {
         #expect(targets == ["/v1/products/7?lang=en", "/v1/products/a%2Fb%20c%3F?lang=en"])
     }
 
-    @Test(arguments: [
-        (["lang": "en"], "id is missing"), (["id": "", "lang": "en"], "id is empty"), (["id": "..", "lang": "en"], "move the path up"),
-        (["id": .array([1]), "lang": "en"], "must be a string, number or boolean"),
-    ] as [([String: JSON], String)])
+    @Test(
+        arguments: [
+            (["lang": "en"], "id is missing"), (["id": "", "lang": "en"], "id is empty"), (["id": "..", "lang": "en"], "move the path up"),
+            (["id": .array([1]), "lang": "en"], "must be a string, number or boolean"),
+        ] as [([String: JSON], String)])
     func aMissingOrEmptyPathParameterIsParamsInvalidAndNothingIsSent(params: [String: JSON], message: String) async throws {
         defer { responder.stop() }
         let manager = ProductAPIManager(registry: registry)

@@ -12,22 +12,24 @@ func makeTransportPipeline(cachesDirectory: URL, logger: Logger) async throws ->
     let curl = CurlDispatcher()
 
     // DNS bypass: known addresses plus a daily IP list, probed at start-up.
-    let bypass = try DNSBypass(.init(
-        hosts: ["api.example.com": ["203.0.113.7", "198.51.100.9"]],
-        ipListSource: IPListSource(url: URL(string: "https://config.example.com/iplist")!, dispatcher: curl),
-        storeFile: cachesDirectory.appendingPathComponent("runway-addresses.json"),
-        probe: .httpPing(path: "/ping", dispatcher: curl),
-        onProblem: { problem in logger.warning("DNS bypass: \(problem)") }))
+    let bypass = try DNSBypass(
+        .init(
+            hosts: ["api.example.com": ["203.0.113.7", "198.51.100.9"]],
+            ipListSource: IPListSource(url: URL(string: "https://config.example.com/iplist")!, dispatcher: curl),
+            storeFile: cachesDirectory.appendingPathComponent("runway-addresses.json"),
+            probe: .httpPing(path: "/ping", dispatcher: curl),
+            onProblem: { problem in logger.warning("DNS bypass: \(problem)") }))
     await bypass.start()
 
     // The standard order (DefaultOrder): [tracing, metrics], logging, [validation, cache],
     // retry, compression, [signing], DNS bypass — then the dispatcher.
-    return Pipeline(interceptors: [
-        .logging(logger, redacting: try .standard(parameters: ["id_card"])),
-        .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"])),
-        try .compression(threshold: 1024, scope: .services(["listing"])),
-        .dnsBypass(bypass),
-    ], dispatcher: curl)
+    return Pipeline(
+        interceptors: [
+            .logging(logger, redacting: try .standard(parameters: ["id_card"])),
+            .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["order.create"])),
+            try .compression(threshold: 1024, scope: .services(["listing"])),
+            .dnsBypass(bypass),
+        ], dispatcher: curl)
 }
 
 @Suite struct ReadmeExampleTests {

@@ -9,11 +9,14 @@ import Testing
     let recordID = "0E984725-C51C-4BF4-9960-E1C80E27ABA0"
 
     @Test func encodesTheDocumentedFormat() throws {
-        let batch = ActionBatch(id: batchID, records: [
-            ActionBatch.Record(id: recordID, name: "tap", at: 1_700_000_000_123, attributes: ["screen": "home", "q": "a\"b"]),
-        ])
+        let batch = ActionBatch(
+            id: batchID,
+            records: [
+                ActionBatch.Record(id: recordID, name: "tap", at: 1_700_000_000_123, attributes: ["screen": "home", "q": "a\"b"])
+            ])
         let text = String(decoding: batch.encoded(), as: UTF8.self)
-        #expect(text == #"{"batch":"\#(batchID)","records":[{"at":1700000000123,"attributes":{"q":"a\"b","screen":"home"},"id":"\#(recordID)","name":"tap"}]}"#)
+        let record = #"{"at":1700000000123,"attributes":{"q":"a\"b","screen":"home"},"id":"\#(recordID)","name":"tap"}"#
+        #expect(text == #"{"batch":"\#(batchID)","records":[\#(record)]}"#)
         #expect(try ActionBatch(decoding: batch.encoded()) == batch)
     }
 
@@ -47,6 +50,8 @@ import Testing
     }
 
     @Test func theReceiptIsTheDocumentedJSON() {
-        #expect(String(decoding: ActionBatchReceipt(accepted: 28, duplicates: 2).encoded(), as: UTF8.self) == #"{"accepted":28,"duplicates":2}"#)
+        #expect(
+            String(decoding: ActionBatchReceipt(accepted: 28, duplicates: 2).encoded(), as: UTF8.self) == #"{"accepted":28,"duplicates":2}"#
+        )
     }
 }

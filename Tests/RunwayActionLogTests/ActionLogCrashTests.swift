@@ -60,7 +60,9 @@ import Testing
                 }
                 helper.kill()
                 let exit = await helper.exitStatus()
-                #expect(exit?.reason == .uncaughtSignal && exit?.status == SIGKILL, "run \(run) (seed \(seed)) ended \(String(describing: exit))")
+                #expect(
+                    exit?.reason == .uncaughtSignal && exit?.status == SIGKILL,
+                    "run \(run) (seed \(seed)) ended \(String(describing: exit))")
                 durable[run] = helper.lastDurable
             }
 
@@ -98,13 +100,17 @@ import Testing
             let sendings = Dictionary(grouping: sink.acknowledged, by: \.batchID).mapValues(\.count)
             for batch in killedAfterAck {
                 // Acknowledged, killed before the delete: sent again by the next run, de-duplicated.
-                #expect(sendings[batch, default: 0] >= 2, "batch \(batch) was not re-sent after a kill between ack and delete (seed \(seed))")
+                #expect(
+                    sendings[batch, default: 0] >= 2, "batch \(batch) was not re-sent after a kill between ack and delete (seed \(seed))")
             }
             for batch in killedDuringUpload {
                 #expect(sendings[batch, default: 0] >= 1, "batch \(batch), killed in flight, never arrived (seed \(seed))")
             }
             #expect(sink.duplicates >= killedAfterAck.count)
-            print("ActionLogCrashTests: \(stored.count) actions stored, \(sink.duplicates) duplicates dropped by the server, \(sink.requests.count) requests")
+            print(
+                "ActionLogCrashTests: \(stored.count) actions stored, \(sink.duplicates) duplicates dropped by the server, "
+                    + "\(sink.requests.count) requests"
+            )
         }
     }
 }

@@ -146,7 +146,10 @@ import Testing
             try await actions.persist()
             #expect(actions.statistics.rejected == 3)
             #expect(actions.statistics.written == 1)
-            #expect(await eventually(timeout: .seconds(60)) { logs.entries.filter { $0.level == .warning && "\($0.message)".contains("rejected") }.count >= 2 })
+            #expect(
+                await eventually(timeout: .seconds(60)) {
+                    logs.entries.filter { $0.level == .warning && "\($0.message)".contains("rejected") }.count >= 2
+                })
             await actions.shutdown()
         }
     }

@@ -164,12 +164,14 @@ import Testing
         defer { folder.remove() }
         let logs = InMemoryLogHandler()
         try await withTestServer(routes: sink.routes) { server in
-            let registry = try analyticsRegistry(server, interceptors: [
-                .logging(Logger(label: "network") { _ in logs }),
-                try .retry(maxAttempts: 2),
-                try .compression(threshold: 256),
-                try SigningInterceptor.signing(secret: secret),
-            ])
+            let registry = try analyticsRegistry(
+                server,
+                interceptors: [
+                    .logging(Logger(label: "network") { _ in logs }),
+                    try .retry(maxAttempts: 2),
+                    try .compression(threshold: 256),
+                    try SigningInterceptor.signing(secret: secret),
+                ])
             let actions = try ActionLogger(testConfiguration(folder, registry: registry))
             for n in 0..<30 { actions.record("tap", attributes: ["n": String(n), "screen": "listing/detail"]) }
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 30 })

@@ -31,8 +31,10 @@ import Testing
             // The counts the triggers keep (so no write scans the table) are the real ones.
             let reader = try DatabaseQueue(path: folder.outbox.path)
             let (kept, real) = try reader.read { db in
-                (try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts"),
-                 try Row.fetchOne(db, sql: "SELECT count(*), count(*) FILTER (WHERE batch IS NULL) FROM action"))
+                (
+                    try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts"),
+                    try Row.fetchOne(db, sql: "SELECT count(*), count(*) FILTER (WHERE batch IS NULL) FROM action")
+                )
             }
             #expect(kept?[0] as Int? == 50)
             #expect(kept?[0] as Int? == real?[0] as Int?)

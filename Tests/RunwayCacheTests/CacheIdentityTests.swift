@@ -51,12 +51,14 @@ import Testing
         }
         router.get("/v1/expiring") { request, _ in
             request.headers[.authorization] == "Bearer fresh"
-                ? json(#"{"auth":"fresh"}"#) : Hummingbird.Response(status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
+                ? json(#"{"auth":"fresh"}"#)
+                : Hummingbird.Response(status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
         }
     }
 
     static func json(_ text: String) -> Hummingbird.Response {
-        Hummingbird.Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        Hummingbird.Response(
+            status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
     func registry(_ server: TestServer, cache: ResponseCache, authenticator: TokenAuthenticator? = nil) throws -> ServiceRegistry {

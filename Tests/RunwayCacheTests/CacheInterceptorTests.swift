@@ -52,7 +52,8 @@ import Testing
         var signed = request
         signed.headers["X-Runway-Nonce"] = "abc"
         #expect(base == CacheKey(signed, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod"))
-        var jsonA = post, jsonB = post
+        var jsonA = post
+        var jsonB = post
         jsonA.body = Data("{\"q\":1}".utf8)
         jsonB.body = Data("{\"q\":2}".utf8)
         #expect(CacheKey(jsonA, context: RequestContext(), environment: "") != CacheKey(jsonB, context: RequestContext(), environment: ""))
@@ -71,7 +72,8 @@ import Testing
             ("https://api.test/x?", nil, "https://api.test/x\u{0}"),
         ]
         for (url, credentials, material) in fields {
-            let key = CacheKey(try Request(url), context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod", credentials: credentials)
+            let key = CacheKey(
+                try Request(url), context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod", credentials: credentials)
             #expect(key.bytes == Data(SHA256.hash(data: Data(("s\u{0}prod\u{0}a\u{0}GET\u{0}" + material).utf8))), "\(url)")
         }
     }
@@ -353,7 +355,10 @@ import Testing
 
     @Test func badConfigurationIsRejectedAtRegistration() {
         func code(_ body: () throws -> Void) -> RunwayError.Code? {
-            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+            do {
+                try body()
+                return nil
+            } catch { return (error as? RunwayError)?.code }
         }
         #expect(code { _ = try ResponseCache(policies: ["a": .memory(ttl: .zero)]) } == .configuration)
         #expect(code { _ = try ResponseCache(policies: ["a": .memory(ttl: .seconds(-5))]) } == .configuration)
@@ -361,9 +366,10 @@ import Testing
         #expect(code { _ = try ResponseCache(policies: ["": .memory()]) } == .configuration)
         #expect(code { _ = try ResponseCache(policies: [:], limits: .init(memoryEntries: 0)) } == .configuration)
         #expect(code { _ = try ResponseCache(policies: ["a": .memory().cacheThenNetwork(maxStale: .seconds(-1))]) } == .configuration)
-        #expect(code {
-            _ = try ResponseCache(policies: ["a": .disk()], diskFile: URL(fileURLWithPath: "/proc/runway/cache.sqlite"))
-        } == .configuration)
+        #expect(
+            code {
+                _ = try ResponseCache(policies: ["a": .disk()], diskFile: URL(fileURLWithPath: "/proc/runway/cache.sqlite"))
+            } == .configuration)
         #expect(code { _ = try CacheInterceptor.cache(policies: ["a": .memory()]) } == nil)
     }
 }

@@ -28,7 +28,12 @@ final class CountingStub: Sendable {
     final class Box: Sendable {
         private let lock = NSLock()
         nonisolated(unsafe) private var value = 0  // Guarded by `lock`.
-        func next() -> Int { lock.withLock { value += 1; return value } }
+        func next() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
     }
 }
 

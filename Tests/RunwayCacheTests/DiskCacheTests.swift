@@ -6,7 +6,9 @@ import Testing
 
 @Suite struct DiskCacheTests {
     func entry(_ body: String, api: String = "a", at now: Double = 1000) -> CacheEntry {
-        CacheEntry(api: api, status: 200, headers: ["Content-Type": "text/plain", "X-Two": "2"], body: Data(body.utf8), storedAt: now, expiresAt: now + 180)
+        CacheEntry(
+            api: api, status: 200, headers: ["Content-Type": "text/plain", "X-Two": "2"], body: Data(body.utf8), storedAt: now,
+            expiresAt: now + 180)
     }
 
     func key(_ n: Int) -> CacheKey { CacheKey(bytes: Data("key-\(n)".utf8)) }

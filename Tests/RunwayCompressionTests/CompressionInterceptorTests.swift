@@ -7,7 +7,9 @@ import Testing
 @Suite struct CompressionInterceptorTests {
     let big = Data(String(repeating: "{\"district\":\"xuhui\",\"rent\":2500}", count: 100).utf8)
 
-    func send(_ interceptor: CompressionInterceptor, body: Data?, headers: HTTPHeaders = [:], context: RequestContext = RequestContext()) async throws -> Request {
+    func send(_ interceptor: CompressionInterceptor, body: Data?, headers: HTTPHeaders = [:], context: RequestContext = RequestContext())
+        async throws -> Request
+    {
         let stub = StubDispatcher(status: 200)
         var request = try Request(method: .post, "http://api.test/upload", headers: headers, body: body)
         request.options.acceptCompressedResponses = false
@@ -73,7 +75,9 @@ import Testing
         #expect(try await pipeline.send(request).body.count == 2048)
         // The stub enforces the limit itself; a dispatcher that forgets is caught here.
         struct Careless: Dispatcher {
-            func dispatch(_ request: Request, context: RequestContext) async throws -> Response { Response(status: 200, body: Data(count: 8192)) }
+            func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+                Response(status: 200, body: Data(count: 8192))
+            }
         }
         await #expect {
             try await Pipeline(interceptors: [try CompressionInterceptor()], dispatcher: Careless()).send(request)
@@ -82,7 +86,10 @@ import Testing
 
     @Test func badConfigurationIsRejectedAtRegistration() {
         func field(_ make: () throws -> CompressionInterceptor) -> String? {
-            do { _ = try make(); return nil } catch let error as RunwayError where error.code == .configuration { return error.field } catch { return "wrong error" }
+            do {
+                _ = try make()
+                return nil
+            } catch let error as RunwayError where error.code == .configuration { return error.field } catch { return "wrong error" }
         }
         #expect(field { try .compression(threshold: -1) } == "threshold")
         #expect(field { try .compression(level: 0) } == "level")

@@ -28,7 +28,8 @@ import Testing
     @Test func compressedResponsesAreDecodedTransparently() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
-        let response = try await Pipeline(interceptors: [try .compression()], dispatcher: CurlDispatcher()).send(Runway.Request(url: server.url("/gzip/100000")))
+        let response = try await Pipeline(interceptors: [try .compression()], dispatcher: CurlDispatcher()).send(
+            Runway.Request(url: server.url("/gzip/100000")))
         #expect(response.body.count == 100_000)
         #expect(response.headers["X-Uncompressed-Length"] == "100000")
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import RunwayCompression
 import Testing
+
+@testable import RunwayCompression
 
 /// The streaming inflater a dispatcher feeds chunk by chunk: the same bytes out, whatever the
 /// chunking, and a typed error for a stream that is cut, corrupt or not asked for.
@@ -15,8 +16,10 @@ import Testing
         zlib += raw
         var adler = adler32(plain).bigEndian
         zlib += Data(bytes: &adler, count: 4)
-        return [("gzip", "gzip", gzip), ("x-gzip", "x-gzip", gzip), ("deflate", "deflate", zlib), ("raw deflate", "deflate", raw),
-                ("gzip as deflate", "deflate", gzip)]
+        return [
+            ("gzip", "gzip", gzip), ("x-gzip", "x-gzip", gzip), ("deflate", "deflate", zlib), ("raw deflate", "deflate", raw),
+            ("gzip as deflate", "deflate", gzip),
+        ]
     }
 
     private static func adler32(_ data: Data) -> UInt32 {

@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Request")
 struct RequestTests {
-    @Test("malformed and relative URL strings are .invalidURL", arguments: ["", "not a url", "/relative/path", "http://", "http:///nohost", "https://exa mple.com/"])
+    @Test(
+        "malformed and relative URL strings are .invalidURL",
+        arguments: ["", "not a url", "/relative/path", "http://", "http:///nohost", "https://exa mple.com/"])
     func invalidURLs(_ string: String) {
         #expect {
             let request = try Request(string)
@@ -12,7 +14,9 @@ struct RequestTests {
         } throws: { ($0 as? RunwayError)?.code == .invalidURL }
     }
 
-    @Test("schemes other than http and https are .unsupportedScheme", arguments: ["ftp://example.com/", "file:///etc/passwd", "app://listing/detail"])
+    @Test(
+        "schemes other than http and https are .unsupportedScheme",
+        arguments: ["ftp://example.com/", "file:///etc/passwd", "app://listing/detail"])
     func unsupportedSchemes(_ string: String) {
         #expect { try Request(string) } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
     }
@@ -52,10 +56,12 @@ struct RequestTests {
         try request.validate()
     }
 
-    @Test("a timeout of zero or below is .configuration before any I/O", arguments: [
-        (Duration.zero, Duration?.some(.seconds(1))), (.seconds(-1), .seconds(1)), (.seconds(1), .zero),
-        (.seconds(1), .milliseconds(-5)),
-    ])
+    @Test(
+        "a timeout of zero or below is .configuration before any I/O",
+        arguments: [
+            (Duration.zero, Duration?.some(.seconds(1))), (.seconds(-1), .seconds(1)), (.seconds(1), .zero),
+            (.seconds(1), .milliseconds(-5)),
+        ])
     func nonPositiveTimeouts(connect: Duration, total: Duration?) throws {
         var options = RequestOptions()
         options.connectTimeout = connect

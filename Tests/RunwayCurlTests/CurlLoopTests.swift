@@ -1,10 +1,11 @@
+import CCurl
 import Foundation
 import Runway
-import CCurl
-@testable import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
+
+@testable import RunwayCurl
 
 /// The libcurl dispatcher's loop with many transfers open at once, on both ways it waits
 /// (epoll, `poll(2)`), counted by the server.
@@ -146,7 +147,7 @@ struct SocketWatchTests {
     func reportsWhatIsWanted(_ backend: SocketWatch.Backend) throws {
         let watch = try SocketWatch(backend: backend)
         let pair = try socketPair()
-        defer { pair.forEach { close($0) } }
+        defer { for fd in pair { close(fd) } }
         watch.opened(pair[0])
         send(pair[1])
         #expect(ready(watch, within: 0).isEmpty)

@@ -1,9 +1,10 @@
 import Foundation
 import Runway
-@testable import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
+
+@testable import RunwayCurl
 
 /// libcurl re-sends a request on a new connection when a reused one dies before any response
 /// byte. A request that is not idempotent must reach the server once, unless the caller
@@ -32,9 +33,11 @@ struct ResendTests {
         responder.exchanges.filter { $0.method == method }
     }
 
-    @Test("a POST whose reused connection resets after reading it is sent once: .connectionLost", arguments: [
-        HTTPMethod.post, .patch,
-    ])
+    @Test(
+        "a POST whose reused connection resets after reading it is sent once: .connectionLost",
+        arguments: [
+            HTTPMethod.post, .patch,
+        ])
     func postIsNotSentTwice(_ method: HTTPMethod) async throws {
         let (responder, dispatcher) = try await warmConnection()
         defer { responder.stop() }
@@ -106,7 +109,8 @@ struct ResendTests {
     func putIsResent() async throws {
         let (responder, dispatcher) = try await warmConnection()
         defer { responder.stop() }
-        let response = try await dispatcher.dispatch(makeRequest(.put, responder.url("/doc"), body: Data("x".utf8)), context: RequestContext())
+        let response = try await dispatcher.dispatch(
+            makeRequest(.put, responder.url("/doc"), body: Data("x".utf8)), context: RequestContext())
         #expect(response.status == 200)
         #expect(requests(responder, "PUT").count == 2)
     }

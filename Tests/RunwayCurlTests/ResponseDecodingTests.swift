@@ -128,7 +128,9 @@ struct ResponseDecodingTests {
         }
     }
 
-    @Test("downloads to a file are decoded as they arrive, in every form", arguments: ["gzip", "x-gzip", "deflate", "raw-deflate", "gzip-twice"])
+    @Test(
+        "downloads to a file are decoded as they arrive, in every form",
+        arguments: ["gzip", "x-gzip", "deflate", "raw-deflate", "gzip-twice"])
     func download(_ form: String) async throws {
         try await withTestServer { server in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-decoding-\(UUID().uuidString)")
@@ -142,9 +144,11 @@ struct ResponseDecodingTests {
         }
     }
 
-    @Test("a download whose encoded body is truncated or corrupt fails and leaves no file, final or partial", arguments: [
-        "truncated", "corrupt", "br",
-    ])
+    @Test(
+        "a download whose encoded body is truncated or corrupt fails and leaves no file, final or partial",
+        arguments: [
+            "truncated", "corrupt", "br",
+        ])
     func badDownload(_ form: String) async throws {
         try await withTestServer { server in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-decoding-\(UUID().uuidString)")

@@ -13,7 +13,8 @@ import Testing
     static let host = "api.runway.test"
 
     func tlsOptions(_ pki: TestPKI) -> RequestOptions {
-        RequestOptions(connectTimeout: .seconds(5), timeout: .seconds(20), tls: TLSOptions(certificateAuthorities: .file(pki.caCertificatePath)))
+        RequestOptions(
+            connectTimeout: .seconds(5), timeout: .seconds(20), tls: TLSOptions(certificateAuthorities: .file(pki.caCertificatePath)))
     }
 
     /// A TLS server on `address` answering every request after `delay`; `/whoami` names the address.
@@ -37,10 +38,11 @@ import Testing
         let slow = try await server("127.0.0.4", delay: .milliseconds(400), identity: pki.server)
         defer { Task { for server in [fast, middle, slow] { await server.shutdown() } } }
 
-        let bypass = try DNSBypass(.init(
-            hosts: [Self.host: ["127.0.0.4:\(slow.port)", "127.0.0.3:\(middle.port)", "127.0.0.2:\(fast.port)"]],
-            probe: .httpPing(path: "/whoami", dispatcher: curl, options: tlsOptions(pki)),
-            fallsBackToDNS: false))
+        let bypass = try DNSBypass(
+            .init(
+                hosts: [Self.host: ["127.0.0.4:\(slow.port)", "127.0.0.3:\(middle.port)", "127.0.0.2:\(fast.port)"]],
+                probe: .httpPing(path: "/whoami", dispatcher: curl, options: tlsOptions(pki)),
+                fallsBackToDNS: false))
         await bypass.start()
         #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"])
 
@@ -95,9 +97,10 @@ import Testing
             router.get("/whoami") { _, _ in "127.0.0.8" }
         }
         defer { Task { await live.shutdown() } }
-        let bypass = try DNSBypass(.init(
-            hosts: [Self.host: ["127.0.0.1:\(blackhole.port)", "127.0.0.8:\(live.port)"]],
-            perAddressConnectTimeout: .milliseconds(300), fallsBackToDNS: false))
+        let bypass = try DNSBypass(
+            .init(
+                hosts: [Self.host: ["127.0.0.1:\(blackhole.port)", "127.0.0.8:\(live.port)"]],
+                perAddressConnectTimeout: .milliseconds(300), fallsBackToDNS: false))
         let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
         var request = try Runway.Request("http://\(Self.host)/whoami")
         request.options.connectTimeout = .seconds(3)
@@ -113,7 +116,8 @@ import Testing
         defer { Task { await slow.shutdown() } }
         let spare = try await TestServer.start(host: "127.0.0.10")
         defer { Task { await spare.shutdown() } }
-        let bypass = try DNSBypass(.init(hosts: [Self.host: ["127.0.0.9:\(slow.port)", "127.0.0.10:\(spare.port)"]], fallsBackToDNS: false))
+        let bypass = try DNSBypass(
+            .init(hosts: [Self.host: ["127.0.0.9:\(slow.port)", "127.0.0.10:\(spare.port)"]], fallsBackToDNS: false))
         let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
         var request = try Runway.Request("http://\(Self.host)/delay?ms=3000")
         request.options.timeout = .milliseconds(500)
@@ -127,8 +131,9 @@ import Testing
         let pki = try await TestPKI.load()
         let live = try await server("127.0.0.6", delay: .zero, identity: pki.server)
         defer { Task { await live.shutdown() } }
-        let bypass = try DNSBypass(.init(
-            hosts: [Self.host: ["127.0.0.7:\(live.port)", "127.0.0.6:\(live.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
+        let bypass = try DNSBypass(
+            .init(
+                hosts: [Self.host: ["127.0.0.7:\(live.port)", "127.0.0.6:\(live.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
         await bypass.probe()
         #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.6", "127.0.0.7"])
     }

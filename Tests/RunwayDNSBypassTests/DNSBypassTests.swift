@@ -48,15 +48,18 @@ extension Response {
 @Suite struct DNSBypassTests {
     let host = "api.runway.test"
 
-    func makeBypass(_ network: FakeNetwork, storeFile: URL? = nil, source: Bool = false, onProblem: (@Sendable (DNSBypassError) -> Void)? = nil) throws -> DNSBypass {
-        try DNSBypass(.init(
-            hosts: [host: ["127.0.0.4", "127.0.0.3", "127.0.0.2"]],
-            ipListSource: source ? IPListSource(url: URL(string: "https://config.runway.test/iplist")!, dispatcher: network) : nil,
-            storeFile: storeFile,
-            probe: .httpPing(path: "/ping", dispatcher: network),
-            probeTimeout: .seconds(5),
-            fallsBackToDNS: false,
-            onProblem: onProblem))
+    func makeBypass(
+        _ network: FakeNetwork, storeFile: URL? = nil, source: Bool = false, onProblem: (@Sendable (DNSBypassError) -> Void)? = nil
+    ) throws -> DNSBypass {
+        try DNSBypass(
+            .init(
+                hosts: [host: ["127.0.0.4", "127.0.0.3", "127.0.0.2"]],
+                ipListSource: source ? IPListSource(url: URL(string: "https://config.runway.test/iplist")!, dispatcher: network) : nil,
+                storeFile: storeFile,
+                probe: .httpPing(path: "/ping", dispatcher: network),
+                probeTimeout: .seconds(5),
+                fallsBackToDNS: false,
+                onProblem: onProblem))
     }
 
     func network() -> FakeNetwork {
@@ -88,7 +91,9 @@ extension Response {
         await bypass.start()
         let pipeline = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network)
         network.kill("127.0.0.2")
-        #expect(try await pipeline.send(try Request(method: .post, "https://api.runway.test/orders", body: Data("{}".utf8))).text == "127.0.0.3")
+        #expect(
+            try await pipeline.send(try Request(method: .post, "https://api.runway.test/orders", body: Data("{}".utf8))).text == "127.0.0.3"
+        )
         #expect(bypass.endpoints(for: host).map(\.address) == ["127.0.0.3", "127.0.0.4", "127.0.0.2"])
         // The next request goes straight to the new best address.
         let before = network.requests.count
@@ -102,7 +107,8 @@ extension Response {
         await bypass.start()
         for address in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] { network.kill(address) }
         await #expect {
-            try await Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network).send(try Request("https://api.runway.test/a"))
+            try await Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network).send(
+                try Request("https://api.runway.test/a"))
         } throws: { ($0 as? RunwayError)?.code == .cannotConnect }
     }
 
@@ -110,7 +116,9 @@ extension Response {
         let network = network()
         let bypass = try makeBypass(network)
         let pipeline = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: network)
-        await #expect { try await pipeline.send(try Request("https://elsewhere.test/")) } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
+        await #expect { try await pipeline.send(try Request("https://elsewhere.test/")) } throws: {
+            ($0 as? RunwayError)?.code == .dnsFailure
+        }
         let tlsFailing = StubDispatcher { _ in throw RunwayError(.tls, "certificate does not match") }
         let strict = Pipeline(interceptors: [DNSBypassInterceptor(bypass)], dispatcher: tlsFailing)
         await #expect { try await strict.send(try Request("https://api.runway.test/")) } throws: { ($0 as? RunwayError)?.code == .tls }
@@ -235,7 +243,10 @@ extension Response {
 
     @Test func badConfigurationIsRejectedAtRegistration() {
         func field(_ configuration: DNSBypass.Configuration) -> String? {
-            do { _ = try DNSBypass(configuration); return nil } catch { return error.code == .configuration ? error.field : "wrong code" }
+            do {
+                _ = try DNSBypass(configuration)
+                return nil
+            } catch { return error.code == .configuration ? error.field : "wrong code" }
         }
         let ping = ProbeMethod.tcpConnect()
         #expect(field(.init(hosts: [host: []])) == "hosts")
@@ -245,7 +256,8 @@ extension Response {
         #expect(field(.init(hosts: [host: ["127.0.0.1"]], refreshInterval: .seconds(5))) == "refreshInterval")
         #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: ping, probeTimeout: .zero)) == "probeTimeout")
         #expect(field(.init(hosts: [host: ["127.0.0.1"]], perAddressConnectTimeout: .seconds(-1))) == "perAddressConnectTimeout")
-        #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: .httpPing(scheme: "ftp", dispatcher: StubDispatcher(status: 200)))) == "probe")
+        #expect(
+            field(.init(hosts: [host: ["127.0.0.1"]], probe: .httpPing(scheme: "ftp", dispatcher: StubDispatcher(status: 200)))) == "probe")
         #expect(field(.init(hosts: [host: ["127.0.0.1", "[::1]:8443"]])) == nil)
         do {
             _ = try DNSBypass(.init(hosts: [host: []]))
@@ -262,4 +274,3 @@ final class ProblemLog: Sendable {
     var all: [DNSBypassError] { lock.withLock { problems } }
     func add(_ problem: DNSBypassError) { lock.withLock { problems.append(problem) } }
 }
-

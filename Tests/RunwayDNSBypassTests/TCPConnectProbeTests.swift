@@ -27,7 +27,9 @@ final class Listener {
             throw POSIXError(.EADDRINUSE)
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         fd = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
     }
@@ -40,7 +42,8 @@ final class Listener {
         let open = try Listener()
         let closedPort = try Listener().port  // closed again at once
         let endpoint = try Endpoint("127.0.0.1")
-        let times = await TCPConnectProbe.measure([(endpoint, open.port), (endpoint, closedPort), (try Endpoint("::1"), closedPort)], timeout: .seconds(1))
+        let times = await TCPConnectProbe.measure(
+            [(endpoint, open.port), (endpoint, closedPort), (try Endpoint("::1"), closedPort)], timeout: .seconds(1))
         #expect(times.count == 3)
         #expect(times[0] != nil)
         #expect(times[0].map { $0 < .seconds(1) } == true)
@@ -58,7 +61,8 @@ final class Listener {
 
     @Test func theBypassCanProbeByTCP() async throws {
         let open = try Listener()
-        let bypass = try DNSBypass(.init(hosts: ["api.runway.test": ["127.0.0.1:1", "127.0.0.1:\(open.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
+        let bypass = try DNSBypass(
+            .init(hosts: ["api.runway.test": ["127.0.0.1:1", "127.0.0.1:\(open.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
         await bypass.probe()
         #expect(bypass.endpoints(for: "api.runway.test").map(\.description) == ["127.0.0.1:\(open.port)", "127.0.0.1:1"])
     }

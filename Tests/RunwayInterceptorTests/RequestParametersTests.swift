@@ -5,7 +5,8 @@ import Testing
 @Suite struct RequestParametersTests {
     @Test func decodesQueryAndFormInOrder() throws {
         let request = try Request(
-            method: .post, "https://api.test/p?b=2&a=x%20y&c", headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
+            method: .post, "https://api.test/p?b=2&a=x%20y&c",
+            headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"],
             body: Data("z=1+2&a=%E4%B8%8A%E6%B5%B7".utf8))
         let parameters = RequestParameters(request)
         #expect(parameters.items.map(\.name) == ["b", "a", "c", "z", "a"])
@@ -15,7 +16,8 @@ import Testing
     }
 
     @Test func jsonBodiesAreNotFormParameters() throws {
-        let request = try Request(method: .post, "https://api.test/p", headers: ["Content-Type": "application/json"], body: Data("a=1".utf8))
+        let request = try Request(
+            method: .post, "https://api.test/p", headers: ["Content-Type": "application/json"], body: Data("a=1".utf8))
         #expect(RequestParameters(request).isEmpty)
     }
 

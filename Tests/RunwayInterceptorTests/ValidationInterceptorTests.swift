@@ -17,14 +17,16 @@ import Testing
                 ],
                 response: ResponseRule(
                     contentType: "application/json",
-                    json: .object(["items": .array(of: .object(["id": .integer])), "total": .integer]))),
+                    json: .object(["items": .array(of: .object(["id": .integer])), "total": .integer])))
         ])
     }
 
     static let goodBody = Data(#"{"items":[{"id":1},{"id":2}],"total":2}"#.utf8)
 
-    func send(_ url: String, body: Data? = nil, contentType: String? = nil, responseBody: Data = goodBody,
-              responseType: String = "application/json", status: Int = 200) async throws -> (Result<Response, RunwayError>, StubDispatcher) {
+    func send(
+        _ url: String, body: Data? = nil, contentType: String? = nil, responseBody: Data = goodBody,
+        responseType: String = "application/json", status: Int = 200
+    ) async throws -> (Result<Response, RunwayError>, StubDispatcher) {
         let stub = StubDispatcher { _ in
             Response(status: status, headers: ["Content-Type": responseType], body: responseBody)
         }
@@ -137,7 +139,10 @@ import Testing
 
     @Test func badConfigurationIsRejectedAtRegistration() {
         func code(_ body: () throws -> Void) -> RunwayError.Code? {
-            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+            do {
+                try body()
+                return nil
+            } catch { return (error as? RunwayError)?.code }
         }
         #expect(code { _ = try APIValidation(parameters: [ParameterRule("p", .pattern("(unclosed"))]) } == .configuration)
         #expect(code { _ = try APIValidation(parameters: [ParameterRule("", .required)]) } == .configuration)

@@ -21,7 +21,8 @@ import Testing
 
     @Test func logsNothingWithoutALoggerAndChangesNothing() async throws {
         let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
-        var request = try Request(method: .post, "http://api.test/a?token=abc", headers: ["Authorization": "Bearer s3cret"], body: Data("x=1".utf8))
+        var request = try Request(
+            method: .post, "http://api.test/a?token=abc", headers: ["Authorization": "Bearer s3cret"], body: Data("x=1".utf8))
         request.options.acceptCompressedResponses = false
         let response = try await Pipeline(interceptors: [.logging(nil)], dispatcher: stub).send(request)
         #expect(response.body == Data("ok".utf8))
@@ -33,14 +34,19 @@ import Testing
 
     @Test func dumpsTheRequestAsCurlAndTheResponseWithSecretsRedacted() async throws {
         let stub = StubDispatcher { _ in
-            Response(status: 201, headers: ["Content-Type": "application/json", "Set-Cookie": "session=abcdef"], body: Data(#"{"id":7,"token":"t0k"}"#.utf8))
+            Response(
+                status: 201, headers: ["Content-Type": "application/json", "Set-Cookie": "session=abcdef"],
+                body: Data(#"{"id":7,"token":"t0k"}"#.utf8))
         }
         let request = try Request(
             method: .post, "https://api.test/orders?city=sh&access_token=qwerty",
-            headers: ["Authorization": "Bearer s3cret", "X-Runway-Signature": "deadbeef", "Content-Type": "application/x-www-form-urlencoded"],
+            headers: [
+                "Authorization": "Bearer s3cret", "X-Runway-Signature": "deadbeef", "Content-Type": "application/x-www-form-urlencoded",
+            ],
             body: Data("user=li&password=hunter2&note=a+b".utf8))
         let interceptor = LoggingInterceptor(logger: logger)
-        let response = try await Pipeline(interceptors: [interceptor], dispatcher: stub).send(request, context: RequestContext(apiName: "order.create", serviceID: "shop"))
+        let response = try await Pipeline(interceptors: [interceptor], dispatcher: stub).send(
+            request, context: RequestContext(apiName: "order.create", serviceID: "shop"))
         #expect(response.status == 201)
 
         let log = text
@@ -75,8 +81,11 @@ import Testing
     @Test func redactsConfiguredParametersInJSONAtAnyDepth() async throws {
         let redaction = try Redaction.standard(plusHeaders: ["X-Device"], parameters: ["id_card"])
         let body = Data(#"{"owner":{"name":"Li","id_card":"310101199001011234"},"list":[{"id_card":"x9"}]}"#.utf8)
-        let request = try Request(method: .put, "http://api.test/owner?id_card=310101", headers: ["Content-Type": "application/json", "X-Device": "imei-1"], body: body)
-        _ = try await Pipeline(interceptors: [.logging(logger, redacting: redaction)], dispatcher: StubDispatcher(status: 204)).send(request)
+        let request = try Request(
+            method: .put, "http://api.test/owner?id_card=310101", headers: ["Content-Type": "application/json", "X-Device": "imei-1"],
+            body: body)
+        _ = try await Pipeline(interceptors: [.logging(logger, redacting: redaction)], dispatcher: StubDispatcher(status: 204)).send(
+            request)
         let log = text
         #expect(!log.contains("310101"))
         #expect(!log.contains("x9"))
@@ -90,12 +99,16 @@ import Testing
     @Test func secretsUnderOtherNamesAndTypesAreRedactedToo() async throws {
         let secrets = ["tok-I", "sess-9", "hunter2", "ref-3", "cs-4", "line-5", "xa-6", "xs-7", "form-8"]
         let stub = StubDispatcher { _ in
-            Response(status: 200, headers: ["Content-Type": "application/x-ndjson"], body: Data("{\"refreshToken\":\"ref-3\"}\n{\"clientSecret\":\"cs-4\"}\nnot json line-5".utf8))
+            Response(
+                status: 200, headers: ["Content-Type": "application/x-ndjson"],
+                body: Data("{\"refreshToken\":\"ref-3\"}\n{\"clientSecret\":\"cs-4\"}\nnot json line-5".utf8))
         }
         let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: stub)
-        _ = try await pipeline.send(try Request(
-            method: .post, "https://api.test/a?accessToken=tok-I&sessionid=sess-9&page=2",
-            headers: ["X-Auth": "xa-6", "X-Session-Id": "xs-7", "Content-Type": "text/plain"], body: Data(#"{"user":"ann","password":"hunter2"}"#.utf8)))
+        _ = try await pipeline.send(
+            try Request(
+                method: .post, "https://api.test/a?accessToken=tok-I&sessionid=sess-9&page=2",
+                headers: ["X-Auth": "xa-6", "X-Session-Id": "xs-7", "Content-Type": "text/plain"],
+                body: Data(#"{"user":"ann","password":"hunter2"}"#.utf8)))
         _ = try await pipeline.send(try Request(method: .post, "https://api.test/b", body: Data("user=ann&Pass-Word=form-8".utf8)))
         for secret in secrets { #expect(!text.contains(secret), "\(secret) reached the log") }
         #expect(text.contains("page=2"))
@@ -135,15 +148,18 @@ import Testing
         other.logLevel = .trace
         var context = RequestContext()
         context[LoggingInterceptor.Key.self] = Logger(label: "per-call") { [other] _ in other }
-        _ = try await Pipeline(interceptors: [.logging(nil)], dispatcher: StubDispatcher(status: 200)).send(try Request("http://api.test/"), context: context)
+        _ = try await Pipeline(interceptors: [.logging(nil)], dispatcher: StubDispatcher(status: 200)).send(
+            try Request("http://api.test/"), context: context)
         #expect(other.entries.count == 3)
         #expect(handler.entries.isEmpty)
     }
 
     @Test func bodiesAreCutAndBinaryIsShownAsASize() async throws {
         let long = Data(String(repeating: "a", count: 100).utf8)
-        _ = try await Pipeline(interceptors: [.logging(logger, bodyLimit: 10)], dispatcher: StubDispatcher(status: 200, body: Data([0, 1, 2, 0xFF])))
-            .send(try Request(method: .post, "http://api.test/", body: long))
+        _ = try await Pipeline(
+            interceptors: [.logging(logger, bodyLimit: 10)], dispatcher: StubDispatcher(status: 200, body: Data([0, 1, 2, 0xFF]))
+        )
+        .send(try Request(method: .post, "http://api.test/", body: long))
         #expect(text.contains("'aaaaaaaaaa… (90 more bytes)'"))
         #expect(text.contains("<4 bytes binary>"))
     }

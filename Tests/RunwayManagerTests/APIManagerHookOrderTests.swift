@@ -14,7 +14,10 @@ final class HookedAPIManager: APIManager {
     let stopFail: Bool
     let rejectParams: Bool
 
-    init(registry: ServiceRegistry, log: EventLog, veto: Bool = false, stopSuccess: Bool = false, stopFail: Bool = false, rejectParams: Bool = false) {
+    init(
+        registry: ServiceRegistry, log: EventLog, veto: Bool = false, stopSuccess: Bool = false, stopFail: Bool = false,
+        rejectParams: Bool = false
+    ) {
         self.engine = ManagerEngine(registry: registry, delivery: .inline)
         self.log = log
         self.veto = veto
@@ -76,11 +79,12 @@ struct LoggingInterceptor: Interceptor {
         manager.delegate = delegate
         try await manager.load()
         log.append("load returned")
-        #expect(log.events == [
-            "shouldCallAPI", "validate(params)", "afterCallingAPI", "interceptor>", "dispatcher", "<interceptor",
-            "didReceiveResponse", "validate(response)", "beforePerformSuccess", "delegate.success",
-            "afterPerformSuccess", "load returned",
-        ])
+        #expect(
+            log.events == [
+                "shouldCallAPI", "validate(params)", "afterCallingAPI", "interceptor>", "dispatcher", "<interceptor",
+                "didReceiveResponse", "validate(response)", "beforePerformSuccess", "delegate.success",
+                "afterPerformSuccess", "load returned",
+            ])
     }
 
     @Test func failureRunsTheFailHooksAroundTheDelegate() async throws {
@@ -90,11 +94,12 @@ struct LoggingInterceptor: Interceptor {
         manager.delegate = delegate
         let result = await outcome { try await manager.load() }
         log.append("load returned")
-        #expect(log.events == [
-            "shouldCallAPI", "validate(params)", "afterCallingAPI", "interceptor>", "dispatcher", "<interceptor",
-            "didReceiveResponse", "validate(response)", "beforePerformFail", "delegate.fail(responseInvalid)",
-            "afterPerformFail", "load returned",
-        ])
+        #expect(
+            log.events == [
+                "shouldCallAPI", "validate(params)", "afterCallingAPI", "interceptor>", "dispatcher", "<interceptor",
+                "didReceiveResponse", "validate(response)", "beforePerformFail", "delegate.fail(responseInvalid)",
+                "afterPerformFail", "load returned",
+            ])
         let error = try #require(result.failure)
         #expect(error.code == .responseInvalid)
         #expect(error.field == "ok")
@@ -145,7 +150,8 @@ struct LoggingInterceptor: Interceptor {
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
         let result = await outcome { try await manager.load(params: ["city": ""]) }
-        #expect(log.events == ["shouldCallAPI", "validate(params)", "beforePerformFail", "delegate.fail(paramsInvalid)", "afterPerformFail"])
+        #expect(
+            log.events == ["shouldCallAPI", "validate(params)", "beforePerformFail", "delegate.fail(paramsInvalid)", "afterPerformFail"])
         let error = try #require(result.failure)
         #expect(error.code == .paramsInvalid)
         #expect(error.field == "city")

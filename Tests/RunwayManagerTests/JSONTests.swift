@@ -4,9 +4,12 @@ import Testing
 
 @Suite struct JSONTests {
     @Test func parsesEveryKindAndKeepsIntegersApart() throws {
-        let json = try JSON(parsing: #"{"id": 1234567890123, "price": 1.5, "ok": true, "no": null, "tags": ["a", "b\n\u00e9\ud83d\ude00"], "nested": {"x": -0}}"#)
-        #expect(json["id"] == .int(1234567890123))
-        #expect(json["id"]?.int == 1234567890123)
+        let json = try JSON(
+            parsing:
+                #"{"id": 1234567890123, "price": 1.5, "ok": true, "no": null, "tags": ["a", "b\n\u00e9\ud83d\ude00"], "nested": {"x": -0}}"#
+        )
+        #expect(json["id"] == .int(1_234_567_890_123))
+        #expect(json["id"]?.int == 1_234_567_890_123)
         #expect(json["price"]?.double == 1.5)
         #expect(json["price"]?.int == nil)
         #expect(json["ok"]?.bool == true)
@@ -44,6 +47,6 @@ import Testing
     @Test func integerOverflowFallsBackToDouble() throws {
         #expect(try JSON(parsing: "9223372036854775807") == .int(.max))
         #expect(try JSON(parsing: "-9223372036854775808") == .int(.min))
-        #expect(try JSON(parsing: "9223372036854775808") == .double(9223372036854775808))
+        #expect(try JSON(parsing: "9223372036854775808") == .double(9_223_372_036_854_775_808))
     }
 }

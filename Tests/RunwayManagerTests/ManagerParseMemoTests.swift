@@ -26,6 +26,7 @@ private final class ScriptedBodies: Sendable {
     private let counter = Counter()
     init(_ bodies: [String]) { self.bodies = bodies }
     func next() -> Response {
-        Response(status: 200, headers: ["Content-Type": "application/json"], body: Data(bodies[(counter.increment() - 1) % bodies.count].utf8))
+        Response(
+            status: 200, headers: ["Content-Type": "application/json"], body: Data(bodies[(counter.increment() - 1) % bodies.count].utf8))
     }
 }

@@ -64,7 +64,10 @@ struct PropertyListReformer: Reformer {
 
 /// Another reformer over the same API: map pins need only id and title.
 struct MapPinReformer: Reformer {
-    struct Pin: Equatable { let id: String; let label: String }
+    struct Pin: Equatable {
+        let id: String
+        let label: String
+    }
     func reform(_ data: JSON, from manager: any APIManager) throws -> [Pin] {
         try PropertyListReformer().reform(data, from: manager).compactMap { record in
             guard let id = record[PropertyListKey.id], let title = record[PropertyListKey.title] else { return nil }
@@ -74,9 +77,12 @@ struct MapPinReformer: Reformer {
 }
 
 @Suite struct ReformerTests {
-    static let secondHandBody = #"{"list":[{"esf_id":"1","esf_name":"Garden Court","esf_title":"2 rooms","esf_imageUrl":"https://img.example.com/1.jpg"}]}"#
+    static let secondHandBody =
+        #"{"list":[{"esf_id":"1","esf_name":"Garden Court","esf_title":"2 rooms","esf_imageUrl":"https://img.example.com/1.jpg"}]}"#
     static let rentalBody = #"{"list":[{"id":1,"name":"Garden Court","title":"2 rooms","imageUrl":"https://img.example.com/1.jpg"}]}"#
-    static let newHomeBody = #"{"list":[{"xinfang_id":"1","xinfang_name":"Garden Court","xinfang_title":"2 rooms","xinfang_imageUrl":"https://img.example.com/1.jpg"}]}"#
+    static let newHomeBody =
+        #"{"list":[{"xinfang_id":"1","xinfang_name":"Garden Court","xinfang_title":"2 "#
+        + #"rooms","xinfang_imageUrl":"https://img.example.com/1.jpg"}]}"#
 
     private func registry() throws -> ServiceRegistry {
         let stub = StubDispatcher { request in
@@ -88,11 +94,13 @@ struct MapPinReformer: Reformer {
             }
             return Response(status: 200, body: Data(body.utf8))
         }
-        return try makeRegistry(stub, services: [
-            TestService(id: .secondHand, baseURL: "http://esf.test"),
-            TestService(id: .rental, baseURL: "http://zufang.test"),
-            TestService(id: .newHome, baseURL: "http://xinfang.test"),
-        ])
+        return try makeRegistry(
+            stub,
+            services: [
+                TestService(id: .secondHand, baseURL: "http://esf.test"),
+                TestService(id: .rental, baseURL: "http://zufang.test"),
+                TestService(id: .newHome, baseURL: "http://xinfang.test"),
+            ])
     }
 
     @Test func oneReformerNormalisesThreeListingAPIsWithDifferentKeys() async throws {
@@ -122,8 +130,9 @@ struct MapPinReformer: Reformer {
     }
 
     @Test func fetchingBeforeDataOrWithAFailingReformerIsATypedError() async throws {
-        let manager = RentalListingsAPIManager(registry: try makeRegistry(
-            jsonStub(#"{"list":[{"id":"1"}]}"#), services: [TestService(id: .rental)]))
+        let manager = RentalListingsAPIManager(
+            registry: try makeRegistry(
+                jsonStub(#"{"list":[{"id":"1"}]}"#), services: [TestService(id: .rental)]))
         #expect(throws: RunwayError.self) { try manager.fetchData(with: PropertyListReformer()) }
         do {
             _ = try manager.fetchData(with: PropertyListReformer())

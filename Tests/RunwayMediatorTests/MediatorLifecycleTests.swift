@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RunwayMediator
 
 /// A module that logs its lifecycle events and registers one target.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RunwayMediator
 
 /// Collecting query items is linear: 100,000 items, distinct or all of one key, parse well

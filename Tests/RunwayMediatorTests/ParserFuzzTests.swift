@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RunwayMediator
 
 /// Bounded random input over the URL reader, the pattern reader and the resolver: every input

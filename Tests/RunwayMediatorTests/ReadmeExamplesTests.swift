@@ -1,5 +1,5 @@
-import Testing
 import RunwayMediator
+import Testing
 
 // The code of the README's "Route by URL" and "Add a business module" sections, kept
 // compiling and passing here.

@@ -1,5 +1,6 @@
 import PropertyBased
 import Testing
+
 @testable import RunwayMediator
 
 /// Remote calls can never reach a local-only action, whatever the URL.
@@ -20,7 +21,9 @@ struct RemotePolicyPropertyTests {
                 actions.action("secret", routes: ["app://\(target)/secret/<int:id>", "app://\(target)/s/<path:rest>"], local)
                 actions.action("wipe", routes: ["app://\(target)/<name>/wipe"], local)
                 actions.action("native", local)
-                actions.action("open", access: .remote, routes: ["app://\(target)/<int:id>", "app://\(target)/<name>/view"]) { _, _ in "remote" }
+                actions.action("open", access: .remote, routes: ["app://\(target)/<int:id>", "app://\(target)/<name>/view"]) { _, _ in
+                    "remote"
+                }
                 actions.action("gated", access: .remote, tags: [LoginGate.requiresLogin]) { _, _ in "gated" }
                 actions.action("notFound", access: .remote) { _, _ in "fallback" }
             }
@@ -42,8 +45,9 @@ struct RemotePolicyPropertyTests {
     ]).map { $0 ?? "" }
     static let scheme = Gen<String?>.element(of: ["app", "APP", "App", "other"]).map { $0 ?? "" }
     static let separator = Gen<String?>.element(of: ["/", "/", "/", "//", "/%2F"]).map { $0 ?? "" }
-    static let query = Gen<String?>.element(of: ["", "?id=1", "?action=native&target=admin", "?x=app://admin/native", "#native", "/"]).map { $0 ?? "" }
-
+    static let query = Gen<String?>.element(of: ["", "?id=1", "?action=native&target=admin", "?x=app://admin/native", "#native", "/"]).map {
+        $0 ?? ""
+    }
 
     @Test func remoteURLsNeverReachLocalOnlyActions() async throws {
         let mediator = try Self.mediator()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RunwayMediator
 
 /// Appends "name>" on the way in and "<name" on the way out.

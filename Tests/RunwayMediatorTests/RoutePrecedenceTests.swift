@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RunwayMediator
 
 /// Which action a set of patterns resolves each URL to, registered in a given order.
@@ -94,9 +95,10 @@ struct RoutePrecedenceTests {
 
     @Test func customConverterRanksAfterBuiltIns() throws {
         var builder = Mediator.Builder(implicitRoutes: false)
-        try builder.register(converter: RouteConverter(name: "slug") { text in
-            text.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 } ? text : nil
-        })
+        try builder.register(
+            converter: RouteConverter(name: "slug") { text in
+                text.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 } ? text : nil
+            })
         try builder.register(targetNamed: "post") { actions in
             actions.action("bySlug", access: .remote, routes: ["app://post/<slug:slug>"]) { _, _ in "slug" }
             actions.action("byID", access: .remote, routes: ["app://post/<int:id>"]) { _, _ in "id" }
@@ -121,12 +123,14 @@ struct RoutePrecedenceTests {
     }
 
     @Test func catchAllNeedsAtLeastOneSegment() throws {
-        let result = try resolutions(patterns: ["app://files/<path:rest>"], urls: ["app://files", "app://files/", "app://files/a"], order: [0])
+        let result = try resolutions(
+            patterns: ["app://files/<path:rest>"], urls: ["app://files", "app://files/", "app://files/a"], order: [0])
         #expect(result == ["none", "none", "r0 rest=a"])
     }
 
     @Test func hostMayBeAPlaceholder() throws {
-        let result = try resolutions(patterns: ["app://<module>/home", "app://shop/home"], urls: ["app://shop/home", "app://cart/home"], order: [0, 1])
+        let result = try resolutions(
+            patterns: ["app://<module>/home", "app://shop/home"], urls: ["app://shop/home", "app://cart/home"], order: [0, 1])
         #expect(result == ["r1 ", "r0 module=cart"])
     }
 }

@@ -1,5 +1,5 @@
-import Testing
 import RunwayMediator
+import Testing
 
 // The CTMediator category pattern. In an app these live in three targets:
 // `ListingRoutes` (interface, depends only on RunwayMediator), `Listing` (the business module,

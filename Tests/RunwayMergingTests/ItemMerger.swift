@@ -16,7 +16,10 @@ struct ItemMerger: RequestMerger {
     func split(_ response: Response, count: Int) throws -> [Result<Response, RunwayError>] {
         let items = try JSON(parsing: response.body)["items"]?.array ?? []
         return items.map { item in
-            .success(Response(status: 200, headers: response.headers, body: item.serializedData(), metrics: response.metrics, origin: response.origin))
+            .success(
+                Response(
+                    status: 200, headers: response.headers, body: item.serializedData(), metrics: response.metrics, origin: response.origin)
+            )
         }
     }
 }

@@ -11,7 +11,11 @@ final class MergeRouteState: Sendable {
     /// Holds `/m/items/batch` until opened (open by default).
     let batchGate: Gate
     /// How `/m/items/batch` answers.
-    enum BatchAnswer: Sendable { case items, status(Int), oneItemShort, reset }
+    enum BatchAnswer: Sendable {
+        case items
+        case status(Int)
+        case oneItemShort, reset
+    }
     let answer: BatchAnswer
     private let lock = NSLock()
     // Guarded by `lock`.

@@ -8,7 +8,9 @@ import Testing
 @Suite struct RequestMergingInterceptorTests {
     /// A pipeline whose `item` API merges into `/m/items/batch` on `server`.
     func pipeline(_ server: TestServer, maxMerged: Int = 50) throws -> (Pipeline, RequestMergingInterceptor) {
-        let merging = try RequestMergingInterceptor.merging(["item": ItemMerger(batchURL: server.url("/m/items/batch"), maxMerged: maxMerged)])
+        let merging = try RequestMergingInterceptor.merging([
+            "item": ItemMerger(batchURL: server.url("/m/items/batch"), maxMerged: maxMerged)
+        ])
         return (Pipeline(interceptors: [merging], dispatcher: CurlDispatcher()), merging)
     }
 

@@ -96,4 +96,3 @@ import Testing
         #expect(throws: Never.self) { try MetricsInterceptor(prefix: "house_hunter2") }
     }
 }
-

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import RunwayTesting
+import Testing
 
 @testable import Runway
 
@@ -68,7 +68,8 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
     }
 
     @Test func backoffGrowsIsCappedAndJittered() throws {
-        let policy = try RetryPolicy(maxAttempts: 10, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(500), multiplier: 3, jitter: 0.5)
+        let policy = try RetryPolicy(
+            maxAttempts: 10, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(500), multiplier: 3, jitter: 0.5)
         #expect(policy.backoff(beforeRetry: 1, random: 0) == .milliseconds(100))
         #expect(policy.backoff(beforeRetry: 2, random: 0) == .milliseconds(300))
         #expect(policy.backoff(beforeRetry: 3, random: 0) == .milliseconds(500))
@@ -119,13 +120,15 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
         let post = try Request(method: .post, "http://api.test/orders", body: Data("{}".utf8))
 
         let log = AttemptLog()
-        let plain = try await pipeline(.default, log: log, dispatcher: scripted(script)).send(post, context: RequestContext(apiName: "order.create"))
+        let plain = try await pipeline(.default, log: log, dispatcher: scripted(script)).send(
+            post, context: RequestContext(apiName: "order.create"))
         #expect(plain.status == 503)
         #expect(log.seen == [1])
 
         let byPolicy = try RetryPolicy(nonIdempotentAPIs: ["order.create"])
         let policyLog = AttemptLog()
-        let optedIn = try await pipeline(byPolicy, log: policyLog, dispatcher: scripted(script)).send(post, context: RequestContext(apiName: "order.create"))
+        let optedIn = try await pipeline(byPolicy, log: policyLog, dispatcher: scripted(script)).send(
+            post, context: RequestContext(apiName: "order.create"))
         #expect(optedIn.status == 200)
         #expect(policyLog.seen == [1, 2])
 
@@ -154,7 +157,8 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
         let log = AttemptLog()
         var context = RequestContext()
         context[RetryOverride.Key.self] = .never
-        let response = try await pipeline(.default, log: log, dispatcher: scripted([.success(Response(status: 503))])).send(try Request("http://api.test/"), context: context)
+        let response = try await pipeline(.default, log: log, dispatcher: scripted([.success(Response(status: 503))])).send(
+            try Request("http://api.test/"), context: context)
         #expect(response.status == 503)
         #expect(log.seen == [1])
     }
@@ -206,14 +210,18 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
         let stub = scripted([.success(Response(status: 503)), .success(Response(status: 200))])
         let policy = try RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(50), jitter: 0)
         let start = ContinuousClock.now
-        let response = try await Pipeline(interceptors: [RetryInterceptor.retry(policy)], dispatcher: stub).send(try Request("http://api.test/"))
+        let response = try await Pipeline(interceptors: [RetryInterceptor.retry(policy)], dispatcher: stub).send(
+            try Request("http://api.test/"))
         #expect(response.status == 200)
         #expect(ContinuousClock.now - start >= .milliseconds(50))
     }
 
     @Test func badConfigurationIsRejectedWhenThePolicyIsMade() {
         func code(_ make: () throws -> Any) -> (RunwayError.Code, String?)? {
-            do { _ = try make(); return nil } catch let error as RunwayError { return (error.code, error.field) } catch { return nil }
+            do {
+                _ = try make()
+                return nil
+            } catch let error as RunwayError { return (error.code, error.field) } catch { return nil }
         }
         #expect(code { try RetryPolicy(maxAttempts: 0) }?.1 == "maxAttempts")
         #expect(code { try RetryPolicy(initialBackoff: .milliseconds(-1)) }?.1 == "initialBackoff")

@@ -7,16 +7,17 @@ import Testing
     @Test func layout() throws {
         let request = try Request(method: .post, "https://api.test/v1/a%7eb?b=2&a=1", body: Data())
         let canonical = CanonicalRequest(request, timestamp: "1700000000", nonce: "n0nce")
-        #expect(canonical.text == """
-            RUNWAY-HMAC-SHA256
-            POST
-            /v1/a~b
-            a=1&b=2
-            e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-            1700000000
-            n0nce
+        #expect(
+            canonical.text == """
+                RUNWAY-HMAC-SHA256
+                POST
+                /v1/a~b
+                a=1&b=2
+                e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+                1700000000
+                n0nce
 
-            """)
+                """)
     }
 
     @Test func serverAndClientViewsAgree() throws {

@@ -16,14 +16,18 @@ import Testing
     }
 
     func code(_ body: () throws -> Void) -> SignatureVerificationError.Code? {
-        do { try body(); return nil } catch { return (error as? SignatureVerificationError)?.code }
+        do {
+            try body()
+            return nil
+        } catch { return (error as? SignatureVerificationError)?.code }
     }
 
     @Test func hmacSignatureVerifies() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         let request = try await signed(
-            try Request(method: .post, "https://api.test/v1/rent?city=上海&page=2",
-                        headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("sort=price".utf8)),
+            try Request(
+                method: .post, "https://api.test/v1/rent?city=上海&page=2",
+                headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("sort=price".utf8)),
             with: try .signing(secret: Self.secret))
         #expect(request.headers["X-Runway-Signature"]?.count == 64)
         #expect(code { try verifier.verify(request) } == nil)
@@ -31,7 +35,8 @@ import Testing
 
     @Test func tamperedValueIsRejected() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
-        var request = try await signed(try Request("https://api.test/v1/rent?city=Shanghai&page=2"), with: try .signing(secret: Self.secret))
+        var request = try await signed(
+            try Request("https://api.test/v1/rent?city=Shanghai&page=2"), with: try .signing(secret: Self.secret))
         request.url = try #require(URL(string: "https://api.test/v1/rent?city=Shanghai&page=3"))
         #expect(code { try verifier.verify(request) } == .signatureMismatch)
     }
@@ -39,8 +44,9 @@ import Testing
     @Test func tamperedBodyMethodAndPathAreRejected() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         let original = try await signed(
-            try Request(method: .post, "https://api.test/v1/pay", headers: ["Content-Type": "application/json"],
-                        body: Data(#"{"amount":1}"#.utf8)),
+            try Request(
+                method: .post, "https://api.test/v1/pay", headers: ["Content-Type": "application/json"],
+                body: Data(#"{"amount":1}"#.utf8)),
             with: try .signing(secret: Self.secret))
         var body = original
         body.body = Data(#"{"amount":100}"#.utf8)
@@ -160,7 +166,8 @@ import Testing
         #expect(code { try verifier.verify(tampered, apiName: "search") } == .signatureMismatch)
 
         let sha = try await signed(
-            try Request("https://api.test/search?q=1"), with: SigningInterceptor(try .saltedHash(secret: "key", hash: .sha256)), apiName: "search")
+            try Request("https://api.test/search?q=1"), with: SigningInterceptor(try .saltedHash(secret: "key", hash: .sha256)),
+            apiName: "search")
         #expect(sha.headers["X-Runway-Signature"]?.count == 64)
         #expect(code { try SignatureVerifier.saltedHash(secret: "key", hash: .sha256).verify(sha, apiName: "search") } == nil)
     }
@@ -225,7 +232,10 @@ import Testing
 
     @Test func badConfigurationIsRejectedAtRegistration() {
         func code(_ body: () throws -> Void) -> RunwayError.Code? {
-            do { try body(); return nil } catch { return (error as? RunwayError)?.code }
+            do {
+                try body()
+                return nil
+            } catch { return (error as? RunwayError)?.code }
         }
         #expect(code { _ = try SigningInterceptor.signing(secret: "") } == .configuration)
         #expect(code { _ = try SigningScheme.hmacSHA256(secret: "x", keyID: "has space") } == .configuration)

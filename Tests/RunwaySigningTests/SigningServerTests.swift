@@ -104,10 +104,11 @@ import Testing
     /// pinned so that a fix shows here (then drop the `withKnownIssue`).
     @Test func aBodyWithoutAContentTypeVerifiesOnTheServer() async throws {
         let verifying = VerifyingRoutes.add(try .hmacSHA256(secret: Self.secret))
-        try await withTestServer(routes: { router in
+        let routes: TestServer.Routes = { router in
             verifying(router)
             CapturingRoutes.add(router)
-        }) { server in
+        }
+        try await withTestServer(routes: routes) { server in
             let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret)], dispatcher: CurlDispatcher())
             let body = Data(#"{"item":42}"#.utf8)
             let received = try await PythonVerifierTests.capture(

@@ -48,7 +48,9 @@ import Testing
         do {
             let store = try SQLiteStore(file: file, label: "test", schema: Self.schema)
             try await store.write { db in
-                for n in 0..<2_000 { try db.execute(sql: "INSERT INTO item (text) VALUES (?)", arguments: [String(repeating: "\(n)", count: 20)]) }
+                for n in 0..<2_000 {
+                    try db.execute(sql: "INSERT INTO item (text) VALUES (?)", arguments: [String(repeating: "\(n)", count: 20)])
+                }
             }
         }
         let data = try Data(contentsOf: file)

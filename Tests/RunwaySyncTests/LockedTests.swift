@@ -1,5 +1,5 @@
-import Testing
 import RunwaySync
+import Testing
 
 @Suite("Locked")
 struct LockedTests {

@@ -9,7 +9,7 @@ let package = Package(
     name: "TestSupport",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "RunwayTestServer", targets: ["RunwayTestServer"]),
+        .library(name: "RunwayTestServer", targets: ["RunwayTestServer"])
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),

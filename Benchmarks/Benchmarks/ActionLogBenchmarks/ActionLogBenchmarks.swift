@@ -89,7 +89,9 @@ let benchmarks: @Sendable () -> Void = {
                 try pool.write { db in
                     try db.execute(
                         sql: "INSERT INTO action VALUES (?, ?, ?, ?)",
-                        arguments: [UUID().uuidString, action.name, action.millisecondsSince1970, try JSONEncoder().encode(action.attributes)])
+                        arguments: [
+                            UUID().uuidString, action.name, action.millisecondsSince1970, try JSONEncoder().encode(action.attributes),
+                        ])
                 }
             }
             for _ in benchmark.scaledIterations {

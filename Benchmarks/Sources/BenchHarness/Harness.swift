@@ -154,7 +154,8 @@ private func fixed(_ value: Double, _ digits: Int) -> String {
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = Int((value * scale).rounded())
-    let whole = scaled / Int(scale), fraction = abs(scaled % Int(scale))
+    let whole = scaled / Int(scale)
+    let fraction = abs(scaled % Int(scale))
     let text = String(fraction)
     return "\(whole)." + String(repeating: "0", count: digits - text.count) + text
 }

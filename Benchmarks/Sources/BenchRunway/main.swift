@@ -10,9 +10,6 @@
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
 import BenchHarness
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import Runway
 import RunwayCache
@@ -23,6 +20,10 @@ import RunwayLogging
 import RunwayMetrics
 import RunwaySigning
 import RunwayTracing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Not the whole of Foundation where the essentials exist: the client process then links what
 // Runway links, and its peak RSS says what Runway costs.

@@ -75,12 +75,15 @@ struct AppNetwork: Sendable {
         let page = [ParameterRule("page", .type(.integer), .range(1...100)), ParameterRule("p", .type(.integer), .range(1...100))]
         return try .validation([
             "houses": APIValidation(
-                parameters: [ParameterRule("city", .required, .length(1...8)), ParameterRule("page_size", .type(.integer), .range(1...50))] + page,
+                parameters: [ParameterRule("city", .required, .length(1...8)), ParameterRule("page_size", .type(.integer), .range(1...50))]
+                    + page,
                 response: ResponseRule(contentType: "application/json", json: .object(["code": .integer]))),
             "rentals": APIValidation(
-                parameters: [ParameterRule("city", .required, .length(1...8)), ParameterRule("pageSize", .type(.integer), .range(1...50))] + page),
+                parameters: [ParameterRule("city", .required, .length(1...8)), ParameterRule("pageSize", .type(.integer), .range(1...50))]
+                    + page),
             "projects/search": APIValidation(
-                parameters: [ParameterRule("cityCode", .required, .length(1...8)), ParameterRule("size", .type(.integer), .range(1...50))] + page),
+                parameters: [ParameterRule("cityCode", .required, .length(1...8)), ParameterRule("size", .type(.integer), .range(1...50))]
+                    + page),
             DetailCaching.apiName: APIValidation(parameters: [ParameterRule("id", .required, .type(.integer), .range(1...1_000_000_000))]),
             "login": APIValidation(parameters: [ParameterRule("user", .required, .length(1...64))]),
         ])

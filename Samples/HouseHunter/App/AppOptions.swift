@@ -42,7 +42,9 @@ struct SharedOptions: ParsableArguments {
     var tokenLifetime: Double = 60
 
     func validate() throws {
-        guard tokenLifetime > 0, tokenLifetime.isFinite else { throw ValidationError("--token-lifetime must be a positive number of seconds") }
+        guard tokenLifetime > 0, tokenLifetime.isFinite else {
+            throw ValidationError("--token-lifetime must be a positive number of seconds")
+        }
         guard !secret.isEmpty else { throw ValidationError("--secret must not be empty") }
     }
 

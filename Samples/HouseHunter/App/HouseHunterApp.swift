@@ -41,7 +41,8 @@ final class HouseHunterApp: Sendable {
         }
         do {
             let network = try await AppNetwork.start(server: address.url, endpoint: address.endpoint, options: options)
-            try actions.start(file: UserActions.file(option: options.actionLog), registry: network.registry, timeout: options.requestTimeout)
+            try actions.start(
+                file: UserActions.file(option: options.actionLog), registry: network.registry, timeout: options.requestTimeout)
             return HouseHunterApp(mediator: mediator, network: network, server: server, actions: actions, serverURL: address.url)
         } catch {
             await server?.shutdown()

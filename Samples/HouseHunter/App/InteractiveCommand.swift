@@ -5,7 +5,8 @@ import RunwayMediator
 /// `house-hunter interactive`: type URLs, see screens.
 struct InteractiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "interactive", abstract: "Type URLs and see their screens; 'login USER PASSWORD' logs in, 'routes' lists them, 'quit' ends.")
+        commandName: "interactive",
+        abstract: "Type URLs and see their screens; 'login USER PASSWORD' logs in, 'routes' lists them, 'quit' ends.")
 
     @OptionGroup var options: AppOptions
 

@@ -54,7 +54,8 @@ struct Tour {
         await actionLog()
         let count = problems.count
         Console.out()
-        Console.out(count == 0 ? "Tour finished: \(Self.steps) steps." : "Tour finished with \(count) unexpected screen\(count == 1 ? "" : "s").")
+        Console.out(
+            count == 0 ? "Tour finished: \(Self.steps) steps." : "Tour finished with \(count) unexpected screen\(count == 1 ? "" : "s").")
         return count == 0
     }
 
@@ -91,7 +92,9 @@ struct Tour {
         lines.append(Field("chain", app.network.chainDescription))
         lines.append(Field("services", app.network.registry.serviceIDs.map(\.rawValue).sorted().joined(separator: ", ")))
         let targets = app.mediator.targetNames.filter { $0 != AppMediator.shellTarget }
-        lines.append(Field("modules", targets.joined(separator: ", ") + " (registered by the build-tool plugin; \(app.mediator.routes.count) routes)"))
+        lines.append(
+            Field(
+                "modules", targets.joined(separator: ", ") + " (registered by the build-tool plugin; \(app.mediator.routes.count) routes)"))
         lines.append(Field("action log", "RunwayActionLog: an SQLite outbox, uploaded 30 at a time to POST actions/batch (step 7)"))
         Console.out(Screen(title: "Start-up", blocks: [.fields(lines)]).rendered())
     }
@@ -153,7 +156,8 @@ struct Tour {
         // The user types the sample credentials into the form: a local call, never a URL.
         let (user, password) = SampleSetup.sampleUser
         let screen = await app.logIn(user: user, password: password, resumeURL: gate.resumeURL, progress: Console.progress)
-        Console.show("login \(user) \(String(repeating: "*", count: password.count))   (typed into the form: a local call, never a URL)", screen)
+        Console.show(
+            "login \(user) \(String(repeating: "*", count: password.count))   (typed into the form: a local call, never a URL)", screen)
         if screen.kind != .content {
             Console.out("  UNEXPECTED: a \(screen.kind) screen after logging in\n")
             problems.add()

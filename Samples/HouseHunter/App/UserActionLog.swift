@@ -84,7 +84,8 @@ final class UserActions: Sendable {
     static func file(option: String?) -> URL {
         let environment = ProcessInfo.processInfo.environment
         if let path = option ?? environment["HOUSEHUNTER_ACTION_LOG"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let cache = environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+        let cache =
+            environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return cache.appendingPathComponent("househunter/actions.sqlite")
     }

@@ -80,7 +80,8 @@ public enum Catalogue {
                         CatalogueListing(
                             id: id, kind: kind, city: city.code, cityName: city.name, district: district, title: title,
                             price: price, area: area, rooms: rooms, address: "\(10 + id) \(street), \(district), \(city.name)",
-                            description: "A \(area) m2 home with \(rooms) rooms in \(district), \(city.name); \(street) is two minutes away."))
+                            description:
+                                "A \(area) m2 home with \(rooms) rooms in \(district), \(city.name); \(street) is two minutes away."))
                 }
             }
         }

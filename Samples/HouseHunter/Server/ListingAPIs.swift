@@ -19,7 +19,8 @@ import RunwayTestServer
 enum ListingAPIs {
     static func add(to router: RouterGroup<TestRequestContext>, filterDelay: Duration) {
         router.get("/esf/v2/houses") { request, _ in
-            let parsed = try await PageQuery(request, city: "city", page: "page", size: "page_size", maxPrice: "max_price", filterDelay: filterDelay)
+            let parsed = try await PageQuery(
+                request, city: "city", page: "page", size: "page_size", maxPrice: "max_price", filterDelay: filterDelay)
             guard let query = parsed.valid else {
                 return Reply.json(["code": 2001, "message": .string(parsed.problem)], for: request)
             }
@@ -35,7 +36,8 @@ enum ListingAPIs {
                 for: request)
         }
         router.get("/rent/v1/rentals") { request, _ in
-            let parsed = try await PageQuery(request, city: "city", page: "page", size: "pageSize", maxPrice: "maxRent", filterDelay: filterDelay)
+            let parsed = try await PageQuery(
+                request, city: "city", page: "page", size: "pageSize", maxPrice: "maxRent", filterDelay: filterDelay)
             guard let query = parsed.valid else { return Reply.json(["error": .string(parsed.problem)], status: .badRequest, for: request) }
             let page = query.page(of: Catalogue.listings(kind: "rent", city: query.city, maxPrice: query.maxPrice))
             let items: [JSON] = page.items.map { listing in
@@ -47,7 +49,8 @@ enum ListingAPIs {
             return Reply.json(["items": .array(items), "hasMore": .bool(page.hasMore)], for: request)
         }
         router.get("/xf/projects/search") { request, _ in
-            let parsed = try await PageQuery(request, city: "cityCode", page: "p", size: "size", maxPrice: "maxPrice", filterDelay: filterDelay)
+            let parsed = try await PageQuery(
+                request, city: "cityCode", page: "p", size: "size", maxPrice: "maxPrice", filterDelay: filterDelay)
             guard let query = parsed.valid else { return Reply.json(["status": "error", "reason": .string(parsed.problem)], for: request) }
             let page = query.page(of: Catalogue.listings(kind: "new", city: query.city, maxPrice: query.maxPrice))
             let projects: [JSON] = page.items.map { listing in
@@ -89,19 +92,31 @@ struct PageQuery {
     var problem = ""
 
     /// Reads and checks the parameters; waits `filterDelay` when a price limit is given.
-    init(_ request: Request, city cityName: String, page pageName: String, size sizeName: String, maxPrice priceName: String, filterDelay: Duration) async throws {
+    init(
+        _ request: Request, city cityName: String, page pageName: String, size sizeName: String, maxPrice priceName: String,
+        filterDelay: Duration
+    ) async throws {
         city = Reply.query(request, cityName) ?? ""
         if !Catalogue.isCity(city) { problem = "\(cityName) must be sh, bj or gz" }
         if let text = Reply.query(request, pageName) {
-            guard let value = Int(text), value >= 1 else { problem = "\(pageName) must be a positive number"; return }
+            guard let value = Int(text), value >= 1 else {
+                problem = "\(pageName) must be a positive number"
+                return
+            }
             page = value
         }
         if let text = Reply.query(request, sizeName) {
-            guard let value = Int(text), (1...50).contains(value) else { problem = "\(sizeName) must be 1 to 50"; return }
+            guard let value = Int(text), (1...50).contains(value) else {
+                problem = "\(sizeName) must be 1 to 50"
+                return
+            }
             size = value
         }
         if let text = Reply.query(request, priceName) {
-            guard let value = Int(text), value > 0 else { problem = "\(priceName) must be a positive number"; return }
+            guard let value = Int(text), value > 0 else {
+                problem = "\(priceName) must be a positive number"
+                return
+            }
             maxPrice = value
             try await Task.sleep(for: filterDelay)
         }

@@ -4,19 +4,30 @@ import RunwayCore
 ///
 /// Requests pass them top to bottom and then the dispatcher; responses come back bottom to top.
 ///
-/// | # | Interceptor   | Why here |
-/// |---|---------------|----------|
-/// | 1 | `tracing`     | Outermost: the span covers everything below, cache hits and every retry included; later spans nest inside it. |
-/// | 2 | `metrics`     | Counts and times every call once — cache hits, validation failures and the total of all retries — as the caller experienced it. |
-/// | 3 | `logging`     | One entry per call with its final outcome; before the cache, so **cache hits are logged** (`[memory-cache hit]`). Observes only. It shows the request as the application built it, before compression and signing. |
-/// | 4 | `validation`  | Parameter rules before anything else sees the request: an invalid call is never answered from the cache (a disk cache may outlive a rule change), never signed, never sent. |
-/// | 5 | `cache`       | A hit returns before anything costs: no signing, no network. The key is built from the logical parameters, before signing adds a timestamp and a nonce. |
-/// | 6 | `merging`     | Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in a merge queue; before retry, compression and signing, so the combined request is retried, compressed and signed as what goes on the wire. |
-/// | 7 | `retry`       | Wraps compression, signing and the DNS bypass, so **every attempt is re-signed** with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the fastest address still alive. Inside the cache: a retried success is stored once. |
-/// | 8 | `compression` | Gzips the body before it is signed, so the signature's body hash covers the bytes sent (the verifier checks what it received, before decoding). |
-/// | 9 | `signing`     | Signs the request as it will go on the wire. |
-/// | 10 | `dns-bypass` | Chooses the address per attempt. Its failover between addresses happens only when no connection was made — nothing was sent — so the same signature is still fresh. |
-/// |   | dispatcher    | The only I/O. |
+/// 1. `tracing`: Outermost: the span covers everything below, cache hits and every retry included;
+///    later spans nest inside it.
+/// 2. `metrics`: Counts and times every call once — cache hits, validation failures and the total
+///    of all retries — as the caller experienced it.
+/// 3. `logging`: One entry per call with its final outcome; before the cache, so **cache hits are
+///    logged** (`[memory-cache hit]`). Observes only. It shows the request as the application built
+///    it, before compression and signing.
+/// 4. `validation`: Parameter rules before anything else sees the request: an invalid call is never
+///    answered from the cache (a disk cache may outlive a rule change), never signed, never sent.
+/// 5. `cache`: A hit returns before anything costs: no signing, no network. The key is built from
+///    the logical parameters, before signing adds a timestamp and a nonce.
+/// 6. `merging`: Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in
+///    a merge queue; before retry, compression and signing, so the combined request is retried,
+///    compressed and signed as what goes on the wire.
+/// 7. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
+///    with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the
+///    fastest address still alive. Inside the cache: a retried success is stored once.
+/// 8. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
+///    bytes sent (the verifier checks what it received, before decoding).
+/// 9. `signing`: Signs the request as it will go on the wire.
+/// 10. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
+///     when no connection was made — nothing was sent — so the same signature is still fresh.
+///
+/// Then the dispatcher, the only I/O.
 ///
 /// A service with a ``TokenAuthenticator`` gets a `token-refresh` interceptor that the registry
 /// puts between `cache` and `retry` (before the first `PerAttemptInterceptor`), so the replay after a

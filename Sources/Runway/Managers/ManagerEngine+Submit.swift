@@ -36,7 +36,8 @@ extension ManagerEngine {
             // Not delivered: the delegate in the engine is the other manager's.
             return .notStarted(error)
         }
-        let entry: ServiceEntry, monitor: ReachabilityMonitor?
+        let entry: ServiceEntry
+        let monitor: ReachabilityMonitor?
         do throws(RunwayError) {
             guard let registry = registryOverride ?? ServiceRegistry.shared else {
                 throw RunwayError(.configuration, "no ServiceRegistry: call ServiceRegistry.bootstrap at start-up", stage: stage)
@@ -191,8 +192,11 @@ extension ManagerEngine {
             if cancelsCall {
                 task.cancel()
             } else {
-                relay.resume(with: .failure(RunwayError(
-                    .cancelled, "the awaiting task was cancelled; the shared call goes on for the others", underlying: CancellationError())))
+                relay.resume(
+                    with: .failure(
+                        RunwayError(
+                            .cancelled, "the awaiting task was cancelled; the shared call goes on for the others",
+                            underlying: CancellationError())))
             }
         }
     }
@@ -233,4 +237,3 @@ private final class OutcomeRelay: @unchecked Sendable {
         waiting?.resume(returning: result)
     }
 }
-

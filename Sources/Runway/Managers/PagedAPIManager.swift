@@ -111,7 +111,8 @@ extension PagedAPIManager {
             }
             guard strong.pageSize > 0 else {
                 // The default isLastPage (fewer than pageSize items) could never end the paging.
-                let error = RunwayError(.configuration, "pageSize is \(strong.pageSize); it must be at least 1", stage: stage, field: "pageSize")
+                let error = RunwayError(
+                    .configuration, "pageSize is \(strong.pageSize); it must be at least 1", stage: stage, field: "pageSize")
                 return .failure(error)
             }
             let page = current.map { $0 + 1 } ?? strong.firstPage

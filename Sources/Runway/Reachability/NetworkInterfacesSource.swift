@@ -1,3 +1,5 @@
+import RunwayCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import RunwayCore
 
 /// Reachability derived from the system's network interfaces (`getifaddrs`, on Linux and
 /// Apple platforms): reachable when at least one interface other than loopback is up, running

@@ -50,7 +50,8 @@ final class ServiceEntry: Sendable {
             text += apiName
         }
         guard let url = URL(string: text) else {
-            throw RunwayError(.invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
+            throw RunwayError(
+                .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
         return url
     }

@@ -49,7 +49,7 @@ extension ServiceRegistry {
             let response = try await entry.pipeline.send(request, context: context)
             reachability?.recordProbe(succeeded: true, host: entry.endpoint)
             return response
-        } catch where error.code == .cannotConnect || error.code == .dnsFailure {
+        } catch  where error.code == .cannotConnect || error.code == .dnsFailure {
             reachability?.recordProbe(succeeded: false, host: entry.endpoint)
             throw error
         }

@@ -6,7 +6,8 @@ import RunwaySync
 /// expired, then lets every one of them replay with the new token.
 ///
 /// Give it to a ``Service`` as ``Service/authenticator``; the registry puts it in that service's
-/// chain before the app's retry, compression, signing and DNS bypass, so a replay is signed anew. A call sends the current token; when the service's
+/// chain before the app's retry, compression, signing and DNS bypass, so a replay is signed anew.
+/// A call sends the current token; when the service's
 /// ``Service/error(for:json:)`` maps the response to `.needsLogin`, the call asks for a refresh:
 /// - if no refresh has happened since the call read its token, the first such call starts
 ///   one (`refresh` runs in its own task, so cancelling that call does not cancel it) and the

@@ -128,7 +128,8 @@ extension String {
     func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         // Over contiguous UTF-8 (a no-op for native strings): header lookups run per response.
-        var a = self, b = other
+        var a = self
+        var b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
                 for i in 0..<x.count where x[i] != y[i] {

@@ -156,7 +156,9 @@ public struct Request: Sendable {
                 guard length == (body?.count ?? 0) else {
                     throw RunwayError(
                         .invalidHeader,
-                        "Content-Length \"\(field.value)\" does not match the body's \(body?.count ?? 0) bytes (leave it out: the dispatcher sets it)")
+                        "Content-Length \"\(field.value)\" does not match the body's \(body?.count ?? 0) bytes (leave it out: the "
+                            + "dispatcher sets it)"
+                    )
                 }
             } else if field.name.caseInsensitiveEquals("Transfer-Encoding") {
                 throw RunwayError(.invalidHeader, "Transfer-Encoding is the dispatcher's to set (leave it out)")
@@ -164,7 +166,9 @@ public struct Request: Sendable {
         }
         for pin in options.tls.pinnedPublicKeys where !Self.isPin(pin) {
             throw RunwayError(
-                .configuration, "pinned public key \"\(pin)\" is not sha256//<base64 of 32 bytes> (e.g. from `openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`)",
+                .configuration,
+                "pinned public key \"\(pin)\" is not sha256//<base64 of 32 bytes> (e.g. from `openssl pkey -pubin -outform der | "
+                    + "openssl dgst -sha256 -binary | base64`)",
                 field: "tls.pinnedPublicKeys")
         }
         if let server = options.proxy?.server { try server.validate() }
@@ -185,7 +189,9 @@ public struct Request: Sendable {
                 let name = byte == 0x20 ? "a space" : "the control character 0x\(String(byte, radix: 16, uppercase: true))"
                 throw RunwayError(
                     .invalidURL,
-                    "\(what) holds \(name) at byte \(offset) (percent-encode it: %\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true))): \(text.debugDescription)")
+                    "\(what) holds \(name) at byte \(offset) (percent-encode it: "
+                        + "%\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true))): \(text.debugDescription)"
+                )
             }
             offset += 1
         }

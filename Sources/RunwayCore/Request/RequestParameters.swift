@@ -132,7 +132,8 @@ public struct RequestParameters: Sendable, Equatable {
                 bytes.formIndex(after: &end)
             }
             guard let equals, equals > start else { return false }  // no "=", or an empty name
-            let name = bytes[start..<equals], value = bytes[bytes.index(after: equals)..<end]
+            let name = bytes[start..<equals]
+            let value = bytes[bytes.index(after: equals)..<end]
             if let previous {
                 let ordered =
                     previous.name.elementsEqual(name)

@@ -21,7 +21,10 @@ public struct TransferMetrics: Sendable, Equatable {
         let remoteAddress: String
         let redirectCount: Int
 
-        init(nameLookup: Duration, connect: Duration, tlsHandshake: Duration, preTransfer: Duration, firstByte: Duration, total: Duration, connectionReused: Bool, httpVersion: String, remoteAddress: String, redirectCount: Int) {
+        init(
+            nameLookup: Duration, connect: Duration, tlsHandshake: Duration, preTransfer: Duration, firstByte: Duration, total: Duration,
+            connectionReused: Bool, httpVersion: String, remoteAddress: String, redirectCount: Int
+        ) {
             self.nameLookup = nameLookup
             self.connect = connect
             self.tlsHandshake = tlsHandshake
@@ -48,12 +51,23 @@ public struct TransferMetrics: Sendable, Equatable {
                     && lhs.redirectCount == rhs.redirectCount)
         }
 
-        func with(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil, preTransfer: Duration? = nil, firstByte: Duration? = nil, total: Duration? = nil, connectionReused: Bool? = nil, httpVersion: String? = nil, remoteAddress: String? = nil, redirectCount: Int? = nil) -> Values {
-            Values(nameLookup: nameLookup ?? self.nameLookup, connect: connect ?? self.connect, tlsHandshake: tlsHandshake ?? self.tlsHandshake, preTransfer: preTransfer ?? self.preTransfer, firstByte: firstByte ?? self.firstByte, total: total ?? self.total, connectionReused: connectionReused ?? self.connectionReused, httpVersion: httpVersion ?? self.httpVersion, remoteAddress: remoteAddress ?? self.remoteAddress, redirectCount: redirectCount ?? self.redirectCount)
+        func with(
+            nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil, preTransfer: Duration? = nil,
+            firstByte: Duration? = nil, total: Duration? = nil, connectionReused: Bool? = nil, httpVersion: String? = nil,
+            remoteAddress: String? = nil, redirectCount: Int? = nil
+        ) -> Values {
+            Values(
+                nameLookup: nameLookup ?? self.nameLookup, connect: connect ?? self.connect,
+                tlsHandshake: tlsHandshake ?? self.tlsHandshake, preTransfer: preTransfer ?? self.preTransfer,
+                firstByte: firstByte ?? self.firstByte, total: total ?? self.total,
+                connectionReused: connectionReused ?? self.connectionReused, httpVersion: httpVersion ?? self.httpVersion,
+                remoteAddress: remoteAddress ?? self.remoteAddress, redirectCount: redirectCount ?? self.redirectCount)
         }
     }
 
-    private static let empty = Values(nameLookup: .zero, connect: .zero, tlsHandshake: .zero, preTransfer: .zero, firstByte: .zero, total: .zero, connectionReused: false, httpVersion: "", remoteAddress: "", redirectCount: 0)
+    private static let empty = Values(
+        nameLookup: .zero, connect: .zero, tlsHandshake: .zero, preTransfer: .zero, firstByte: .zero, total: .zero, connectionReused: false,
+        httpVersion: "", remoteAddress: "", redirectCount: 0)
 
     /// Name resolution finished.
     public var nameLookup: Duration {

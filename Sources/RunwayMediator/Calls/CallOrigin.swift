@@ -20,7 +20,10 @@ public struct CallOrigin: Hashable, Sendable, CustomStringConvertible {
 /// The default for every action is ``localOnly``: remote calls are denied unless an action opts
 /// in (CTMediator's `native` prefix, made explicit and default deny).
 public struct ActionAccess: Hashable, Sendable, CustomStringConvertible {
-    private enum Base: String, Hashable, Sendable { case localOnly = "local", remote }
+    private enum Base: String, Hashable, Sendable {
+        case localOnly = "local"
+        case remote
+    }
     private let base: Base
 
     /// Only code inside the app may call the action (the default).

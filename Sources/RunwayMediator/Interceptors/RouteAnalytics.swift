@@ -30,10 +30,16 @@ public struct RouteAnalytics: RouteInterceptor {
         let start = clock.now
         do {
             let result = try await next(call)
-            report(Event(target: call.target, action: call.action, origin: call.origin, url: call.url, succeeded: true, duration: clock.now - start))
+            report(
+                Event(
+                    target: call.target, action: call.action, origin: call.origin, url: call.url, succeeded: true,
+                    duration: clock.now - start))
             return result
         } catch {
-            report(Event(target: call.target, action: call.action, origin: call.origin, url: call.url, succeeded: false, duration: clock.now - start))
+            report(
+                Event(
+                    target: call.target, action: call.action, origin: call.origin, url: call.url, succeeded: false,
+                    duration: clock.now - start))
             throw error
         }
     }

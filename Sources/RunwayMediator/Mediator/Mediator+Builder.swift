@@ -65,7 +65,9 @@ extension Mediator {
         ) throws {
             let name = rawName.lowercased()
             guard Self.isName(name) else {
-                throw MediatorError(.invalidRegistration, "target name '\(rawName)' must be letters, digits, '-', '_' or '.'", target: rawName, sources: [source])
+                throw MediatorError(
+                    .invalidRegistration, "target name '\(rawName)' must be letters, digits, '-', '_' or '.'", target: rawName,
+                    sources: [source])
             }
             if let existing = targets[name] {
                 throw MediatorError(
@@ -76,7 +78,9 @@ extension Mediator {
             var actions: [String: ActionEntry] = [:]
             for entry in entries {
                 guard Self.isName(entry.name) else {
-                    throw MediatorError(.invalidRegistration, "action name '\(entry.name)' must be letters, digits, '-', '_' or '.'", target: name, action: entry.name, sources: [entry.source])
+                    throw MediatorError(
+                        .invalidRegistration, "action name '\(entry.name)' must be letters, digits, '-', '_' or '.'", target: name,
+                        action: entry.name, sources: [entry.source])
                 }
                 if let first = actions[entry.name] {
                     throw MediatorError(
@@ -92,7 +96,8 @@ extension Mediator {
         public mutating func register(converter: RouteConverter, fileID: String = #fileID, line: Int = #line) throws {
             let source = "\(fileID):\(line)"
             guard RoutePattern.isIdentifier(converter.name), !RouteConverter.reservedNames.contains(converter.name) else {
-                throw MediatorError(.invalidRegistration, "converter name '\(converter.name)' is reserved or not an identifier", sources: [source])
+                throw MediatorError(
+                    .invalidRegistration, "converter name '\(converter.name)' is reserved or not an identifier", sources: [source])
             }
             if let existing = converterSources[converter.name] {
                 throw MediatorError(.invalidRegistration, "converter '\(converter.name)' is registered twice", sources: [existing, source])
@@ -143,7 +148,8 @@ extension Mediator {
                     guard let entry = record.actions[actionName] else { continue }
                     var routes = entry.patterns.map { ($0, entry.source) }
                     if implicitRoutes {
-                        routes.append((try RoutePattern("\(defaultScheme)://\(targetName)/\(actionName)"), entry.source + " (implicit route)"))
+                        routes.append(
+                            (try RoutePattern("\(defaultScheme)://\(targetName)/\(actionName)"), entry.source + " (implicit route)"))
                     }
                     for (pattern, source) in routes {
                         for converter in pattern.converterNames where converters[converter] == nil {
@@ -155,7 +161,8 @@ extension Mediator {
                         if let other = shapes[pattern.shape] {
                             throw MediatorError(
                                 .conflictingRoute,
-                                "routes '\(other.pattern)' (\(other.entry.target)/\(other.entry.name)) and '\(pattern)' (\(targetName)/\(actionName)) match the same URLs",
+                                "routes '\(other.pattern)' (\(other.entry.target)/\(other.entry.name)) and '\(pattern)' "
+                                    + "(\(targetName)/\(actionName)) match the same URLs",
                                 target: targetName, action: actionName, sources: [other.source, source])
                         }
                         shapes[pattern.shape] = (pattern, source, entry)
@@ -165,10 +172,15 @@ extension Mediator {
             }
             if let fallback {
                 guard let entry = targets[fallback.target]?.actions[fallback.action] else {
-                    throw MediatorError(.invalidRegistration, "the fallback \(fallback.target)/\(fallback.action) is not registered", target: fallback.target, action: fallback.action)
+                    throw MediatorError(
+                        .invalidRegistration, "the fallback \(fallback.target)/\(fallback.action) is not registered",
+                        target: fallback.target, action: fallback.action)
                 }
                 guard entry.access == .remote else {
-                    throw MediatorError(.invalidRegistration, "the fallback \(fallback.target)/\(fallback.action) must be remote-callable (remote URLs can end there)", target: fallback.target, action: fallback.action, sources: [entry.source])
+                    throw MediatorError(
+                        .invalidRegistration,
+                        "the fallback \(fallback.target)/\(fallback.action) must be remote-callable (remote URLs can end there)",
+                        target: fallback.target, action: fallback.action, sources: [entry.source])
                 }
             }
             let cache = TargetCache()
@@ -181,7 +193,8 @@ extension Mediator {
             }
             return Mediator(
                 storage: Storage(
-                    targets: targets, trie: trie, converters: converters, chain: chain, interceptorNames: interceptors.map(\.name), fallback: fallback,
+                    targets: targets, trie: trie, converters: converters, chain: chain, interceptorNames: interceptors.map(\.name),
+                    fallback: fallback,
                     unmatchedHandler: unmatchedHandler, urlOptions: urlOptions, defaultScheme: defaultScheme,
                     implicitRoutes: implicitRoutes, modules: modules, cache: cache))
         }

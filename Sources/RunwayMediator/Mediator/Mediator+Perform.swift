@@ -106,7 +106,8 @@ extension Mediator {
     static func invoke(_ call: MediatorCall, targets: [String: TargetRecord], cache: TargetCache) async throws -> any Sendable {
         let key = call.target.lowercased()
         guard let record = targets[key], let entry = record.actions[call.action] else {
-            throw MediatorError(.notFound, "no action \(call.target)/\(call.action)", url: call.url, target: call.target, action: call.action)
+            throw MediatorError(
+                .notFound, "no action \(call.target)/\(call.action)", url: call.url, target: call.target, action: call.action)
         }
         guard entry.access.allows(call.origin) else {
             throw MediatorError(

@@ -38,7 +38,8 @@ public struct Mediator: Sendable {
         let lifecycle: LifecycleState
 
         init(
-            targets: [String: TargetRecord], trie: RouteTrie, converters: [String: RouteConverter], chain: @escaping Next, interceptorNames: [String],
+            targets: [String: TargetRecord], trie: RouteTrie, converters: [String: RouteConverter], chain: @escaping Next,
+            interceptorNames: [String],
             fallback: (target: String, action: String)?,
             unmatchedHandler: (@Sendable (UnmatchedRequest) async throws -> (any Sendable)?)?,
             urlOptions: MediatorURLOptions, defaultScheme: String, implicitRoutes: Bool, modules: [any MediatorModule],

@@ -34,7 +34,11 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
     public static let int = RouteConverter(name: "int", rank: 0, isInt: true) { parseInt($0) }
     /// A finite decimal number, delivered as `Double`.
     public static let double = RouteConverter(name: "double", rank: 1) { text in
-        guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+") }),
+        guard
+            text.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "e")
+                    || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
+            }),
             let value = Double(text), value.isFinite
         else { return nil }
         return value

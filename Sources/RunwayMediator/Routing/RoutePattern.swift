@@ -101,14 +101,15 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
     /// The pattern with placeholder names removed: two patterns with the same shape match the
     /// same URLs, which is a conflict.
     public var shape: String {
-        scheme + "://" + segments.map {
-            switch $0 {
-            case .literal(let text): "=" + text
-            case .typed(let converter, _): "<" + converter + ">"
-            case .untyped: "<>"
-            case .catchAll: "<**>"
-            }
-        }.joined(separator: "/")
+        scheme + "://"
+            + segments.map {
+                switch $0 {
+                case .literal(let text): "=" + text
+                case .typed(let converter, _): "<" + converter + ">"
+                case .untyped: "<>"
+                case .catchAll: "<**>"
+                }
+            }.joined(separator: "/")
     }
 
     /// Typed converter names used by the pattern.

@@ -37,8 +37,9 @@ struct URLScanner {
         var schemeIsLower = true
         while index < count, bytes[index] != UInt8(ascii: ":") {
             let byte = bytes[index]
-            guard isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: ".")
+            guard
+                isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: ".")
             else { throw malformed("the scheme holds '\(Character(Unicode.Scalar(byte)))'") }
             if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { schemeIsLower = false }
             index += 1

@@ -136,7 +136,8 @@ import Testing
         try await withShop { _, registry, _ in
             let manager = ProductAPIManager(registry: registry)
             let product = try await manager.load(as: Product.self, params: ["id": 42])
-            #expect(product == Product(id: 42, productName: "Loft", priceCents: 129_900, listedAt: Date(timeIntervalSince1970: 1_795_500_000)))
+            #expect(
+                product == Product(id: 42, productName: "Loft", priceCents: 129_900, listedAt: Date(timeIntervalSince1970: 1_795_500_000)))
             // The ordinary call happened too: raw data, and the typed view of it again.
             #expect(manager.rawData?["product_name"]?.string == "Loft")
             #expect(try manager.fetchData(as: Product.self) == product)

@@ -28,11 +28,13 @@ import Testing
         }
         var profiles = TestService(id: Self.profiles, baseURL: server.url("/v1").absoluteString)
         profiles.authenticator = authenticator
-        let registry = try makeRegistry(dispatcher, services: [
-            TestService(id: .listings, baseURL: server.url("/v1").absoluteString),
-            TestService(id: Self.root, baseURL: server.baseURL.absoluteString),
-            profiles,
-        ])
+        let registry = try makeRegistry(
+            dispatcher,
+            services: [
+                TestService(id: .listings, baseURL: server.url("/v1").absoluteString),
+                TestService(id: Self.root, baseURL: server.baseURL.absoluteString),
+                profiles,
+            ])
         do {
             try await body(server, registry, authenticator)
         } catch {
@@ -42,7 +44,9 @@ import Testing
         await server.shutdown()
     }
 
-    private func hundredCalls(_ manager: ItemListAPIManager, params: @escaping @Sendable (Int) -> [String: JSON]) async -> [Result<JSON, RunwayError>] {
+    private func hundredCalls(_ manager: ItemListAPIManager, params: @escaping @Sendable (Int) -> [String: JSON]) async -> [Result<
+        JSON, RunwayError
+    >] {
         await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
             for index in 0..<100 {
                 group.addTask { await outcome { try await manager.load(params: params(index)) } }

@@ -48,7 +48,8 @@ public struct AccountTarget: MediatorTarget {
             return loginForm(redirectURL: redirectURL, message: nil)
         }
         guard call.origin == .local else {
-            return loginForm(redirectURL: redirectURL, message: "A link never logs anybody in: type the password into the app, not into a URL.")
+            return loginForm(
+                redirectURL: redirectURL, message: "A link never logs anybody in: type the password into the app, not into a URL.")
         }
         let user = (try? parameters.string("user")) ?? ""
         let manager = LoginAPIManager()
@@ -120,8 +121,12 @@ public struct AccountTarget: MediatorTarget {
         ]
         if let response = manager.lastResponse { blocks.append(.network([ResponseFacts(source: "favourites", response: response)])) }
         var links: [Link] = []
-        if let id = items.first?["id"]?.int, let url = try? mediator?.detailURL(id: id) { links.append(Link("details of #\(id)", url: url)) }
-        if let url = try? mediator?.url(target: AccountRoutes.target, action: AccountRoutes.logout) { links.append(Link("log out", url: url)) }
+        if let id = items.first?["id"]?.int, let url = try? mediator?.detailURL(id: id) {
+            links.append(Link("details of #\(id)", url: url))
+        }
+        if let url = try? mediator?.url(target: AccountRoutes.target, action: AccountRoutes.logout) {
+            links.append(Link("log out", url: url))
+        }
         if !links.isEmpty { blocks.append(.links(links)) }
         return Screen(title: "Favourites", blocks: blocks)
     }

@@ -59,7 +59,8 @@ extension ListingSourced {
     /// Checks the response has the team's list where the team puts it.
     func validateList(_ response: APIResponse) throws(RunwayError) {
         guard source.items(in: response.json) != nil else {
-            throw .responseInvalid("the \(source.kind.label) API answered without \(source.itemsPath.joined(separator: "."))", response: response)
+            throw .responseInvalid(
+                "the \(source.kind.label) API answered without \(source.itemsPath.joined(separator: "."))", response: response)
         }
     }
 }

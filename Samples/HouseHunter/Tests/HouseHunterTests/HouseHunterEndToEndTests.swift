@@ -130,7 +130,9 @@ struct HouseHunterEndToEndTests {
 
     @Test func aSlowServerIsATimeoutScreen() async throws {
         try await withTestServer(responseDelay: .seconds(20)) { slow in
-            let run = try await HouseHunterProcess.run(["--server", slow.baseURL.absoluteString, "--timeout", "0.5", "app://detail/show?id=42"])
+            let run = try await HouseHunterProcess.run([
+                "--server", slow.baseURL.absoluteString, "--timeout", "0.5", "app://detail/show?id=42",
+            ])
             #expect(run.status == 1)
             #expect(run.stdout.contains("== Error =="))
             #expect(run.stdout.contains("RunwayError.timeout"))

@@ -17,7 +17,9 @@ struct InteractiveTerminalTests {
         #expect(await tmux.waitForPane { $0.hasSuffix("househunter>") }, "no prompt:\n\(tmux.pane())")
 
         try tmux.run(["send-keys", "-t", "hh", "app://listing/list?kind=rent&city=sh", "Enter"])
-        let listed = await tmux.waitForPane { $0.contains("== Rental homes in Shanghai ==") && $0.contains("more pages") && $0.hasSuffix("househunter>") }
+        let listed = await tmux.waitForPane {
+            $0.contains("== Rental homes in Shanghai ==") && $0.contains("more pages") && $0.hasSuffix("househunter>")
+        }
         #expect(listed, "no list screen:\n\(tmux.pane())")
         let screen = tmux.pane()
         #expect(screen.contains("ID  KIND  TITLE"))
@@ -77,7 +79,9 @@ struct Tmux {
         try process.run()
         process.waitUntilExit()
         let text = collected?.text() ?? ""
-        guard process.terminationStatus == 0 else { throw ProcessFailure("tmux \(arguments) failed with status \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw ProcessFailure("tmux \(arguments) failed with status \(process.terminationStatus)")
+        }
         return text
     }
 
@@ -118,7 +122,7 @@ enum Spawn {
         }
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard result == 0 else { throw ProcessFailure("posix_spawn \(arguments[0]) failed: \(result)") }

@@ -13,11 +13,19 @@ struct ListingRowReformerTests {
     @Test func oneReformerNormalisesTheThreeTeamsKeys() throws {
         let sale = try rows(
             .sale,
-            ["code": 0, "data": ["houses": [["house_id": 42, "title": "3-room", "total_price": 3_250_000, "area_sqm": 89, "district": "Xuhui"]]]])
+            [
+                "code": 0,
+                "data": ["houses": [["house_id": 42, "title": "3-room", "total_price": 3_250_000, "area_sqm": 89, "district": "Xuhui"]]],
+            ])
         let rent = try rows(.rent, ["items": [["id": "42", "name": "3-room", "monthly_rent": 5200, "size": 89, "area": "Xuhui"]]])
         let new = try rows(
             .new,
-            ["status": "ok", "result": ["projects": [["projectId": 42, "projectName": "3-room", "avgPricePerSqm": 65000, "minArea": 89, "region": "Xuhui"]]]])
+            [
+                "status": "ok",
+                "result": [
+                    "projects": [["projectId": 42, "projectName": "3-room", "avgPricePerSqm": 65000, "minArea": 89, "region": "Xuhui"]]
+                ],
+            ])
         for (list, kind, price) in [(sale, "sale", "CNY 3.3M"), (rent, "rent", "CNY 5,200/mo"), (new, "new", "CNY 65,000/m2")] {
             let row = try #require(list.first)
             #expect(row[ListingRowKey.id] == 42)

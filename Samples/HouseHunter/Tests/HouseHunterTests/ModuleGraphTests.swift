@@ -8,7 +8,8 @@ import Testing
 /// fails to compile.
 @Suite("HouseHunter module graph")
 struct ModuleGraphTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func businessModulesDependOnInterfacesOnly() throws {
         let graph = try ModuleGraph.load(packageRoot: Self.packageRoot)
@@ -28,7 +29,10 @@ struct ModuleGraphTests {
                 .init(name: "Detail", path: "Modules/Detail", dependencies: ["RunwayMediator", "ListingInterface"]),
                 .init(name: "ListingInterface", path: "Interfaces/ListingInterface", dependencies: ["RunwayMediator", "Runway"]),
             ],
-            imports: ["Listing": ["RunwayMediator", "Detail"], "Detail": ["Listing", "ListingInterface", "Foundation"], "ListingInterface": ["RunwayMediator"]])
+            imports: [
+                "Listing": ["RunwayMediator", "Detail"], "Detail": ["Listing", "ListingInterface", "Foundation"],
+                "ListingInterface": ["RunwayMediator"],
+            ])
         #expect(
             graph.violations() == [
                 "business module Listing depends on business module Detail; depend on its interface instead",

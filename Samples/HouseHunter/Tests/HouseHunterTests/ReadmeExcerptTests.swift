@@ -44,9 +44,11 @@ struct ReadmeExcerptTests {
             if line == "// ..." { segments.append([]) } else { segments[segments.count - 1].append(line) }
         }
         for segment in segments where !segment.isEmpty {
-            guard let start = (position...max(position, file.count - segment.count)).first(where: { start in
-                start + segment.count <= file.count && Array(file[start..<start + segment.count]) == segment
-            }) else { return segment.first { !file[position...].contains($0) } ?? segment[0] }
+            guard
+                let start = (position...max(position, file.count - segment.count)).first(where: { start in
+                    start + segment.count <= file.count && Array(file[start..<start + segment.count]) == segment
+                })
+            else { return segment.first { !file[position...].contains($0) } ?? segment[0] }
             position = start + segment.count
         }
         return nil
@@ -72,7 +74,9 @@ struct ReadmeExcerptTests {
                 quoted += 1
                 let source = try String(contentsOf: Self.root.appendingPathComponent(excerpt.path), encoding: .utf8)
                 let missing = Self.missingLine(of: excerpt, in: source)
-                #expect(missing == nil, "\(document.lastPathComponent) quotes \(excerpt.path) but this is not in it (in order): \(missing ?? "")")
+                #expect(
+                    missing == nil,
+                    "\(document.lastPathComponent) quotes \(excerpt.path) but this is not in it (in order): \(missing ?? "")")
             }
         }
         #expect(quoted >= 10)

@@ -71,7 +71,8 @@ struct SampleServerTests {
             let (signed, pong) = try await client.get("/ping")
             #expect(signed.status == 200 && pong["pong"] == true)
             // A request changed after it was signed is refused too.
-            var request = try client.signed.interceptors[0].signedCopy(of: Request(url: try #require(URL(string: server.url.absoluteString + "/rent/v1/rentals?city=sh"))))
+            var request = try client.signed.interceptors[0].signedCopy(
+                of: Request(url: try #require(URL(string: server.url.absoluteString + "/rent/v1/rentals?city=sh"))))
             request.url = try #require(URL(string: server.url.absoluteString + "/rent/v1/rentals?city=bj"))
             #expect(try await client.unsigned.send(request).status == 403)
         }
@@ -158,9 +159,13 @@ struct SampleServerTests {
     static func batch(_ id: UUID, _ records: [UUID]) -> JSON {
         [
             "batch": .string(id.uuidString),
-            "records": .array(records.enumerated().map { index, record in
-                ["id": .string(record.uuidString), "name": "screen.opened", "at": .int(1_700_000_000_000 + Int64(index)), "attributes": ["screen": "listing/list"]]
-            }),
+            "records": .array(
+                records.enumerated().map { index, record in
+                    [
+                        "id": .string(record.uuidString), "name": "screen.opened", "at": .int(1_700_000_000_000 + Int64(index)),
+                        "attributes": ["screen": "listing/list"],
+                    ]
+                }),
         ]
     }
 
@@ -168,14 +173,17 @@ struct SampleServerTests {
         try await withServer { server, client in
             let (a, b, c) = (UUID(), UUID(), UUID())
             let first = UUID()
-            let (response, ack) = try await client.post("/api/actions/batch", Self.batch(first, [a, b]), headers: ["Idempotency-Key": first.uuidString])
+            let (response, ack) = try await client.post(
+                "/api/actions/batch", Self.batch(first, [a, b]), headers: ["Idempotency-Key": first.uuidString])
             #expect(response.status == 200 && ack["accepted"] == 2 && ack["duplicates"] == 0)
             // The same batch again (a lost answer, say): acknowledged again, nothing counted twice.
-            let (resent, again) = try await client.post("/api/actions/batch", Self.batch(first, [a, b]), headers: ["Idempotency-Key": first.uuidString])
+            let (resent, again) = try await client.post(
+                "/api/actions/batch", Self.batch(first, [a, b]), headers: ["Idempotency-Key": first.uuidString])
             #expect(resent.status == 200 && again["accepted"] == 0 && again["duplicates"] == 2)
             // A new batch carrying an old record: only the new one is accepted.
             let second = UUID()
-            let (_, overlap) = try await client.post("/api/actions/batch", Self.batch(second, [b, c]), headers: ["Idempotency-Key": second.uuidString])
+            let (_, overlap) = try await client.post(
+                "/api/actions/batch", Self.batch(second, [b, c]), headers: ["Idempotency-Key": second.uuidString])
             #expect(overlap["accepted"] == 1 && overlap["duplicates"] == 1)
             #expect(server.actionLog.records.map(\.id) == [a, b, c].map(\.uuidString))
             #expect(server.actionLog.records.first?.attributes == ["screen": "listing/list"])
@@ -186,7 +194,8 @@ struct SampleServerTests {
     @Test func malformedBatchesAreRefusedAndNothingIsStored() async throws {
         try await withServer { server, client in
             let id = UUID()
-            let (wrongKey, _) = try await client.post("/api/actions/batch", Self.batch(id, [UUID()]), headers: ["Idempotency-Key": UUID().uuidString])
+            let (wrongKey, _) = try await client.post(
+                "/api/actions/batch", Self.batch(id, [UUID()]), headers: ["Idempotency-Key": UUID().uuidString])
             #expect(wrongKey.status == 400)
             var noTime = Self.batch(id, [UUID()])
             if case .object(var members) = noTime, case .array(var records) = members["records"], case .object(var record) = records[0] {
@@ -231,7 +240,8 @@ struct SampleServerTests {
             await bypass.start()
             #expect(bypass.endpoints(for: "rent.househunter.test").map(\.description) == server.endpoints)
             // Through the bypass, the host name stays the host name.
-            let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret), .dnsBypass(bypass)], dispatcher: curl)
+            let pipeline = Pipeline(
+                interceptors: [try SigningInterceptor.signing(secret: Self.secret), .dnsBypass(bypass)], dispatcher: curl)
             let response = try await pipeline.send(try Request("http://rent.househunter.test/ping"))
             #expect(try JSON(parsing: response.body)["host"] == "rent.househunter.test")
             #expect(response.metrics.remoteAddress == server.endpoints[0])

@@ -7,7 +7,12 @@ struct ScreenTextTests {
     @Test func tablesLineUpUnderTheirHeadings() {
         let screen = Screen(
             title: "Rentals",
-            blocks: [.table(Table(columns: ["ID", "TITLE", "PRICE"], rows: [["7", "Loft", "CNY 5,200/mo"], ["42", "A much longer title", "CNY 3,000/mo"]]))])
+            blocks: [
+                .table(
+                    Table(
+                        columns: ["ID", "TITLE", "PRICE"],
+                        rows: [["7", "Loft", "CNY 5,200/mo"], ["42", "A much longer title", "CNY 3,000/mo"]]))
+            ])
         #expect(
             screen.rendered() == """
                 == Rentals ==
@@ -22,7 +27,8 @@ struct ScreenTextTests {
 
     @Test func longCellsAreCutAndEmptyTablesSaySo() {
         let long = String(repeating: "x", count: 60)
-        let text = Screen(title: "T", blocks: [.table(Table(columns: ["A"], rows: [[long]])), .table(Table(columns: ["B"], rows: []))]).rendered()
+        let text = Screen(title: "T", blocks: [.table(Table(columns: ["A"], rows: [[long]])), .table(Table(columns: ["B"], rows: []))])
+            .rendered()
         #expect(text.contains(String(repeating: "x", count: 37) + "..."))
         #expect(!text.contains(String(repeating: "x", count: 38)))
         #expect(text.contains("(none)"))

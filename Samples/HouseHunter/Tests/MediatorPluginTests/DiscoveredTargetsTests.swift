@@ -17,9 +17,10 @@ struct DiscoveredTargetsTests {
         let reference = Reference()
         var builder = Mediator.Builder()
         try builder.registerDiscoveredTargets()
-        builder.add(.loginGate(loginTarget: AccountRoutes.target, loginAction: AccountRoutes.login) {
-            (try? await reference.mediator?.accountIsLoggedIn()) ?? false
-        })
+        builder.add(
+            .loginGate(loginTarget: AccountRoutes.target, loginAction: AccountRoutes.login) {
+                (try? await reference.mediator?.accountIsLoggedIn()) ?? false
+            })
         let mediator = try builder.build()
         reference.mediator = mediator
         return mediator

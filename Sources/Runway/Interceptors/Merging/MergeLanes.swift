@@ -76,7 +76,8 @@ final class MergeLanes: Sendable {
         do {
             combined = try merger.combine(group.map(\.request))
         } catch {
-            return everyone(RunwayError(.invalidRequest, "could not combine \(group.count) requests: \(error)", stage: stage, underlying: error))
+            return everyone(
+                RunwayError(.invalidRequest, "could not combine \(group.count) requests: \(error)", stage: stage, underlying: error))
         }
         // The first member's context (its API, service and values). Each member's cancellation
         // ends only its own wait (`cancel(_:id:)`); the last one's cancels this task.
@@ -88,22 +89,25 @@ final class MergeLanes: Sendable {
             return everyone(RunwayError.attributing(error, to: stage, fallback: .transport))
         }
         guard response.isSuccess else {
-            return everyone(RunwayError(
-                .serverError, "the merged request of \(group.count) calls answered HTTP \(response.status)", stage: stage,
-                response: response))
+            return everyone(
+                RunwayError(
+                    .serverError, "the merged request of \(group.count) calls answered HTTP \(response.status)", stage: stage,
+                    response: response))
         }
         let results: [Result<Response, RunwayError>]
         do {
             results = try merger.split(response, count: group.count)
         } catch {
-            return everyone(RunwayError(
-                .responseInvalid, "could not split the merged response: \(error)", stage: stage, response: response,
-                underlying: error))
+            return everyone(
+                RunwayError(
+                    .responseInvalid, "could not split the merged response: \(error)", stage: stage, response: response,
+                    underlying: error))
         }
         guard results.count == group.count else {
-            return everyone(RunwayError(
-                .responseInvalid, "split returned \(results.count) results for \(group.count) merged calls", stage: stage,
-                response: response))
+            return everyone(
+                RunwayError(
+                    .responseInvalid, "split returned \(results.count) results for \(group.count) merged calls", stage: stage,
+                    response: response))
         }
         return results
     }

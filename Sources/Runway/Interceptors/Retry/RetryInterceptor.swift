@@ -88,7 +88,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let override = context[RetryOverride.Key.self]
         let maxAttempts = max(1, override?.maxAttempts ?? policy.maxAttempts)
-        let mayRepeat = request.method.isIdempotent
+        let mayRepeat =
+            request.method.isIdempotent
             || override?.allowsNonIdempotent ?? context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false
         var context = context
         while true {
@@ -120,7 +121,9 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 try await sleep(delay)
                 try Task.checkCancellation()
             } catch {
-                throw RunwayError(.cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))", stage: .interceptor(name), underlying: error)
+                throw RunwayError(
+                    .cancelled, "cancelled while waiting to retry (attempt \(context.attempt) of \(maxAttempts))",
+                    stage: .interceptor(name), underlying: error)
             }
             context.attempt += 1
         }
@@ -139,7 +142,9 @@ public struct RetryInterceptor: PerAttemptInterceptor {
 extension Interceptor where Self == RetryInterceptor {
     /// Retries transient failures with exponential backoff and jitter (see ``RetryInterceptor``).
     /// Belongs after the cache and before compression and signing (``DefaultOrder``).
-    public static func retry(_ policy: RetryPolicy = .default, onRetry: (@Sendable (RetryInterceptor.Event) -> Void)? = nil) -> RetryInterceptor {
+    public static func retry(_ policy: RetryPolicy = .default, onRetry: (@Sendable (RetryInterceptor.Event) -> Void)? = nil)
+        -> RetryInterceptor
+    {
         RetryInterceptor(policy: policy, onRetry: onRetry)
     }
 }

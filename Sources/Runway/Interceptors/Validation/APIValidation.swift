@@ -117,7 +117,8 @@ public struct APIValidation: Sendable {
             return ok ? nil : "is not of type \(type)"
         case .range(let range):
             guard let number = value.number else { return "is not a number" }
-            return range.contains(number) ? nil : "is \(value.text ?? Self.text(number)), outside \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
+            return range.contains(number)
+                ? nil : "is \(value.text ?? Self.text(number)), outside \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
         case .length(let range):
             guard let length = value.length else { return "has no length" }
             return range.contains(length) ? nil : "has length \(length), outside \(range)"

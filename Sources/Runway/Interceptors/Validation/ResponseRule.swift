@@ -47,7 +47,8 @@ public struct ResponseRule: Sendable {
                 .responseInvalid, "status \(response.status) is not accepted", field: "status", response: response)
         }
         if let contentType {
-            let received = (response.headers["Content-Type"] ?? "")
+            let received =
+                (response.headers["Content-Type"] ?? "")
                 .split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             if !Self.mediaType(received, matches: contentType.lowercased()) {
                 throw RunwayError(

@@ -48,7 +48,9 @@ enum HouseHunterProcess {
         if !finished { process.terminate() }
         process.waitUntilExit()
         let outcome = Outcome(status: process.terminationStatus, stdout: output.text(), stderr: errors.text())
-        if !finished { throw ProcessFailure("house-hunter \(arguments) did not finish within \(timeout):\n\(outcome.stdout)\n\(outcome.stderr)") }
+        if !finished {
+            throw ProcessFailure("house-hunter \(arguments) did not finish within \(timeout):\n\(outcome.stdout)\n\(outcome.stderr)")
+        }
         return outcome
     }
 

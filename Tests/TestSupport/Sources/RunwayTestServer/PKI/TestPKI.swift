@@ -70,8 +70,9 @@ public struct TestPKI: Sendable {
             "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
-        let server = try openssl.issue(name: "server", subject: "/CN=api.runway.test",
-                                       altNames: "DNS:api.runway.test,DNS:localhost,IP:127.0.0.1")
+        let server = try openssl.issue(
+            name: "server", subject: "/CN=api.runway.test",
+            altNames: "DNS:api.runway.test,DNS:localhost,IP:127.0.0.1")
         let other = try openssl.issue(name: "other", subject: "/CN=other.example", altNames: "DNS:other.example")
         let ipOnly = try openssl.issue(name: "ip-only", subject: "/CN=127.0.0.1", altNames: "IP:127.0.0.1")
 

@@ -6,8 +6,10 @@ import NIOCore
 extension BuiltInRoutes {
     /// The ~300-byte JSON document `/json` returns.
     static let fixedJSON = Data(
-        #"{"id":42,"name":"Runway test document","status":"ok","tags":["alpha","beta","gamma"],"owner":{"id":7,"login":"runway","verified":true},"metrics":{"requests":1000,"errors":0,"p50":1.25,"p99":9.75},"description":"A fixed JSON body of about three hundred bytes for benchmarks and tests."}"#
-            .utf8)
+        (#"{"id":42,"name":"Runway test document","status":"ok","tags":["alpha","beta","gamma"],"#
+            + #""owner":{"id":7,"login":"runway","verified":true},"#
+            + #""metrics":{"requests":1000,"errors":0,"p50":1.25,"p99":9.75},"#
+            + #""description":"A fixed JSON body of about three hundred bytes for benchmarks and tests."}"#).utf8)
 
     /// `/echo` (every method): what was received, as ``EchoResponse``.
     /// `/headers`: the request headers as a JSON object.

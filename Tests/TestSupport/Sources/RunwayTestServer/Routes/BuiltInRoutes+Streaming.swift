@@ -55,7 +55,9 @@ extension BuiltInRoutes {
 
     /// A body of ``DeterministicBytes`` from `offset`, `count` bytes long, in 64 KiB chunks;
     /// with `cutAfter`, the connection is reset once that many bytes are sent.
-    static func streamedBody(offset: Int, count: Int, cutAfter: Int? = nil, channel: (any Channel)? = nil, stats: TestServerStats, path: String) -> ResponseBody {
+    static func streamedBody(
+        offset: Int, count: Int, cutAfter: Int? = nil, channel: (any Channel)? = nil, stats: TestServerStats, path: String
+    ) -> ResponseBody {
         ResponseBody(contentLength: count) { writer in
             let limit = cutAfter.map { min($0, count) } ?? count
             var sent = 0

@@ -11,7 +11,12 @@ public final class Counter: Sendable {
 
     /// Adds one and returns the new count.
     @discardableResult
-    public func increment() -> Int { lock.withLock { count += 1; return count } }
+    public func increment() -> Int {
+        lock.withLock {
+            count += 1
+            return count
+        }
+    }
 
     /// The count now.
     public var value: Int { lock.withLock { count } }

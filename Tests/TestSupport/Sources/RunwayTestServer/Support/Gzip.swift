@@ -41,7 +41,10 @@ enum Gzip {
     /// Gzip of `data`.
     static func compress(_ data: Data) throws -> Data {
         var pending: Data? = data
-        return try compress { defer { pending = nil }; return pending }
+        return try compress {
+            defer { pending = nil }
+            return pending
+        }
     }
 
     /// The zlib format (RFC 1950) around raw deflate data of `plain`.
