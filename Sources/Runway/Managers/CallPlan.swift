@@ -1,0 +1,57 @@
+import RunwayCore
+
+/// A weak reference that can travel into a task without keeping its object alive.
+struct WeakReference<Object: AnyObject & Sendable>: Sendable {
+    weak var object: Object?
+
+    init(_ object: Object?) {
+        self.object = object
+    }
+}
+
+/// A weak reference to a manager as an existential. The call path is not generic over the
+/// concrete manager: a generic type or async frame per manager type would make the runtime
+/// look its metadata up on every call (about a tenth of a call's instructions).
+struct WeakManager: Sendable {
+    weak var object: (any APIManager)?
+
+    init(_ object: any APIManager) {
+        self.object = object
+    }
+}
+
+/// Everything the task of one call needs, captured once. It holds the manager and the engine
+/// weakly, so a call never extends their lifetime.
+struct CallPlan: Sendable {
+    /// The call's context, as the manager configured it (``APIManager/configure(_:params:)``).
+    let context: RequestContext
+    let weakManager: WeakManager
+    let weakEngine: WeakReference<ManagerEngine>
+    let call: ManagerCall
+    let entry: ServiceEntry
+    let request: Request
+    let params: [String: JSON]
+    let apiName: String
+    let monitor: ReachabilityMonitor?
+    let afterSuccess: (@Sendable (JSON) -> Void)?
+
+    init(
+        context: RequestContext, manager: WeakManager, engine: WeakReference<ManagerEngine>, call: ManagerCall,
+        entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String, monitor: ReachabilityMonitor?,
+        afterSuccess: (@Sendable (JSON) -> Void)?
+    ) {
+        self.context = context
+        self.weakManager = manager
+        self.weakEngine = engine
+        self.call = call
+        self.entry = entry
+        self.request = request
+        self.params = params
+        self.apiName = apiName
+        self.monitor = monitor
+        self.afterSuccess = afterSuccess
+    }
+
+    var manager: (any APIManager)? { weakManager.object }
+    var engine: ManagerEngine? { weakEngine.object }
+}
