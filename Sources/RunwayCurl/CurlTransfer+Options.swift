@@ -209,7 +209,8 @@ extension CurlTransfer {
     }
 
     /// The request's headers, then ours: the default User-Agent, no `Expect: 100-continue`
-    /// round trip, what the awaiting task decodes, and the `Range` of a resumed download.
+    /// round trip, no Content-Type of libcurl's, what the awaiting task decodes, and the `Range`
+    /// of a resumed download.
     private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64) throws(RunwayError) {
         var list: UnsafeMutablePointer<curl_slist>?
         for field in request.headers {
@@ -224,6 +225,9 @@ extension CurlTransfer {
         // the line anew (aprintf) for every request, on the loop thread.
         if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
         list = curl_slist_append(list, "Expect:")
+        // A body goes with the Content-Type the request has, or none: libcurl would otherwise
+        // label it `application/x-www-form-urlencoded`, which the signer never saw.
+        if request.body != nil, request.headers["Content-Type"] == nil { list = curl_slist_append(list, "Content-Type:") }
         if decodesOnAwaitingTask || inflatesOnLoop, !asksOwnEncodings {
             // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
             // through as sent. A resumed download asks for none: its range counts stored bytes.

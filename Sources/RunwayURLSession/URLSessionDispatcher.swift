@@ -22,7 +22,9 @@ import FoundationNetworking
 /// its own. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
 /// timeout bounds a hanging connect. `TransferMetrics` carry the total time and the redirect
-/// count only.
+/// count only. A POST body without a `Content-Type` goes out labelled
+/// `application/x-www-form-urlencoded` (URLSession's default; `CurlDispatcher` sends none), so
+/// give such a body its type.
 public final class URLSessionDispatcher: Dispatcher {
     /// Settings of the dispatcher's session.
     public struct Configuration: Sendable {

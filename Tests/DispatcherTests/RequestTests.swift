@@ -35,6 +35,30 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a body goes with the request's Content-Type, or with none", arguments: DispatcherUnderTest.all)
+    func bodyContentType(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for method in [HTTPMethod.post, .put] {
+                let bare = try decodeEcho(
+                    try await dut.send(dispatcher, makeRequest(method, server.url("/echo"), body: Data("a=1".utf8))))
+                if dut.name == "URLSession" && method == .post {
+                    withKnownIssue("FoundationNetworking labels a POST body without a Content-Type as a form") {
+                        #expect(bare.headers["content-type"] == nil)
+                    }
+                } else {
+                    #expect(bare.headers["content-type"] == nil, "\(method)")
+                }
+                #expect(bare.body == "a=1")
+                let typed = try decodeEcho(
+                    try await dut.send(
+                        dispatcher, makeRequest(method, server.url("/echo"), headers: ["Content-Type": "text/csv"], body: Data("a=1".utf8)))
+                )
+                #expect(typed.headers["content-type"] == "text/csv", "\(method)")
+            }
+        }
+    }
+
     @Test("request headers are sent and response headers come back", arguments: DispatcherUnderTest.all)
     func headers(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
