@@ -75,8 +75,7 @@ extension ManagerEngine {
             var sent = params
             var path = manager.path
             if PathTemplate.hasPlaceholders(path) { path = try PathTemplate.fill(path, from: &sent) }
-            var url = try entry.apiURL(path)
-            if ServiceEntry.sendsQuery(method), !sent.isEmpty { url = try entry.queryURL(apiURL: url, parameters: sent) }
+            let url = try entry.url(path, query: ServiceEntry.sendsQuery(method) ? sent : nil)
             request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
@@ -89,9 +88,9 @@ extension ManagerEngine {
         }
         let policy = policy ?? manager.loadPolicy
         let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
-        // Every call runs in a task of its own, created under the lock so a joiner
-        // (`shareInFlight`) always finds the task to wait for; policies, `cancelAll()` and the
-        // manager's release cancel that task, never the caller's.
+        // Every call runs in a task of its own; policies, `cancelAll()` and the manager's release
+        // cancel that task, never the caller's. A call others may join (`shareInFlight`) or the
+        // delegate path starts its task under the lock, so a joiner always finds it.
         var superseded: [Task<CallOutcome, Never>] = []
         // Made before the lock so the task's closure is built outside it.
         let call = ManagerCall(shareKey: shareKey)
@@ -101,7 +100,7 @@ extension ManagerEngine {
         let plan = CallPlan(
             context: context, manager: WeakManager(manager), engine: WeakReference(self), call: call, entry: entry,
             request: request, params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
-        let registered: Submission = lock.withLock {
+        let registered: Submission? = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
@@ -115,13 +114,35 @@ extension ManagerEngine {
             }
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
             state.calls.append(call)
+            // A `load()` nobody can join starts below, outside the lock.
+            if awaiting, shareKey == nil { return nil }
             let task = Task { await Self.execute(plan) }
             call.task = task
             return .running(call, task)
         }
         // Outside the lock: cancellation handlers run synchronously and may take it.
         for task in superseded { task.cancel() }
-        return registered
+        if let registered { return registered }
+        let task = Self.start(plan)
+        // A cancel that came between the registration and now found no task to cancel.
+        let stopped = lock.withLock {
+            call.task = task
+            return call.cancelReason != nil
+        }
+        if stopped { task.cancel() }
+        return .running(call, task)
+    }
+
+    /// Starts the task of a `load()` call nobody can join. Where the runtime can, it runs at
+    /// once on the caller's thread up to its first suspension (`Task.immediate`): a call answered
+    /// without waiting (a cache hit, a stub) ends before `load()` waits for it, with no thread
+    /// hop. The caller is `load()` itself, which runs off any actor, so no chain work runs on the
+    /// caller's actor.
+    private static func start(_ plan: CallPlan) -> Task<CallOutcome, Never> {
+        if #available(macOS 26, iOS 26, *) {
+            return Task.immediate { await execute(plan) }
+        }
+        return Task { await execute(plan) }
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
