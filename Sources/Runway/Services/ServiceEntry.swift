@@ -37,8 +37,9 @@ final class ServiceEntry: Sendable {
         return commonParameters.merging(own) { _, manager in manager }
     }
 
-    /// The URL of `apiName` under the base URL, without query.
-    func apiURL(_ apiName: String) throws(RunwayError) -> URL {
+    /// The URL of `apiName` under the service's base, with `parameters` as its query (for the
+    /// methods that send one, ``sendsQuery(_:)``); parsed once.
+    func url(_ apiName: String, query parameters: [String: JSON]? = nil) throws(RunwayError) -> URL {
         do {
             try Request.checkURLText(apiName, what: "API name")
         } catch {
@@ -49,11 +50,17 @@ final class ServiceEntry: Sendable {
             if !apiName.hasPrefix("/") { text += "/" }
             text += apiName
         }
-        guard let url = URL(string: text) else {
+        let path = text
+        if let parameters, !parameters.isEmpty {
+            text += text.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+            text += Self.query(parameters)
+        }
+        if let url = URL(string: text) { return url }
+        guard URL(string: path) != nil else {
             throw RunwayError(
                 .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
-        return url
+        throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
     }
 
     /// Whether `method` sends its parameters in the query (GET, HEAD, DELETE) or as a JSON body.
@@ -61,17 +68,8 @@ final class ServiceEntry: Sendable {
         method == .get || method == .head || method == .delete
     }
 
-    /// `apiURL` with `parameters` appended as its query (for methods that send a query).
-    func queryURL(apiURL: URL, parameters: [String: JSON]) throws(RunwayError) -> URL {
-        let text = apiURL.absoluteString + (apiURL.query == nil ? "?" : "&") + Self.query(parameters)
-        guard let url = URL(string: text) else {
-            throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
-        }
-        return url
-    }
-
     /// The request to `url` with `parameters`: already in the URL's query for GET, HEAD and
-    /// DELETE (``queryURL(apiURL:parameters:)``), as a JSON body otherwise.
+    /// DELETE (``url(_:query:)``), as a JSON body otherwise.
     func request(url: URL, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) -> Request {
         var body: Data?
         var headers = commonHeaders

@@ -40,7 +40,7 @@ extension ServiceRegistry {
         var merged = entry.commonHeaders
         for field in headers { merged.removeAll(named: field.name) }
         for field in headers { merged.add(name: field.name, value: field.value) }
-        let request = Request(method: method, url: try entry.apiURL(apiName), headers: merged, body: body, options: entry.options(options))
+        let request = Request(method: method, url: try entry.url(apiName), headers: merged, body: body, options: entry.options(options))
         var context = context
         context.apiName = apiName
         context.serviceID = serviceID
