@@ -12,7 +12,7 @@ extension DispatcherSuite {
         try await withTestServer { server in
             let request = makeRequest(server.url("/slow?ms=30000"))
             let call = Task { try await dut.send(dispatcher, request) }
-            #expect(await server.stats.wait(timeout: .seconds(5)) { $0.requests(path: "/slow") == 1 })
+            #expect(await server.stats.wait(timeout: .seconds(20)) { $0.requests(path: "/slow") == 1 })
             try await Task.sleep(for: .milliseconds(100))
             let start = ContinuousClock.now
             call.cancel()
