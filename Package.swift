@@ -76,7 +76,7 @@ var libraryTargets: [Target] {
         .target(name: "RunwayCore", dependencies: ["RunwaySync"]),
         // The app layer on the pipeline: API managers, services, reformers, reachability, and the
         // standard Foundation-only interceptors (validation, retry, merging).
-        .target(name: "Runway", dependencies: ["RunwayCore"]),
+        .target(name: "Runway", dependencies: ["RunwayCore", "RunwaySync"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "RunwayCurl", dependencies: ["RunwayCore", "CCurl", "RunwayCompression"]),

@@ -1,5 +1,6 @@
 import Foundation
 import RunwayCore
+import RunwaySync
 
 extension ManagerEngine {
     /// What became of a call when it was made.
@@ -225,34 +226,36 @@ extension ManagerEngine {
 
 /// Hands one outcome to one waiting continuation, whichever of the two arrives first; later
 /// outcomes are dropped (a caller that left as cancelled, then the call's own outcome).
-private final class OutcomeRelay: @unchecked Sendable {
-    // @unchecked Sendable: every field is read and written only under `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<CallOutcome, Never>?
-    private var outcome: CallOutcome?
-    private var delivered = false
+private final class OutcomeRelay: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<CallOutcome, Never>?
+        var outcome: CallOutcome?
+        var delivered = false
+    }
+
+    private let state = Locked(State())
 
     func install(_ continuation: CheckedContinuation<CallOutcome, Never>) {
-        let ready: CallOutcome? = lock.withLock {
-            guard let outcome else {
-                self.continuation = continuation
+        let ready: CallOutcome? = state.withLock { state in
+            guard let outcome = state.outcome else {
+                state.continuation = continuation
                 return nil
             }
-            delivered = true
+            state.delivered = true
             return outcome
         }
         if let ready { continuation.resume(returning: ready) }
     }
 
     func resume(with result: CallOutcome) {
-        let waiting: CheckedContinuation<CallOutcome, Never>? = lock.withLock {
-            guard !delivered, outcome == nil else { return nil }
-            guard let continuation else {
-                outcome = result
+        let waiting: CheckedContinuation<CallOutcome, Never>? = state.withLock { state in
+            guard !state.delivered, state.outcome == nil else { return nil }
+            guard let continuation = state.continuation else {
+                state.outcome = result
                 return nil
             }
-            self.continuation = nil
-            delivered = true
+            state.continuation = nil
+            state.delivered = true
             return continuation
         }
         waiting?.resume(returning: result)
