@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "RunwayLogging", targets: ["RunwayLogging"]),
         .library(name: "RunwayMetrics", targets: ["RunwayMetrics"]),
         .library(name: "RunwayTracing", targets: ["RunwayTracing"]),
+        .library(name: "RunwayHTTPTypes", targets: ["RunwayHTTPTypes"]),
     ],
     traits: [
         .trait(name: "Signing", description: "RunwaySigning: request signing (swift-crypto)."),
@@ -43,6 +44,7 @@ let package = Package(
         .trait(name: "Logging", description: "RunwayLogging: the logging interceptor (swift-log)."),
         .trait(name: "Metrics", description: "RunwayMetrics: the metrics interceptor (swift-metrics)."),
         .trait(name: "Tracing", description: "RunwayTracing: the tracing interceptor (swift-distributed-tracing)."),
+        .trait(name: "HTTPTypes", description: "RunwayHTTPTypes: conversions to and from HTTPRequest and HTTPResponse (swift-http-types)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -52,6 +54,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Documentation (`swift package generate-documentation`) and test-only: never resolved
         // for an app, since no product uses them.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -107,6 +110,7 @@ var libraryTargets: [Target] {
         .target(name: "RunwayLogging", dependencies: ["Runway", product("Logging", "swift-log", traits: ["Logging"])]),
         .target(name: "RunwayMetrics", dependencies: ["Runway", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
         .target(name: "RunwayTracing", dependencies: ["RunwayCore", product("Tracing", "swift-distributed-tracing", traits: ["Tracing"])]),
+        .target(name: "RunwayHTTPTypes", dependencies: ["RunwayCore", product("HTTPTypes", "swift-http-types", traits: ["HTTPTypes"])]),
     ]
 }
 
@@ -220,6 +224,14 @@ var testTargets: [Target] {
                 "Runway", "RunwayActionLog", "RunwayCurl", "RunwaySigning", "RunwayCompression", "RunwayLogging",
                 "RunwayTesting", "ActionLogCrashHelper", testServer, hummingbird, nioCore, logging, inMemoryLogging,
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Conversions both ways, and an HTTPRequest sent through libcurl to the test server.
+        .testTarget(
+            name: "RunwayHTTPTypesTests",
+            dependencies: [
+                "RunwayCore", "RunwayHTTPTypes", "RunwayCurl", "TestHelpers", testServer, hummingbird,
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),

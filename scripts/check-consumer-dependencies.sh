@@ -57,4 +57,5 @@ check action-log '"ActionLog"' '"RunwayActionLog"' 'grdb.swift swift-log'
 check logging '"Logging"' '"RunwayLogging"' 'swift-log'
 check metrics '"Metrics"' '"RunwayMetrics"' 'swift-metrics'
 check tracing '"Tracing"' '"RunwayTracing"' 'swift-distributed-tracing'
+check http-types '"HTTPTypes"' '"RunwayHTTPTypes"' 'swift-http-types'
 exit $failed
