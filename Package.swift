@@ -152,6 +152,15 @@ var testTargets: [Target] {
             dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "TestHelpers", testServer]
         ),
         .testTarget(name: "RunwayTestingTests", dependencies: ["Runway", "RunwayTesting"]),
+        // Streamed response bodies; Scripts/ holds the Python server of the memory test (a
+        // process of its own, so its memory is not the test process's).
+        .testTarget(
+            name: "StreamingTests",
+            dependencies: [
+                "Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "TestHelpers", testServer, hummingbird, nioCore,
+            ],
+            exclude: ["Scripts"]
+        ),
         .testTarget(name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "CCurl", "TestHelpers", testServer]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer]),

@@ -55,6 +55,17 @@ static inline CURLcode runway_easy_setopt_progress_callback(CURL *handle, runway
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }
 
+/// Lets a transfer whose write callback returned CURL_WRITEFUNC_PAUSE receive again (a streamed
+/// response body once its reader has drained the buffer). Only on the thread driving the multi handle.
+static inline CURLcode runway_easy_unpause(CURL *handle) {
+    return curl_easy_pause(handle, CURLPAUSE_CONT);
+}
+
+/// What a write callback returns to pause the transfer (the chunk is offered again on unpause).
+static inline size_t runway_writefunc_pause(void) {
+    return CURL_WRITEFUNC_PAUSE;
+}
+
 static inline CURLcode runway_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

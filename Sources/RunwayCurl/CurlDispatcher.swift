@@ -72,6 +72,19 @@ public final class CurlDispatcher: Dispatcher {
         }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
+        var stream: ResponseBodyStream?
+        if request.streamsResponseBody {
+            // Weak: a stream kept after its transfer ended must not keep the transfer alive.
+            let made = ResponseBodyStream.makeStream(
+                onResume: { [weak multi, weak transfer] in
+                    if let multi, let transfer { multi.resume(transfer) }
+                },
+                onCancel: { [weak multi, weak transfer] in
+                    if let multi, let transfer { multi.cancel(transfer) }
+                })
+            stream = made.stream
+            transfer.producer = made.producer
+        }
         // The task's cancellation removes the transfer at once (the server sees the abort).
         await withTaskCancellationHandler {
             // Unsafe (no checking canary to allocate): `CurlTransfer.finish` resumes it exactly
@@ -84,6 +97,11 @@ public final class CurlDispatcher: Dispatcher {
             multi.cancel(transfer)
         }
         var response = try transfer.takeOutcome().get()
+        if let stream {
+            // The head, parsed on the loop; the body follows in the stream, as sent.
+            response.bodyStream = stream
+            return response
+        }
         // Parsed here, on the awaiting task: the loop thread only kept the bytes.
         if !transfer.parsesHeadersOnLoop { response.headers = transfer.parsedHeaders() }
         // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for

@@ -28,6 +28,8 @@ final class CurlMulti: @unchecked Sendable {
     private struct Shared {
         var pending: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
+        /// Paused streamed transfers whose reader has drained its buffer.
+        var resumes: [CurlTransfer] = []
         var stopping = false
         /// Whether the loop is (about to be) blocked waiting for sockets. While it is not, it will
         /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
@@ -42,6 +44,7 @@ final class CurlMulti: @unchecked Sendable {
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     private var batch: [CurlTransfer] = []
     private var aborts: [CurlTransfer] = []
+    private var unpauses: [CurlTransfer] = []
     /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
     private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request.
@@ -108,6 +111,16 @@ final class CurlMulti: @unchecked Sendable {
         if wake { watch?.wake() }
     }
 
+    /// Asks the loop thread to unpause a streamed transfer (`curl_easy_pause` must run there):
+    /// its reader has drained the buffer.
+    func resume(_ transfer: CurlTransfer) {
+        let wake = shared.withLock { shared in
+            shared.resumes.append(transfer)
+            return shared.polling
+        }
+        if wake { watch?.wake() }
+    }
+
     /// Stops the loop: running and queued transfers fail with `.cancelled`.
     func stop() {
         shared.withLock { $0.stopping = true }
@@ -125,6 +138,7 @@ final class CurlMulti: @unchecked Sendable {
                 shared.polling = false
                 swap(&batch, &shared.pending)
                 swap(&aborts, &shared.cancels)
+                swap(&unpauses, &shared.resumes)
                 return shared.stopping
             }
             for transfer in batch {
@@ -143,6 +157,15 @@ final class CurlMulti: @unchecked Sendable {
                 }
             }
             aborts.removeAll(keepingCapacity: true)
+            for transfer in unpauses {
+                // Unpausing sets libcurl's timer to "now", so the transfer runs again this turn
+                // (the write callback may take the chunk it kept right away, or pause again).
+                if let easy = transfer.easy, active[easy] === transfer, transfer.paused {
+                    transfer.paused = false
+                    _ = runway_easy_unpause(easy)
+                }
+            }
+            unpauses.removeAll(keepingCapacity: true)
             if stop { break }
 
             // New transfers set the timer to "now"; so do timeouts and transfers waiting
@@ -154,7 +177,7 @@ final class CurlMulti: @unchecked Sendable {
             keepIdleConnections()
             // Block only when nothing was handed over meanwhile; from here on callers wake us.
             let idle = shared.withLock { shared in
-                shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && !shared.stopping
+                shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && !shared.stopping
                 return shared.polling
             }
             watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
@@ -232,7 +255,12 @@ final class CurlMulti: @unchecked Sendable {
         transfer.easy = nil
         let result = transfer.settle(outcome)
         transfer.releaseResources()
-        recycle(easy, options: transfer.easyOptions)
+        if transfer.paused {
+            // Removed while paused (its reader let go): libcurl may still hold the chunk it kept.
+            curl_easy_cleanup(easy)
+        } else {
+            recycle(easy, options: transfer.easyOptions)
+        }
         transfer.finish(result)
     }
 
@@ -254,6 +282,7 @@ final class CurlMulti: @unchecked Sendable {
             let rest = shared.pending
             shared.pending = []
             shared.cancels = []
+            shared.resumes = []
             return rest
         }
         for transfer in leftovers {

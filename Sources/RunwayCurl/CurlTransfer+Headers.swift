@@ -21,6 +21,7 @@ extension CurlTransfer {
         guard end > 0 else {
             // The blank line that ends a header section.
             if status != 0 { headerSectionEnded = true }
+            if streams { headerSectionDidEnd() }
             return
         }
         if end > 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),

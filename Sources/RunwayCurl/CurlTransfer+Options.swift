@@ -23,7 +23,7 @@ extension CurlTransfer {
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
             guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
-                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil
+                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil, !request.streamsResponseBody
             else { return nil }
             method = request.method.rawValue
             hasBody = request.body != nil
@@ -85,7 +85,7 @@ extension CurlTransfer {
         try setHeaders(easy, userAgentHeader: userAgentHeader, range: resume)
         // Runway inflates, on the awaiting task or on the loop as the body arrives (see
         // `ResponseDecoding`): libcurl 7.88 passes a truncated gzip stream as complete.
-        if options.acceptCompressedResponses { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
+        if options.acceptCompressedResponses || streams { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
 
         // Callbacks.
         try check(
@@ -232,6 +232,9 @@ extension CurlTransfer {
             // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
             // through as sent. A resumed download asks for none: its range counts stored bytes.
             list = curl_slist_append(list, "Accept-Encoding: \(range > 0 ? "identity" : ResponseDecoder.acceptEncoding)")
+        } else if streams, !asksOwnEncodings {
+            // A streamed body is handed over as sent: ask for it unencoded.
+            list = curl_slist_append(list, "Accept-Encoding: identity")
         }
         if range > 0 { list = curl_slist_append(list, "Range: bytes=\(range)-") }
         headerList = list

@@ -58,7 +58,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false
-    /// Whether header fields are parsed on the loop thread (downloads) or later by the caller.
+    /// Whether header fields are parsed on the loop thread (downloads, streamed bodies) or later
+    /// by the caller.
     let parsesHeadersOnLoop: Bool
     /// What an easy handle keeps of this request's options for the next one (see ``EasyOptions``).
     let easyOptions: EasyOptions?
@@ -98,12 +99,25 @@ final class CurlTransfer: @unchecked Sendable {
     /// The proxy the request goes through, resolved before the hand-over (`nil`: none).
     let proxy: Proxy.Server?
 
+    // Streamed bodies (`Request.streamsResponseBody`): the caller is resumed with the head, and
+    // the body goes to `producer` chunk by chunk.
+    /// Whether the body is streamed.
+    let streams: Bool
+    /// Feeds the caller's `ResponseBodyStream`; set before the hand-over.
+    var producer: ResponseBodyStream.Producer?
+    /// Whether the caller has been resumed with the head.
+    @exclusivity(unchecked) var headDelivered = false
+    /// Whether the write callback paused the transfer (the reader's buffer was full).
+    @exclusivity(unchecked) var paused = false
+
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding, proxy: Proxy.Server? = nil) {
         self.request = request
         self.proxy = proxy
         asksOwnEncodings = request.headers["Accept-Encoding"] != nil
-        parsesHeadersOnLoop = request.download != nil
-        let decodes = request.options.acceptCompressedResponses
+        streams = request.streamsResponseBody
+        // A streamed response's head is handed over from the loop, its body never inflated.
+        parsesHeadersOnLoop = request.download != nil || streams
+        let decodes = request.options.acceptCompressedResponses && !streams
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
@@ -116,9 +130,22 @@ final class CurlTransfer: @unchecked Sendable {
                 request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
     }
 
-    /// Leaves the outcome and resumes the caller, once.
+    /// Ends the transfer: finishes the progress and a streamed body, and resumes the caller
+    /// unless it already has the head.
     func finish(_ result: Result<Response, RunwayError>) {
         request.progress?.finish()
+        if let producer {
+            switch result {
+            case .success: producer.finish()
+            case .failure(let error): producer.finish(throwing: error)
+            }
+        }
+        deliver(result)
+    }
+
+    /// Leaves the outcome and resumes the caller, once: at the end, or with the head of a
+    /// streamed response.
+    func deliver(_ result: Result<Response, RunwayError>) {
         guard let continuation else { return }
         self.continuation = nil
         outcome = result
@@ -168,6 +195,7 @@ let curlWriteCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
+    if transfer.streams { return transfer.receiveStreamed(UnsafeRawBufferPointer(start: data, count: length)) }
     return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
 

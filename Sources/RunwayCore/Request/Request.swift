@@ -21,10 +21,11 @@ public struct Request: Sendable {
         @exclusivity(unchecked) var options: RequestOptions
         @exclusivity(unchecked) var progress: ProgressReporter?
         @exclusivity(unchecked) var download: DownloadTarget?
+        @exclusivity(unchecked) var streamsResponseBody: Bool
 
         init(
             method: HTTPMethod, url: URL, headers: HTTPHeaders, body: Data?, options: RequestOptions,
-            progress: ProgressReporter?, download: DownloadTarget?
+            progress: ProgressReporter?, download: DownloadTarget?, streamsResponseBody: Bool = false
         ) {
             self.method = method
             self.url = url
@@ -33,12 +34,13 @@ public struct Request: Sendable {
             self.options = options
             self.progress = progress
             self.download = download
+            self.streamsResponseBody = streamsResponseBody
         }
 
         func copy() -> Storage {
             Storage(
                 method: method, url: url, headers: headers, body: body, options: options, progress: progress,
-                download: download)
+                download: download, streamsResponseBody: streamsResponseBody)
         }
     }
 
@@ -87,6 +89,21 @@ public struct Request: Sendable {
         get { storage.download }
         _modify { yield &mutable.download }
     }
+    /// Hands the response body over as it arrives, in ``Response/bodyStream``, instead of
+    /// buffering it in ``Response/body``: the call returns once the head (status and header
+    /// fields) is in. For bodies too large to hold, or wanted before they end (exports, logs,
+    /// media). See ``ResponseBodyStream`` for backpressure, failures and cancellation.
+    ///
+    /// A streamed body is not bounded by ``RequestOptions/maxResponseSize`` (nothing is held
+    /// whole), but ``RequestOptions/timeout`` still covers the whole transfer: set it to `nil`
+    /// (or long enough) for a long stream. The dispatcher asks for `identity` encoding unless
+    /// the request sets `Accept-Encoding` itself, and hands the bytes over as sent either way
+    /// (never inflated). Cannot be combined with ``download`` (`.configuration`). Caches never
+    /// store a streamed response. Off by default.
+    public var streamsResponseBody: Bool {
+        get { storage.streamsResponseBody }
+        _modify { yield &mutable.streamsResponseBody }
+    }
 
     /// Creates a request for a URL.
     public init(
@@ -130,7 +147,8 @@ public struct Request: Sendable {
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
     /// host, a valid method token, header fields that cannot inject a second header, a head no
     /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
-    /// timeouts above zero, and a proxy that can work (``Proxy``).
+    /// timeouts above zero, a proxy that can work (``Proxy``), and not both
+    /// ``streamsResponseBody`` and ``download``.
     public func validate() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
@@ -172,6 +190,11 @@ public struct Request: Sendable {
                 field: "tls.pinnedPublicKeys")
         }
         if let server = options.proxy?.server { try server.validate() }
+        if streamsResponseBody, download != nil {
+            throw RunwayError(
+                .configuration, "a request cannot both stream its response body and download it to a file (pick one)",
+                field: "streamsResponseBody")
+        }
         if let body, body.count > options.maxRequestBodySize {
             throw RunwayError(
                 .requestTooLarge,

@@ -6,10 +6,15 @@ public struct Response: Sendable {
     public var status: Int
     /// Header fields of the final response (after redirects), in order.
     public var headers: HTTPHeaders
-    /// The body, decompressed; empty when it was streamed to ``fileURL``.
+    /// The body, decompressed; empty when it was streamed to ``fileURL`` or is read from
+    /// ``bodyStream``.
     public var body: Data
     /// Where the body was written, for downloads.
     public var fileURL: URL?
+    /// The body as it arrives, for a request with ``Request/streamsResponseBody`` set; `nil` for
+    /// a buffered response. Read it once, to its end or until you cancel (see
+    /// ``ResponseBodyStream``).
+    public var bodyStream: ResponseBodyStream?
     /// Timings and connection facts of the transfer that produced this response.
     public var metrics: TransferMetrics
     /// Where the response came from: the network, a cache, a stub.
@@ -21,6 +26,7 @@ public struct Response: Sendable {
         headers: HTTPHeaders = [:],
         body: Data = Data(),
         fileURL: URL? = nil,
+        bodyStream: ResponseBodyStream? = nil,
         metrics: TransferMetrics = TransferMetrics(),
         origin: ResponseOrigin = .network
     ) {
@@ -28,6 +34,7 @@ public struct Response: Sendable {
         self.headers = headers
         self.body = body
         self.fileURL = fileURL
+        self.bodyStream = bodyStream
         self.metrics = metrics
         self.origin = origin
     }

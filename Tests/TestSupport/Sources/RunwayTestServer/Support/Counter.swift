@@ -18,6 +18,15 @@ public final class Counter: Sendable {
         }
     }
 
+    /// Adds `amount` (bytes sent, say) and returns the new count.
+    @discardableResult
+    public func add(_ amount: Int) -> Int {
+        lock.withLock {
+            count += amount
+            return count
+        }
+    }
+
     /// The count now.
     public var value: Int { lock.withLock { count } }
 }

@@ -1,0 +1,94 @@
+import Foundation
+import Runway
+import RunwayCurl
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A 1 GiB body read through a stream keeps the test process's memory flat.
+///
+/// The server is a Python process of its own (`Scripts/stream_server.py`), so its memory is
+/// not the test's. The reader is slow at first, so the buffer fills and libcurl pauses; then it
+/// reads as fast as it can. The test checks peak RSS, not time.
+@Suite("Streaming responses: memory", .serialized)
+struct StreamingMemoryTests {
+    /// A value in kB from `/proc/self/status` (`VmRSS`, `VmHWM`).
+    static func status(_ field: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        }
+        return nil
+    }
+
+    /// Resets the peak RSS (`VmHWM`) to the current RSS (Linux 4.0+); false where it cannot.
+    static func resetPeak() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    }
+
+    /// Starts the Python server for `size` bytes and returns it with its port.
+    static func startServer(size: Int) throws -> (Process, Int) {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/stream_server.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, String(size)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // The first line is the port.
+        var line = Data()
+        while true {
+            let byte = try output.fileHandleForReading.read(upToCount: 1) ?? Data()
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw RunwayError(.configuration, "the stream server did not print its port")
+        }
+        return (process, port)
+    }
+
+    @Test(
+        "a 1 GiB stream read slowly at first keeps peak RSS within 64 MiB of where it started",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status")), .timeLimit(.minutes(3)))
+    func gigabyteStreamKeepsMemoryFlat() async throws {
+        let size = 1 << 30
+        let (server, port) = try Self.startServer(size: size)
+        defer { if server.isRunning { server.terminate() } }
+        let dispatcher = CurlDispatcher()
+        var request = try Request("http://127.0.0.1:\(port)/gigabyte")
+        request.streamsResponseBody = true
+        request.options.timeout = nil
+        // Measured from here: the dispatcher, its thread and the test's own state exist already.
+        let reset = Self.resetPeak()
+        let baseline = try #require(reset ? Self.status("VmRSS") : Self.status("VmHWM"))
+
+        let response = try await dispatcher.dispatch(request, context: RequestContext())
+        #expect(response.headers["Content-Length"] == String(size))
+        var received = 0
+        var chunks = 0
+        var firstBytesMatch = false
+        for try await chunk in response.bodyStream! {
+            if chunks == 0 { firstBytesMatch = chunk.prefix(256).elementsEqual((0..<256).map { UInt8($0 % 251) }) }
+            // Slow at first: the buffer fills to its high-water mark and the transfer pauses.
+            if chunks < 10 { try await Task.sleep(for: .milliseconds(30)) }
+            received += chunk.count
+            chunks += 1
+        }
+        let peak = try #require(Self.status("VmHWM"))
+        let growth = peak - baseline
+        print(
+            "streamed \(received) bytes in \(chunks) chunks; peak RSS \(peak) kB, \(growth) kB over the \(baseline) kB baseline"
+                + (reset ? "" : " (peak not reset: baseline is the earlier peak)"))
+        #expect(received == size)
+        #expect(firstBytesMatch)
+        #expect(growth < 64 << 10, "peak RSS grew by \(growth) kB while streaming 1 GiB")
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+    }
+}
