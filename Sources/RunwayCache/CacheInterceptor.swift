@@ -6,11 +6,13 @@ import Runway
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
 /// through. A fresh entry is returned without calling `next` (its `Response.origin` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
-/// successful answer is stored. Under ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry
-/// is returned even when stale, and the network refresh runs in the background (one per key
-/// at a time) and is delivered to the context's ``CacheRefreshObserver`` of the call that
-/// started it. Concurrent identical *misses* each go to the network: give their API manager
-/// the `shareInFlight` load policy to send one.
+/// successful answer is stored. A request that streams its response body
+/// (`Request.streamsResponseBody`) is neither answered from the cache nor stored. Under
+/// ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry is returned even when stale, and
+/// the network refresh runs in the background (one per key at a time) and is delivered to the
+/// context's ``CacheRefreshObserver`` of the call that started it. Concurrent identical
+/// *misses* each go to the network: give their API manager the `shareInFlight` load policy to
+/// send one.
 ///
 /// ## Position
 /// As in `DefaultOrder`: after tracing, metrics, logging (they see hits, with their origin)
@@ -32,7 +34,8 @@ public struct CacheInterceptor: Interceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
-        guard policy.isEnabled, request.download == nil else { return try await next(request, context) }
+        // A streamed body is never held whole, so it can neither be stored nor answered.
+        guard policy.isEnabled, request.download == nil, !request.streamsResponseBody else { return try await next(request, context) }
         let key = cache.key(for: request, context: context)
         let api = context.apiName ?? ""
         if let (entry, origin) = cache.lookup(key, policy: policy) {
@@ -49,7 +52,9 @@ public struct CacheInterceptor: Interceptor {
             }
         }
         let response = try await next(request, context)
-        await cache.store(response, key: key, api: api, policy: policy, service: context.service)
+        if response.bodyStream == nil {
+            await cache.store(response, key: key, api: api, policy: policy, service: context.service)
+        }
         return response
     }
 

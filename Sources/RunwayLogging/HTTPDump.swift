@@ -33,6 +33,8 @@ struct HTTPDump {
         lines += redaction.apply(to: response.headers).map { "\($0.0): \($0.1)" }
         if let file = response.fileURL {
             lines += ["", "<body written to \(file.path)>"]
+        } else if response.bodyStream != nil {
+            lines += ["", "<body streamed>"]
         } else if !response.body.isEmpty {
             lines += ["", render(body: response.body, headers: response.headers)]
         }

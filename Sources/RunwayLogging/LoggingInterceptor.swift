@@ -18,6 +18,11 @@ import Logging
 /// - at ``Configuration/summaryLevel`` (info): one line — method, URL, status, wall time,
 ///   where the response came from (`network`, `memory-cache`, ...) and the transfer timings;
 /// - at ``Configuration/failureLevel`` (warning): the error code, stage and message;
+/// - for a streamed body (`Request.streamsResponseBody`): the head when it arrives (the dump
+///   shows `<body streamed>`, the summary `[body streamed]`), and one more line when the reader
+///   is done with the body: its byte count, at the summary level, or the error that ended it
+///   early (a cut connection, the reader cancelling) at the failure level. It never reads the
+///   body itself;
 /// - at ``Configuration/summaryLevel``: each attempt a `RetryInterceptor` further down makes
 ///   again, with the status or error of the one before and the delay (through
 ///   `RetryInterceptor.Observers` in the context: no wiring).
@@ -94,7 +99,7 @@ public struct LoggingInterceptor: Interceptor {
         logger.log(level: configuration.dumpLevel, "→ \(dump.curl(request))")
         let start = ContinuousClock.now
         do {
-            let response = try await next(request, context)
+            var response = try await next(request, context)
             let elapsed = ContinuousClock.now - start
             var metadata: Logger.Metadata = [
                 "runway.status": "\(response.status)", "runway.origin": "\(response.origin)",
@@ -107,6 +112,12 @@ public struct LoggingInterceptor: Interceptor {
                 metadata["runway.cache_hit"] = "true"
             } else {
                 summary += " [\(response.origin)] \(response.metrics)"
+            }
+            if let stream = response.bodyStream {
+                summary += " [body streamed]"
+                metadata["runway.streamed"] = "true"
+                response.bodyStream = stream.observingEnd(
+                    Self.streamEndObserver(logger, configuration: configuration, call: "\(request.method) \(url)", start: start))
             }
             logger.log(level: configuration.dumpLevel, "← \(dump.response(response))")
             logger.log(level: configuration.summaryLevel, "\(summary)", metadata: metadata)
@@ -123,6 +134,27 @@ public struct LoggingInterceptor: Interceptor {
                 level: configuration.failureLevel, "\(line)",
                 metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(Self.milliseconds(elapsed))"])
             throw error
+        }
+    }
+
+    /// Logs the end of a streamed body: the bytes the reader took, and how it ended (at the
+    /// summary level when whole, the failure level otherwise).
+    private static func streamEndObserver(
+        _ logger: Logger, configuration: Configuration, call: String, start: ContinuousClock.Instant
+    ) -> @Sendable (ResponseBodyStream.End) -> Void {
+        { end in
+            let elapsed = milliseconds(ContinuousClock.now - start)
+            var metadata: Logger.Metadata = ["runway.body_bytes": "\(end.byteCount)", "runway.duration_ms": "\(elapsed)"]
+            guard let error = end.error else {
+                logger.log(
+                    level: configuration.summaryLevel, "\(call) body streamed: \(end.byteCount) bytes in \(elapsed) ms", metadata: metadata)
+                return
+            }
+            metadata["runway.error"] = "\(error.code)"
+            var line = "\(call) body stream ✗ \(error.code) after \(end.byteCount) bytes"
+            if !error.message.isEmpty { line += ": \(error.message)" }
+            line += " after \(elapsed) ms"
+            logger.log(level: configuration.failureLevel, "\(line)", metadata: metadata)
         }
     }
 

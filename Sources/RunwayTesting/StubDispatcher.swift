@@ -13,6 +13,10 @@ import RunwaySync
 /// ```
 /// Like every dispatcher it validates the request first and reports task cancellation as
 /// `.cancelled`.
+///
+/// A request with `streamsResponseBody` set gets its answer's body as a `ResponseBodyStream`
+/// (one chunk, or the chunks a handler puts in `Response.bodyStream` itself, or those given to
+/// ``init(status:headers:chunks:failure:)``), so code that reads streams can be tested too.
 public final class StubDispatcher: Dispatcher {
     /// Answers one request.
     public typealias Handler = @Sendable (Request) async throws -> Response
@@ -30,6 +34,20 @@ public final class StubDispatcher: Dispatcher {
         self.init { _ in Response(status: status, headers: headers, body: body, origin: .stub) }
     }
 
+    /// Creates a stub that answers every request with the same status and a body in `chunks`:
+    /// streamed to a request with `streamsResponseBody` set (ending with `failure`, if given, after
+    /// the chunks), joined into `Response.body` for any other (which `failure` then fails).
+    public convenience init(status: Int = 200, headers: HTTPHeaders = [:], chunks: [Data], failure: RunwayError? = nil) {
+        self.init { request in
+            if request.streamsResponseBody {
+                return Response(
+                    status: status, headers: headers, bodyStream: ResponseBodyStream(chunks: chunks, failure: failure), origin: .stub)
+            }
+            if let failure { throw failure }
+            return Response(status: status, headers: headers, body: chunks.reduce(Data(), +), origin: .stub)
+        }
+    }
+
     public var name: String { "stub" }
 
     /// The requests received so far, in arrival order.
@@ -44,7 +62,12 @@ public final class StubDispatcher: Dispatcher {
         try Self.checkCancellation()
         var response = try await handler(request)
         try Self.checkCancellation()
-        if response.body.count > request.options.maxResponseSize {
+        if request.streamsResponseBody {
+            if response.bodyStream == nil {
+                response.bodyStream = ResponseBodyStream(chunks: response.body.isEmpty ? [] : [response.body])
+                response.body = Data()
+            }
+        } else if response.body.count > request.options.maxResponseSize {
             throw RunwayError(.responseTooLarge, "stub response is \(response.body.count) bytes")
         }
         if response.origin == .network { response.origin = .stub }

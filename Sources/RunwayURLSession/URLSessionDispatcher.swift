@@ -17,7 +17,9 @@ import FoundationNetworking
 ///
 /// What `URLSession` cannot do is refused with a `.configuration` `RunwayError` instead of
 /// being ignored: a custom CA bundle, public-key pinning, turning verification off, connect
-/// overrides and proxies (swift-corelibs-foundation on Linux has no API for any of them), and a
+/// overrides and proxies (swift-corelibs-foundation on Linux has no API for any of them), a
+/// streamed response body (`Request.streamsResponseBody`: FoundationNetworking cannot hold the
+/// server back for a slow reader), and a
 /// request while the environment names a proxy for it, which FoundationNetworking would follow on
 /// its own. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
@@ -77,6 +79,7 @@ public final class URLSessionDispatcher: Dispatcher {
         do {
             try request.validate()
             try Self.checkSupported(request.options)
+            try Self.checkNotStreamed(request)
             try Self.checkNoProxy(request)
             if Task.isCancelled {
                 throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
@@ -128,6 +131,19 @@ public final class URLSessionDispatcher: Dispatcher {
                     + "(FoundationNetworking reads it on its own and cannot be told not to): unset it, or use CurlDispatcher",
                 field: "proxy")
         }
+    }
+
+    /// Refuses a streamed response body (`Request.streamsResponseBody`): FoundationNetworking's
+    /// data delegate is handed each chunk as its own libcurl loop reads it, with no way to hold
+    /// the server back while the reader is slow, so a stream could not keep memory bounded. The
+    /// request is refused before anything is sent.
+    static func checkNotStreamed(_ request: Request) throws(RunwayError) {
+        guard request.streamsResponseBody else { return }
+        throw RunwayError(
+            .configuration,
+            "URLSessionDispatcher cannot stream a response body with backpressure (FoundationNetworking pushes every chunk "
+                + "to its delegate however slow the reader is); use CurlDispatcher",
+            field: "streamsResponseBody")
     }
 
     /// Refuses options `URLSession` cannot honour, rather than ignoring them.

@@ -406,3 +406,31 @@ import Testing
         #expect(cache.statistics.memoryEntries == 0)
     }
 }
+
+/// A streamed body is never held whole: the cache neither stores nor answers it.
+@Suite struct CacheStreamingTests {
+    @Test func streamedRequestIsNeitherAnsweredNorStored() async throws {
+        let stub = CountingStub()
+        let cache = try ResponseCache(environment: "test", policies: ["detail": .memory()], defaultPolicy: .never)
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        let context = RequestContext(apiName: "detail", serviceID: "listings")
+        var streamed = try Request("https://api.test/detail?id=1")
+        streamed.streamsResponseBody = true
+        for expected in 1...2 {
+            let response = try await pipeline.send(streamed, context: context)
+            #expect(response.origin == .stub)
+            #expect(response.body.isEmpty)
+            var body = Data()
+            for try await chunk in try #require(response.bodyStream) { body.append(chunk) }
+            #expect(body == Data("/detail#\(expected)".utf8))
+        }
+        #expect(stub.count == 2)
+        // Nothing stored: the first buffered call goes to the network too, and is stored.
+        let buffered = try await pipeline.send(try Request("https://api.test/detail?id=1"), context: context)
+        #expect(buffered.origin == .stub)
+        #expect(try await pipeline.send(try Request("https://api.test/detail?id=1"), context: context).origin == .memoryCache)
+        // A stored entry does not answer a streamed request either.
+        _ = try await pipeline.send(streamed, context: context)
+        #expect(stub.count == 4)
+    }
+}

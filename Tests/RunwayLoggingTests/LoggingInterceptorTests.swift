@@ -224,3 +224,54 @@ final class StatusScript: Sendable {
         lock.withLock { statuses.count > 1 ? statuses.removeFirst() : statuses[0] }
     }
 }
+
+/// A streamed body: the head is logged when it arrives, the byte count when the reader is done.
+extension LoggingInterceptorTests {
+    func streamedRequest() throws -> Request {
+        var request = try Request("https://api.test/export")
+        request.streamsResponseBody = true
+        return request
+    }
+
+    @Test func logsTheHeadThenTheByteCount() async throws {
+        let stub = StubDispatcher(headers: ["Content-Type": "text/csv"], chunks: [Data("a,b\n".utf8), Data("1,2\n3,4\n".utf8)])
+        let pipeline = Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: stub)
+        let response = try await pipeline.send(try streamedRequest())
+        // The head is logged before the body is read; the reader has the body to itself.
+        #expect(text.contains("HTTP 200"))
+        #expect(text.contains("<body streamed>"))
+        #expect(text.contains("[body streamed]"))
+        #expect(!text.contains("body streamed:"))
+        var body = Data()
+        for try await chunk in try #require(response.bodyStream) { body.append(chunk) }
+        #expect(body == Data("a,b\n1,2\n3,4\n".utf8))
+        let end = try #require(handler.entries.last)
+        #expect(end.level == .info)
+        #expect("\(end.message)".hasPrefix("GET https://api.test/export body streamed: 12 bytes in "))
+        #expect(end.metadata["runway.body_bytes"] == "12")
+    }
+
+    @Test func logsAStreamThatFailsMidBody() async throws {
+        let cut = RunwayError(.connectionLost, "the connection closed mid-body")
+        let stub = StubDispatcher(chunks: [Data("abc".utf8)], failure: cut)
+        let response = try await Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: stub).send(try streamedRequest())
+        var received = 0
+        await #expect(throws: RunwayError.self) {
+            for try await chunk in try #require(response.bodyStream) { received += chunk.count }
+        }
+        #expect(received == 3)
+        let end = try #require(handler.entries.last)
+        #expect(end.level == .warning)
+        #expect("\(end.message)".contains("body stream ✗ connectionLost after 3 bytes: the connection closed mid-body"))
+    }
+
+    @Test func logsAStreamDroppedUnread() async throws {
+        let stub = StubDispatcher(chunks: [Data("abc".utf8)])
+        var response: Response? = try await Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: stub).send(
+            try streamedRequest())
+        #expect(response?.status == 200)
+        response = nil
+        let end = try #require(handler.entries.last)
+        #expect("\(end.message)".contains("body stream ✗ cancelled after 0 bytes"))
+    }
+}

@@ -18,6 +18,9 @@ import RunwayCore
 /// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
 ///   cancelling the task during a backoff ends the call at once with `.cancelled`.
 /// - Each attempt goes down the chain with `RequestContext.attempt` increased.
+/// - A streamed response (`Response.bodyStream`) is retried on its head's status only, before
+///   any of its body was read (its transfer is aborted); once handed up, a failure inside its
+///   body reaches the reader and is never retried.
 ///
 /// ## Where it belongs
 /// After validation and the cache, **before compression, signing and the DNS bypass** (see
@@ -100,6 +103,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 guard context.attempt < maxAttempts, mayRepeat, policy.retryableStatuses.contains(response.status),
                     let wait = delayAfter(response: response, retry: context.attempt)
                 else { return response }
+                // A streamed body not handed up yet is dropped unread: abort its transfer.
+                response.bodyStream?.cancel()
                 delay = wait
                 event.status = response.status
             } catch {

@@ -12,7 +12,8 @@ public struct ResponseRule: Sendable {
     /// The accepted media type (`application/json`, or `application/*`), ignoring parameters
     /// such as `charset`; `nil` accepts any.
     public var contentType: String?
-    /// The shape the body must have as JSON; `nil` does not parse the body.
+    /// The shape the body must have as JSON; `nil` does not parse the body. Not checked for a
+    /// streamed body (`Response.bodyStream`): status and content type are.
     public var json: JSONShape?
 
     /// Creates a rule accepting one range of statuses (2xx by default).
@@ -56,7 +57,8 @@ public struct ResponseRule: Sendable {
                     field: "Content-Type", response: response)
             }
         }
-        if let json {
+        // A streamed body is the reader's to read: its JSON shape cannot be checked here.
+        if let json, response.bodyStream == nil {
             guard let value = JSONValue.parse(response.body) else {
                 throw RunwayError(.responseInvalid, "body is not JSON", field: "$", response: response)
             }

@@ -10,7 +10,9 @@ import RunwayCore
 /// A request breaking a parameter rule fails with `RunwayError.Code.paramsInvalid` and
 /// `RunwayError.field` naming the parameter; nothing after this interceptor runs, so nothing
 /// reaches the network. A response breaking the response rule fails with
-/// `RunwayError.Code.responseInvalid` and keeps the raw response.
+/// `RunwayError.Code.responseInvalid` and keeps the raw response. A streamed response
+/// (`Response.bodyStream`) is checked by its head only (status, content type), and a refused
+/// one's transfer is aborted.
 ///
 /// ## Position
 /// After logging and before the cache, retry and signing (``DefaultOrder``):
@@ -51,7 +53,14 @@ public struct ValidationInterceptor: Interceptor {
         }
         try rules.validate(request)
         let response = try await next(request, context)
-        try rules.validate(response)
+        do {
+            try rules.validate(response)
+        } catch {
+            // A refused streamed response is not read: abort its transfer now rather than when
+            // the error is let go.
+            response.bodyStream?.cancel()
+            throw error
+        }
         return response
     }
 }
