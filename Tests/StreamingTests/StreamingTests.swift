@@ -213,6 +213,33 @@ struct StreamingTests {
         }
     }
 
+    @Test("over HTTP/2 a slow reader pauses its stream, and a second stream on the connection goes on meanwhile")
+    func http2() async throws {
+        let pki = try await TestPKI.load()
+        let size = 8 << 20
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(tls: pki.server) { server in
+            let request = Self.streamed(server.url("/bytes/\(size)")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
+            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            #expect(response.metrics.httpVersion == "2")
+            var iterator = try #require(response.bodyStream).makeAsyncIterator()
+            var received = try #require(try await iterator.next()).count
+            // Paused (the reader takes nothing), the stream must not hold the connection up.
+            try await Task.sleep(for: .milliseconds(300))
+            let other = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) }
+            #expect(try await dispatcher.dispatch(other, context: RequestContext()).status == 200)
+            var matches = true
+            while let chunk = try await iterator.next() {
+                if matches { matches = chunk == DeterministicBytes.data(count: chunk.count, offset: received) }
+                received += chunk.count
+            }
+            #expect(received == size)
+            #expect(matches)
+            #expect(server.stats.http2Requests == 2)
+            #expect(server.stats.connectionsAccepted == 1)
+        }
+    }
+
     @Test("a redirect is followed before the head is handed over")
     func redirectThenStream() async throws {
         let dispatcher = CurlDispatcher()
