@@ -42,7 +42,7 @@ public final class TestServerStats: Sendable {
     /// Waits until at least `count` aborts have been recorded, polling every 10 ms.
     ///
     /// - Returns: `true` once they have, `false` if `timeout` passed first.
-    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(5)) async -> Bool {
+    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(30)) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while aborts < count {
@@ -55,7 +55,7 @@ public final class TestServerStats: Sendable {
     /// Waits until `condition` holds for these counters, polling every 10 ms.
     ///
     /// - Returns: `true` once it holds, `false` if `timeout` passed first.
-    public func wait(timeout: Duration = .seconds(5), until condition: (TestServerStats) -> Bool) async -> Bool {
+    public func wait(timeout: Duration = .seconds(30), until condition: (TestServerStats) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while !condition(self) {

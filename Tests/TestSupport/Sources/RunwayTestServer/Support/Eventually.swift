@@ -2,7 +2,7 @@
 /// a condition instead of a wall-clock assertion.
 /// - Returns: Whether `condition` held in time.
 public func eventually(
-    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(10), _ condition: () -> Bool
+    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(30), _ condition: () -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
