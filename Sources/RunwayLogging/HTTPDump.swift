@@ -41,41 +41,21 @@ struct HTTPDump {
         return lines.joined(separator: "\n")
     }
 
-    /// A body as text: redacted when it is a form or JSON, a byte count when it is binary or a
-    /// gzip stream, cut at ``bodyLimit``.
+    /// A body as text: redacted when it is a form or JSON (`Redaction`), a byte count when it is
+    /// binary, multipart or a gzip stream, cut at ``bodyLimit``.
     func render(body: Data, headers: HTTPHeaders) -> String {
         if bodyLimit == 0 { return "<\(body.count) bytes>" }
-        let type = headers["Content-Type"]?.lowercased() ?? ""
         let encoding = headers["Content-Encoding"]?.lowercased() ?? "identity"
-        guard encoding == "identity" || encoding.isEmpty, let text = String(data: body, encoding: .utf8),
-            !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
-        else { return "<\(body.count) bytes \(encoding == "identity" ? "binary" : encoding)>" }
+        guard encoding == "identity" || encoding.isEmpty else { return "<\(body.count) bytes \(encoding)>" }
         let shown: String
-        let start = text.first { !$0.isWhitespace }
-        if type.contains("multipart/") {
-            return "<\(body.count) bytes multipart>"
-        } else if type.contains("json") || start == "{" || start == "[" {
-            // JSON whatever the type says; a body that does not parse (JSON lines, or broken)
-            // is read line by line, and a line that is not JSON is not shown.
-            shown =
-                redaction.applyToJSON(body)
-                ?? text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-                    line.allSatisfy(\.isWhitespace)
-                        ? String(line) : redaction.applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
-                }.joined(separator: "\n")
-        } else if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(text) {
-            shown = redaction.applyToForm(text)
-        } else {
-            shown = text
+        switch redaction.apply(toBody: body, contentType: headers["Content-Type"]) {
+        case .binary: return "<\(body.count) bytes binary>"
+        case .multipart: return "<\(body.count) bytes multipart>"
+        case .text(let text): shown = text
         }
         guard shown.utf8.count > bodyLimit else { return shown }
         let cut = String(decoding: shown.utf8.prefix(bodyLimit), as: UTF8.self)
         return cut + "… (\(shown.utf8.count - bodyLimit) more bytes)"
-    }
-
-    /// `name=value&…` with no spaces or line breaks: a form, whatever the type says.
-    private static func looksLikeForm(_ text: String) -> Bool {
-        text.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
     }
 
     private func quote(_ text: String) -> String {

@@ -1,0 +1,46 @@
+import Foundation
+
+extension Redaction {
+    /// A body as text that can be shown, or why it cannot.
+    package enum BodyText: Sendable, Equatable {
+        /// UTF-8 text, hidden values replaced when it is JSON or a form.
+        case text(String)
+        /// Not UTF-8, or holding control characters other than tab, CR and LF.
+        case binary
+        /// A `multipart/` body: its parts are not read, so it is never shown.
+        case multipart
+    }
+
+    /// `body` as text with hidden values replaced: JSON whatever the type says when it starts
+    /// with `{` or `[` (JSON lines and broken JSON are read line by line, and a line that is not
+    /// JSON is replaced by its size), a form when the type says so or it looks like one
+    /// (`name=value&…` without spaces or line breaks), else the text as it is.
+    /// - Parameters:
+    ///   - body: The bytes, as they are (a caller that knows they are still compressed does not ask).
+    ///   - contentType: The body's `Content-Type`, if any.
+    package func apply(toBody body: Data, contentType: String?) -> BodyText {
+        guard let text = String(data: body, encoding: .utf8),
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
+        else { return .binary }
+        let type = contentType?.lowercased() ?? ""
+        let start = text.first { !$0.isWhitespace }
+        if type.contains("multipart/") {
+            return .multipart
+        } else if type.contains("json") || start == "{" || start == "[" {
+            return .text(
+                applyToJSON(body)
+                    ?? text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                        line.allSatisfy(\.isWhitespace)
+                            ? String(line) : applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
+                    }.joined(separator: "\n"))
+        } else if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(text) {
+            return .text(applyToForm(text))
+        }
+        return .text(text)
+    }
+
+    /// `name=value&…` with no spaces or line breaks: a form, whatever the type says.
+    private static func looksLikeForm(_ text: String) -> Bool {
+        text.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
+    }
+}

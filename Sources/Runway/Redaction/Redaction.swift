@@ -1,0 +1,132 @@
+import Foundation
+
+/// What Runway hides before a request or a response is shown: in the logging interceptor's log
+/// (`LoggingInterceptor`, `RunwayLogging`) and in a HAR file (`HARRecorder`, `RunwayHAR`).
+///
+/// Header names and parameter names are matched case-insensitively. A header is hidden when
+/// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`,
+/// `X-Access-Token`, `X-Auth` and `X-Session-Id` are hidden without being listed). Parameters
+/// are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
+/// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
+/// string, in form bodies and in JSON bodies (any depth) — a body that looks like JSON or a form
+/// is read as one whatever its `Content-Type` says.
+public struct Redaction: Sendable, Equatable {
+    /// Header names always hidden.
+    public let headers: Set<String>
+    /// Header-name fragments that hide a header.
+    public let headerFragments: [String]
+    /// Parameter names hidden in queries and bodies (stored folded: lower case, without `_`,
+    /// `-` and `.`).
+    public let parameters: Set<String>
+    /// Parameter-name fragments that hide a parameter (folded), such as `password` and `token`.
+    public let parameterFragments: [String]
+
+    /// What replaces a hidden value.
+    public static let placeholder = "<redacted>"
+
+    /// Authorization, cookies and API keys, any header naming a signature, token or secret, and
+    /// the usual secret parameters.
+    public static let standard = Redaction(
+        uncheckedHeaders: ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"],
+        headerFragments: ["signature", "token", "secret", "password", "nonce", "auth", "session", "credential"],
+        parameters: ["passwd", "pwd", "sign", "apikey", "key", "pin", "otp", "sessionid", "sid", "cvv", "cvc"],
+        parameterFragments: ["password", "secret", "token", "signature", "apikey", "session", "credential", "privatekey"])
+
+    /// The standard redaction plus your own header and parameter names.
+    /// - Throws: `RunwayError` `.configuration` for an empty name.
+    public static func standard(plusHeaders headers: Set<String> = [], parameters: Set<String> = []) throws(RunwayError) -> Redaction {
+        try Redaction(
+            headers: standard.headers.union(headers), headerFragments: standard.headerFragments,
+            parameters: standard.parameters.union(parameters), parameterFragments: standard.parameterFragments)
+    }
+
+    /// Creates a redaction from exact header names, name fragments and parameter names.
+    /// - Throws: `RunwayError` `.configuration` for an empty name.
+    public init(
+        headers: Set<String>, headerFragments: [String] = [], parameters: Set<String>, parameterFragments: [String] = []
+    ) throws(RunwayError) {
+        let names = Array(headers) + headerFragments + Array(parameters) + parameterFragments
+        if names.contains(where: { Self.fold($0).isEmpty }) {
+            throw RunwayError(.configuration, "redaction: a redacted name is empty", field: "redaction")
+        }
+        self.init(
+            uncheckedHeaders: headers, headerFragments: headerFragments, parameters: parameters, parameterFragments: parameterFragments)
+    }
+
+    private init(uncheckedHeaders: Set<String>, headerFragments: [String], parameters: Set<String>, parameterFragments: [String]) {
+        self.headers = Set(uncheckedHeaders.map { $0.lowercased() })
+        self.headerFragments = headerFragments.map { $0.lowercased() }
+        self.parameters = Set(parameters.map(Self.fold))
+        self.parameterFragments = parameterFragments.map(Self.fold)
+    }
+
+    /// A name lower-cased without `_`, `-`, `.` and spaces: `accessToken`, `access_token` and
+    /// `Access-Token` are one name.
+    static func fold(_ name: String) -> String {
+        String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" && $0 != "." && $0 != " " }.map(Character.init))
+    }
+
+    /// Whether a header's value is hidden.
+    public func hidesHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return headers.contains(lower) || headerFragments.contains { lower.contains($0) }
+    }
+
+    /// Whether a parameter's value is hidden.
+    public func hidesParameter(_ name: String) -> Bool {
+        let folded = Self.fold(name)
+        return parameters.contains(folded) || parameterFragments.contains { folded.contains($0) }
+    }
+
+    /// The headers with hidden values replaced.
+    package func apply(to headers: HTTPHeaders) -> [(String, String)] {
+        headers.map { ($0.name, hidesHeader($0.name) ? Self.placeholder : $0.value) }
+    }
+
+    /// The URL as text with hidden query values and any password replaced.
+    package func apply(to url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        if components.password != nil { components.password = "redacted" }
+        if let items = components.percentEncodedQueryItems {
+            components.percentEncodedQueryItems = items.map { item in
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard hidesParameter(name), item.value != nil else { return item }
+                return URLQueryItem(name: item.name, value: "REDACTED")
+            }
+        }
+        return (components.string ?? url.absoluteString).replacingOccurrences(of: "=REDACTED", with: "=\(Self.placeholder)")
+    }
+
+    /// A form body (`a=1&b=2`) with hidden values replaced.
+    package func applyToForm(_ text: String) -> String {
+        text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let rawName = String(pair[..<equals])
+            let name = rawName.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? rawName
+            return hidesParameter(name) ? "\(rawName)=\(Self.placeholder)" : String(pair)
+        }.joined(separator: "&")
+    }
+
+    /// A JSON body with hidden values replaced at any depth; `nil` when it is not JSON.
+    package func applyToJSON(_ data: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        let cleaned = redactJSON(object)
+        guard
+            let out = try? JSONSerialization.data(
+                withJSONObject: cleaned, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func redactJSON(_ value: Any) -> Any {
+        if let dictionary = value as? [String: Any] {
+            var result: [String: Any] = [:]
+            for (key, inner) in dictionary {
+                result[key] = hidesParameter(key) ? Self.placeholder : redactJSON(inner)
+            }
+            return result
+        }
+        if let array = value as? [Any] { return array.map(redactJSON) }
+        return value
+    }
+}
