@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "RunwayDNSBypass", targets: ["RunwayDNSBypass"]),
         .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
         .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
+        .library(name: "RunwayHAR", targets: ["RunwayHAR"]),
         .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
         .plugin(name: "MediatorRoutesCommand", targets: ["MediatorRoutesCommand"]),
         // Each needs the trait of the same name (without "Runway").
@@ -86,6 +87,8 @@ var libraryTargets: [Target] {
         .target(name: "RunwayURLSession", dependencies: ["RunwayCore"]),
         .target(name: "RunwayTesting", dependencies: ["Runway"]),
         .target(name: "RunwayDNSBypass", dependencies: ["Runway"]),
+        // The HAR recorder: Foundation only, with the logging interceptor's `Redaction` (in `Runway`).
+        .target(name: "RunwayHAR", dependencies: ["Runway", "RunwaySync"]),
         .target(name: "RunwayCompression", dependencies: ["RunwayCore", "CZlib"]),
         .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action
@@ -207,11 +210,17 @@ var testTargets: [Target] {
             name: "RunwayLoggingTests",
             dependencies: ["Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", testServer, logging, inMemoryLogging]
         ),
+        // Schema/ holds the HAR 1.2 JSON schema and the Python check the tests (and the sample's) run.
+        .testTarget(
+            name: "RunwayHARTests",
+            dependencies: ["Runway", "RunwayHAR", "RunwayCache", "RunwayCurl", "RunwayTesting", testServer],
+            exclude: ["Schema"]
+        ),
         // The default order, pinned by behaviour, and the README example, compiled.
         .testTarget(
             name: "InterceptorOrderTests",
             dependencies: [
-                "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayCurl",
+                "Runway", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayLogging", "RunwayHAR", "RunwayCurl",
                 "RunwaySigning", "RunwayCache", "RunwayMetrics", testServer, logging, inMemoryLogging,
             ]
         ),

@@ -5,6 +5,7 @@ import Runway
 import RunwayCache
 import RunwayCompression
 import RunwayDNSBypass
+import RunwayHAR
 import RunwayLogging
 import RunwayMetrics
 import RunwaySigning
@@ -63,6 +64,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     static let secret = "order-test-secret-0123456789"
     let network: VerifyingNetwork
     let handler: InMemoryLogHandler
+    let recorder = HARRecorder()
     let interceptors: [any Interceptor]
 
     init() throws {
@@ -83,6 +85,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
             tracing,
             try MetricsInterceptor.metrics(),
             LoggingInterceptor.logging(logger),
+            HARInterceptor.har(recorder),
             validation,
             try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
             try RequestMergingInterceptor.merging([:]),
@@ -98,7 +101,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     @Test func theDocumentedOrderIsPinned() {
         #expect(
             DefaultOrder.names == [
-                "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+                "tracing", "metrics", "logging", "har", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
             ])
         #expect(interceptors.map(\.name) == DefaultOrder.names)
         #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
@@ -106,10 +109,10 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
 
     @Test func misplacedInterceptorsAreNamed() throws {
         var swapped = interceptors
-        swapped.swapAt(6, 8)  // signing before retry: retries would reuse the nonce
+        swapped.swapAt(7, 9)  // signing before retry: retries would reuse the nonce
         #expect(DefaultOrder.misplaced(in: swapped) == ["compression should come before signing", "retry should come before signing"])
         var mergingLate = interceptors
-        mergingLate.swapAt(5, 8)  // merging after signing: the combined request would go unsigned
+        mergingLate.swapAt(6, 9)  // merging after signing: the combined request would go unsigned
         #expect(DefaultOrder.misplaced(in: mergingLate).contains("merging should come before signing"))
         let doubled = interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
         #expect(DefaultOrder.misplaced(in: doubled).contains("retry is registered more than once"))
@@ -117,7 +120,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         #expect(DefaultOrder.misplaced(in: custom).isEmpty)
     }
 
-    @Test func aCacheHitIsLoggedAndNeitherSignedNorSent() async throws {
+    @Test func aCacheHitIsLoggedRecordedAndNeitherSignedNorSent() async throws {
         let context = RequestContext(apiName: "listing.rent")
         let first = try await pipeline.send(try Request("https://api.runway.test/rent?city=sh"), context: context)
         #expect(first.origin == .network || first.origin == .stub)
@@ -127,6 +130,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
         #expect(second.origin == .memoryCache)
         #expect(network.received.count == sent)
         #expect(handler.entries.contains { "\($0.message)".contains("[memory-cache hit]") })
+        #expect(recorder.har().log.entries.map(\.fromCache) == [nil, "memory"])
     }
 
     @Test func eachRetryIsReSignedAndPassesTheReplayCheck() async throws {

@@ -13,27 +13,12 @@ import Testing
     static let secret = "python-shared-secret"
 
     /// How a run of the verifier ended.
-    struct Outcome: CustomStringConvertible {
-        let status: Int32
-        let output: String
-
-        var description: String { "exit \(status): \(output)" }
-    }
+    typealias Outcome = PythonOutcome
 
     /// Runs `python3 verify_runway_signature.py arguments...` to its end, standard output and
     /// error together.
     static func python(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", SigningVector.directory.appending(path: "Verifier/verify_runway_signature.py").path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        try runPython(SigningVector.directory.appending(path: "Verifier/verify_runway_signature.py"), arguments)
     }
 
     /// Writes `data` to a fresh temporary file, runs `body` with it and removes it.

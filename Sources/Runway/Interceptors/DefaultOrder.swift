@@ -11,20 +11,23 @@ import RunwayCore
 /// 3. `logging`: One entry per call with its final outcome; before the cache, so **cache hits are
 ///    logged** (`[memory-cache hit]`). Observes only. It shows the request as the application built
 ///    it, before compression and signing.
-/// 4. `validation`: Parameter rules before anything else sees the request: an invalid call is never
+/// 4. `har`: Optional (`HARInterceptor`, RunwayHAR). Records each call for a HAR file where logging
+///    logs it, for the same reasons: cache hits recorded and marked, one entry per call with its
+///    final outcome, the request as the application built it. Observes only.
+/// 5. `validation`: Parameter rules before anything else sees the request: an invalid call is never
 ///    answered from the cache (a disk cache may outlive a rule change), never signed, never sent.
-/// 5. `cache`: A hit returns before anything costs: no signing, no network. The key is built from
+/// 6. `cache`: A hit returns before anything costs: no signing, no network. The key is built from
 ///    the logical parameters, before signing adds a timestamp and a nonce.
-/// 6. `merging`: Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in
+/// 7. `merging`: Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in
 ///    a merge queue; before retry, compression and signing, so the combined request is retried,
 ///    compressed and signed as what goes on the wire.
-/// 7. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
+/// 8. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
 ///    with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the
 ///    fastest address still alive. Inside the cache: a retried success is stored once.
-/// 8. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
+/// 9. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
 ///    bytes sent (the verifier checks what it received, before decoding).
-/// 9. `signing`: Signs the request as it will go on the wire.
-/// 10. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
+/// 10. `signing`: Signs the request as it will go on the wire.
+/// 11. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
 ///     when no connection was made — nothing was sent — so the same signature is still fresh.
 ///
 /// Then the dispatcher, the only I/O.
@@ -35,7 +38,7 @@ import RunwayCore
 ///
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
-///     tracing, metrics, .logging(logger), validation, cache,
+///     tracing, metrics, .logging(logger), .har(recorder), validation, cache,
 ///     try .retry(maxAttempts: 3), try .compression(), signing, .dnsBypass(bypass),
 /// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
@@ -45,7 +48,7 @@ import RunwayCore
 public enum DefaultOrder {
     /// The standard interceptors' names, in the order they belong.
     public static let names: [String] = [
-        "tracing", "metrics", "logging", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+        "tracing", "metrics", "logging", "har", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
     ]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as

@@ -1,0 +1,139 @@
+import Foundation
+import Runway
+
+/// Turns one call (its request, and its response or failure) into a HAR entry, secrets hidden
+/// and bodies cut, as the recorder keeps it.
+struct HAREntryBuilder {
+    let redaction: Redaction
+    let bodyLimit: Int
+
+    /// The entry of a call that started at `started` and took `elapsed` through the chain below
+    /// the interceptor; `response` is what came back (for a failure, the one the error carries,
+    /// if any).
+    func entry(
+        for request: Request, context: RequestContext, started: Date, elapsed: Duration, response: Response?, failure: RunwayError?
+    ) -> HAR.Entry {
+        let fromCache = response.flatMap { Self.cacheName(of: $0.origin) }
+        // A hit crossed no network, whatever its metrics say.
+        let metrics = fromCache == nil ? response?.metrics ?? TransferMetrics() : TransferMetrics()
+        let timings = Self.timings(of: metrics, elapsed: elapsed)
+        let version = Self.httpVersion(metrics.httpVersion)
+        return HAR.Entry(
+            startedDateTime: started.formatted(Self.dateStyle),
+            time: timings.total,
+            request: harRequest(request, httpVersion: version),
+            response: response.map { harResponse($0, httpVersion: version, fromCache: fromCache != nil) } ?? Self.noResponse,
+            timings: timings,
+            serverIPAddress: Self.ipAddress(of: metrics.remoteAddress),
+            fromCache: fromCache,
+            error: failure.map(Self.describe),
+            apiName: context.apiName,
+            serviceID: context.serviceID?.rawValue)
+    }
+
+    /// ISO 8601 in UTC with milliseconds, as HAR wants `startedDateTime`.
+    static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// What browsers accept for a call that got no response: status 0, nothing else.
+    static let noResponse = HAR.Response(
+        status: 0, statusText: "", httpVersion: "", headers: [], content: HAR.Content(size: 0, mimeType: "x-unknown"), bodySize: -1)
+
+    private func harRequest(_ request: Request, httpVersion: String) -> HAR.Request {
+        let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        var postData: HAR.PostData?
+        if let body = request.body {
+            var kept = keep(body, contentType: request.headers["Content-Type"])
+            if kept.isBase64 {
+                // HAR has no encoding for a request body: binary bytes are left out.
+                kept = KeptBody(text: nil, comment: "\(body.count) bytes of binary, not recorded")
+            }
+            postData = HAR.PostData(mimeType: request.headers["Content-Type"] ?? "", text: kept.text ?? "", comment: kept.comment)
+        }
+        return HAR.Request(
+            method: request.method.rawValue, url: redaction.apply(to: request.url), httpVersion: httpVersion,
+            headers: headers(request.headers),
+            queryString: query.map { item in
+                HAR.NameValue(name: item.name, value: redaction.hidesParameter(item.name) ? Redaction.placeholder : item.value ?? "")
+            },
+            postData: postData, bodySize: request.body?.count ?? 0)
+    }
+
+    private func harResponse(_ response: Response, httpVersion: String, fromCache: Bool) -> HAR.Response {
+        let type = response.headers["Content-Type"]
+        var content = HAR.Content(size: response.body.count, mimeType: type ?? "x-unknown")
+        if let file = response.fileURL {
+            content.comment = "the body was written to \(file.path)"
+        } else if !response.body.isEmpty {
+            let kept = keep(response.body, contentType: type)
+            content.text = kept.text
+            content.encoding = kept.isBase64 ? "base64" : nil
+            content.comment = kept.comment
+        }
+        let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
+        let plain = encoding == "identity" || encoding.isEmpty
+        return HAR.Response(
+            status: response.status, statusText: Self.reasonPhrase(response.status), httpVersion: httpVersion,
+            headers: headers(response.headers), content: content, redirectURL: response.headers["Location"] ?? "",
+            bodySize: fromCache ? 0 : plain && response.fileURL == nil ? response.body.count : -1)
+    }
+
+    private func headers(_ headers: HTTPHeaders) -> [HAR.NameValue] {
+        redaction.apply(to: headers).map { HAR.NameValue(name: $0.0, value: $0.1) }
+    }
+
+    /// What is kept of a body: its text (redacted, or base64) and why it is cut or left out.
+    struct KeptBody: Equatable {
+        var text: String?
+        var isBase64 = false
+        var comment: String?
+    }
+
+    /// A body as HAR keeps it: text with hidden values replaced, or the base64 of binary bytes,
+    /// cut at the body limit; multipart bodies and, with a limit of 0, every body left out.
+    func keep(_ body: Data, contentType: String?) -> KeptBody {
+        guard bodyLimit > 0 else { return KeptBody(text: nil, comment: "\(body.count) bytes, not recorded (body limit 0)") }
+        switch redaction.apply(toBody: body, contentType: contentType) {
+        case .multipart:
+            return KeptBody(text: nil, comment: "\(body.count) bytes of multipart, not recorded (its parts are not redacted)")
+        case .binary:
+            let cut = body.count > bodyLimit ? "the first \(bodyLimit) of \(body.count) bytes" : nil
+            return KeptBody(text: body.prefix(bodyLimit).base64EncodedString(), isBase64: true, comment: cut)
+        case .text(let text):
+            let size = text.utf8.count
+            guard size > bodyLimit else { return KeptBody(text: text) }
+            return KeptBody(
+                text: String(decoding: text.utf8.prefix(bodyLimit), as: UTF8.self), comment: "cut at \(bodyLimit) of \(size) bytes")
+        }
+    }
+
+    /// `memory` or `disk` for a cache's origin (Chrome's `_fromCache`), `nil` otherwise.
+    static func cacheName(of origin: ResponseOrigin) -> String? {
+        switch origin {
+        case .memoryCache: "memory"
+        case .diskCache: "disk"
+        default: nil
+        }
+    }
+
+    /// `HTTP/1.1`, `HTTP/2`; empty when unknown.
+    static func httpVersion(_ version: String) -> String {
+        version.isEmpty ? "" : "HTTP/\(version)"
+    }
+
+    /// The address of `ip:port` or `[ip]:port`, without the port.
+    static func ipAddress(of remote: String) -> String? {
+        if remote.hasPrefix("["), let end = remote.firstIndex(of: "]") {
+            return String(remote[remote.index(after: remote.startIndex)..<end])
+        }
+        guard let colon = remote.lastIndex(of: ":"), colon != remote.startIndex else { return nil }
+        return String(remote[..<colon])
+    }
+
+    /// The `_error` text: code, stage and message, as the logging interceptor writes a failure.
+    static func describe(_ failure: RunwayError) -> String {
+        var text = "\(failure.code)"
+        if let stage = failure.stage { text += " at \(stage)" }
+        if !failure.message.isEmpty { text += ": \(failure.message)" }
+        return text
+    }
+}
