@@ -18,9 +18,11 @@ struct HAREntryBuilder {
         let metrics = fromCache == nil ? response?.metrics ?? TransferMetrics() : TransferMetrics()
         let timings = Self.timings(of: metrics, elapsed: elapsed)
         let version = Self.httpVersion(metrics.httpVersion)
+        // The phases are whole microseconds; so is their sum, without the float noise of adding doubles.
+        let time = (timings.total * 1000).rounded() / 1000
         return HAR.Entry(
             startedDateTime: started.formatted(Self.dateStyle),
-            time: timings.total,
+            time: time,
             request: harRequest(request, httpVersion: version),
             response: response.map { harResponse($0, httpVersion: version, fromCache: fromCache != nil) } ?? Self.noResponse,
             timings: timings,
