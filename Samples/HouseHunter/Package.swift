@@ -76,7 +76,7 @@ let package = Package(
             dependencies: [
                 runway("Runway"), runway("RunwayMediator"), runway("RunwayCurl"), runway("RunwaySigning"), runway("RunwayCache"),
                 runway("RunwayDNSBypass"), runway("RunwayCompression"), runway("RunwayLogging"), runway("RunwayActionLog"),
-                "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "Account",
+                runway("RunwayHAR"), "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "Account",
                 "ListingInterface", "DetailInterface", "AccountInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -88,7 +88,7 @@ let package = Package(
             name: "HouseHunterTests",
             dependencies: [
                 runway("Runway"), runway("RunwayCurl"), runway("RunwaySigning"), runway("RunwayCompression"),
-                runway("RunwayDNSBypass"), runway("RunwayActionLog"), runway("RunwayMediator"),
+                runway("RunwayDNSBypass"), runway("RunwayActionLog"), runway("RunwayMediator"), runway("RunwayHAR"),
                 .product(name: "RunwayTestServer", package: "TestSupport"),
                 "HouseHunterScreen", "HouseHunterServer", "Listing", "Detail", "ListingInterface",
             ]

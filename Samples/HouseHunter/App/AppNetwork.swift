@@ -6,6 +6,7 @@ import RunwayCache
 import RunwayCompression
 import RunwayCurl
 import RunwayDNSBypass
+import RunwayHAR
 import RunwayLogging
 import RunwaySigning
 
@@ -16,6 +17,10 @@ struct AppNetwork: Sendable {
     let bypass: DNSBypass
     let cache: ResponseCache
     let registry: ServiceRegistry
+    /// Every call, for the HAR file `--har` names; `nil` without it.
+    let recorder: HARRecorder?
+    /// The file `--har` names.
+    let harFile: URL?
 
     /// The interceptors by name, in order, ending with the dispatcher.
     var chainDescription: String {
@@ -47,7 +52,7 @@ struct AppNetwork: Sendable {
         let cache = try ResponseCache(
             environment: SampleSetup.environment.description,
             policies: [DetailCaching.apiName: .memory(ttl: DetailCaching.ttl)])
-        let interceptors: [any Interceptor] = [
+        var interceptors: [any Interceptor] = [
             RequestDefaults(timeout: timeout),
             .logging(try logger(level: options.logLevel)),
             try validation(),
@@ -57,6 +62,11 @@ struct AppNetwork: Sendable {
             signing,
             .dnsBypass(bypass),
         ]
+        // --har: a recorder right after logging, where DefaultOrder puts it (cache hits are recorded).
+        let recorder = options.harFile == nil ? nil : HARRecorder()
+        if let recorder, let logging = interceptors.firstIndex(where: { $0.name == "logging" }) {
+            interceptors.insert(HARInterceptor.har(recorder), at: logging + 1)
+        }
         let misplaced = DefaultOrder.misplaced(in: interceptors)
         guard misplaced.isEmpty else {
             throw RunwayError(.configuration, "the interceptor chain is out of order: \(misplaced.joined(separator: "; "))")
@@ -67,7 +77,17 @@ struct AppNetwork: Sendable {
         for service in SampleSetup.services { builder.register(service) }
         let registry = try builder.build()
         try ServiceRegistry.bootstrap(registry)
-        return AppNetwork(pipeline: pipeline, bypass: bypass, cache: cache, registry: registry)
+        return AppNetwork(
+            pipeline: pipeline, bypass: bypass, cache: cache, registry: registry, recorder: recorder,
+            harFile: options.harFile.map { URL(fileURLWithPath: $0) })
+    }
+
+    /// Writes every recorded call to the `--har` file, as HAR 1.2; nothing without `--har`.
+    /// - Throws: `RunwayError` `.fileIO` when the file cannot be written.
+    func writeHAR() throws {
+        guard let recorder, let harFile else { return }
+        try recorder.write(to: harFile)
+        Console.error("house-hunter: \(recorder.count) calls written to \(harFile.path) (HAR 1.2)")
     }
 
     /// Parameter rules checked before anything is sent (the managers check what they must too).

@@ -16,11 +16,17 @@ struct AppOptions: ParsableArguments {
     @Option(help: "The action log's outbox (SQLite); default $HOUSEHUNTER_ACTION_LOG or ~/.cache/househunter/actions.sqlite.")
     var actionLog: String?
 
+    @Option(
+        name: .customLong("har"),
+        help: ArgumentHelp("Write every call to FILE as HAR 1.2 when the app finishes (secrets redacted).", valueName: "FILE"))
+    var harFile: String?
+
     @OptionGroup var shared: SharedOptions
 
     func validate() throws {
         guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
         if let server { _ = try ServerAddress(server) }
+        if let harFile, harFile.isEmpty { throw ValidationError("--har takes a file name") }
     }
 
     /// The request timeout.

@@ -86,9 +86,11 @@ final class HouseHunterApp: Sendable {
     }
 
     /// Stops the action logger (what it has not uploaded waits in its outbox for the next run),
-    /// then the embedded server.
-    func shutdown() async {
+    /// then the embedded server, then writes the calls to the `--har` file, if any.
+    /// - Throws: `RunwayError` `.fileIO` when the HAR file cannot be written (all else stopped).
+    func shutdown() async throws {
         await actions.shutdown()
         await server?.shutdown()
+        try network.writeHAR()
     }
 }

@@ -57,7 +57,7 @@ struct OpenCommand: AsyncParsableCommand {
             }
             failed = failed || screen.kind.isFailure
         }
-        await app.shutdown()
+        try await app.shutdown()
         if failed { throw ExitCode.failure }
     }
 }

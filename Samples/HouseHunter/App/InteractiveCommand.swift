@@ -64,7 +64,7 @@ struct InteractiveCommand: AsyncParsableCommand {
             Self.showPrompt()
         }
         Console.out("bye")
-        await app.shutdown()
+        try await app.shutdown()
     }
 
     static func showPrompt() {

@@ -23,7 +23,7 @@ struct TourCommand: AsyncParsableCommand {
         }
         let tour = Tour(app: app, tokenLifetime: lifetime)
         let succeeded = await tour.run()
-        await app.shutdown()
+        try await app.shutdown()
         if !succeeded { throw ExitCode.failure }
     }
 }
