@@ -27,7 +27,7 @@ import Logging
 ///   again, with the status or error of the one before and the delay (through
 ///   `RetryInterceptor.Observers` in the context: no wiring).
 ///
-/// Secrets never reach the log (``Redaction``). **Nothing is logged unless a `Logger` is
+/// Secrets never reach the log (`Redaction`). **Nothing is logged unless a `Logger` is
 /// handed over**, at construction or per call in the context (`context[LoggingInterceptor.Key.self]`,
 /// which wins); without one the interceptor only forwards.
 ///
