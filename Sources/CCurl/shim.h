@@ -66,6 +66,24 @@ static inline size_t runway_writefunc_pause(void) {
     return CURL_WRITEFUNC_PAUSE;
 }
 
+/// What a read callback returns to pause the upload (it is asked again on unpause), or to abort it.
+static inline size_t runway_readfunc_pause(void) {
+    return CURL_READFUNC_PAUSE;
+}
+
+static inline size_t runway_readfunc_abort(void) {
+    return CURL_READFUNC_ABORT;
+}
+
+typedef int (*runway_curl_seek_callback)(void *user, curl_off_t offset, int origin);
+
+/// The callback libcurl calls to start a streamed request body over (a send on a new connection, a
+/// 307/308 redirect): CURL_SEEKFUNC_OK, or CURL_SEEKFUNC_CANTSEEK to fail the transfer.
+static inline CURLcode runway_easy_setopt_seek_callback(CURL *handle, runway_curl_seek_callback callback, void *user) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_SEEKDATA, user);
+}
+
 static inline CURLcode runway_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -7,7 +7,8 @@ import Runway
 /// through. A fresh entry is returned without calling `next` (its `Response.origin` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
 /// successful answer is stored. A request that streams its response body
-/// (`Request.streamsResponseBody`) is neither answered from the cache nor stored. Under
+/// (`Request.streamsResponseBody`) or its request body (`Request.bodyStream`) is neither
+/// answered from the cache nor stored. Under
 /// ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry is returned even when stale, and
 /// the network refresh runs in the background (one per key at a time) and is delivered to the
 /// context's ``CacheRefreshObserver`` of the call that started it. Concurrent identical
@@ -35,7 +36,9 @@ public struct CacheInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
         // A streamed body is never held whole, so it can neither be stored nor answered.
-        guard policy.isEnabled, request.download == nil, !request.streamsResponseBody else { return try await next(request, context) }
+        guard policy.isEnabled, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil else {
+            return try await next(request, context)
+        }
         let key = cache.key(for: request, context: context)
         let api = context.apiName ?? ""
         if let (entry, origin) = cache.lookup(key, policy: policy) {

@@ -62,16 +62,26 @@ public final class CurlDispatcher: Dispatcher {
 
     public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
         let proxy: Proxy.Server?
+        let bodyReader: RequestBodyReader?
         do {
             try request.validate()
             // Resolved here, on the caller's thread: `.environment` reads the process environment.
             proxy = try request.options.proxy?.server(for: request.url)
+            // Opens the file, or starts reading the sequence ahead.
+            bodyReader = try request.bodyStream?.makeReader()
         } catch {
             request.progress?.finish()
             throw error
         }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
+        if let bodyReader {
+            transfer.bodyReader = bodyReader
+            // Weak, as for a streamed response: the reader's task must not keep the transfer alive.
+            bodyReader.onReadable { [weak multi, weak transfer] in
+                if let multi, let transfer { multi.resume(transfer) }
+            }
+        }
         var stream: ResponseBodyStream?
         if request.streamsResponseBody {
             // Weak: a stream kept after its transfer ended must not keep the transfer alive.

@@ -112,7 +112,7 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     /// Asks the loop thread to unpause a streamed transfer (`curl_easy_pause` must run there):
-    /// its reader has drained the buffer.
+    /// its reader has drained the buffer, or its request body has bytes again.
     func resume(_ transfer: CurlTransfer) {
         let wake = shared.withLock { shared in
             shared.resumes.append(transfer)
@@ -160,8 +160,9 @@ final class CurlMulti: @unchecked Sendable {
             for transfer in unpauses {
                 // Unpausing sets libcurl's timer to "now", so the transfer runs again this turn
                 // (the write callback may take the chunk it kept right away, or pause again).
-                if let easy = transfer.easy, active[easy] === transfer, transfer.paused {
+                if let easy = transfer.easy, active[easy] === transfer, transfer.paused || transfer.uploadPaused {
                     transfer.paused = false
+                    transfer.uploadPaused = false
                     _ = runway_easy_unpause(easy)
                 }
             }
@@ -255,8 +256,9 @@ final class CurlMulti: @unchecked Sendable {
         transfer.easy = nil
         let result = transfer.settle(outcome)
         transfer.releaseResources()
-        if transfer.paused {
-            // Removed while paused (its reader let go): libcurl may still hold the chunk it kept.
+        if transfer.paused || transfer.uploadPaused {
+            // Removed while paused (its reader let go, or its body failed): libcurl may still hold
+            // the chunk it kept.
             curl_easy_cleanup(easy)
         } else {
             recycle(easy, options: transfer.easyOptions)

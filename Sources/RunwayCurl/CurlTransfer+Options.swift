@@ -23,7 +23,8 @@ extension CurlTransfer {
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
             guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
-                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil, !request.streamsResponseBody
+                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil, !request.streamsResponseBody,
+                request.bodyStream == nil
             else { return nil }
             method = request.method.rawValue
             hasBody = request.body != nil
@@ -74,6 +75,10 @@ extension CurlTransfer {
         } else if let body = request.body {
             try set(easy, CURLOPT_POST, 1)
             try setBody(easy, body)
+            if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        } else if let stream = request.bodyStream {
+            try set(easy, CURLOPT_POST, 1)
+            try setBodyStream(easy, stream)
             if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
         } else if method != .get {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
@@ -227,7 +232,7 @@ extension CurlTransfer {
         list = curl_slist_append(list, "Expect:")
         // A body goes with the Content-Type the request has, or none: libcurl would otherwise
         // label it `application/x-www-form-urlencoded`, which the signer never saw.
-        if request.body != nil, request.headers["Content-Type"] == nil { list = curl_slist_append(list, "Content-Type:") }
+        if request.hasBody, request.headers["Content-Type"] == nil { list = curl_slist_append(list, "Content-Type:") }
         if decodesOnAwaitingTask || inflatesOnLoop, !asksOwnEncodings {
             // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
             // through as sent. A resumed download asks for none: its range counts stored bytes.
@@ -278,7 +283,7 @@ extension CurlTransfer {
     }
 
     /// Throws when libcurl refused an option; `what` is only built on failure (hot path).
-    private func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(RunwayError) {
+    func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(RunwayError) {
         guard code == CURLE_OK else {
             throw RunwayError(.configuration, "libcurl rejected \(what()): \(String(cString: curl_easy_strerror(code)))")
         }

@@ -15,6 +15,14 @@ extension CurlTransfer {
                         + "since the server may have it (a retry policy that allows it, or an Idempotency-Key header, may) "
                         + "for \(request.url.absoluteString)"))
         }
+        if code == CURLE_SEND_FAIL_REWIND {
+            return .failure(
+                RunwayError(
+                    .connectionLost,
+                    "the connection closed while the streamed body was being sent, and it cannot be sent again (make it with "
+                        + "RequestBodyStream.sequence(length:sha256:_:) or from a file) for \(request.method) \(request.url.absoluteString)"
+                ))
+        }
         guard code == CURLE_OK else {
             if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy) {
                 return .failure(failure)

@@ -110,6 +110,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the write callback paused the transfer (the reader's buffer was full).
     @exclusivity(unchecked) var paused = false
 
+    // Streamed request bodies (`Request.bodyStream`).
+    /// Where the read callback takes the body from; set before the hand-over.
+    var bodyReader: RequestBodyReader?
+    /// Whether the read callback paused the upload (a sequence had nothing buffered).
+    @exclusivity(unchecked) var uploadPaused = false
+
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding, proxy: Proxy.Server? = nil) {
         self.request = request
         self.proxy = proxy
@@ -134,6 +140,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// unless it already has the head.
     func finish(_ result: Result<Response, RunwayError>) {
         request.progress?.finish()
+        bodyReader?.close()
         if let producer {
             switch result {
             case .success: producer.finish()
@@ -171,6 +178,7 @@ final class CurlTransfer: @unchecked Sendable {
             close(file)
             file = -1
         }
+        bodyReader?.close()
     }
 
     // MARK: Progress (loop thread)

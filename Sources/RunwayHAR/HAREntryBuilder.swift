@@ -50,6 +50,11 @@ struct HAREntryBuilder {
                 kept = KeptBody(text: nil, comment: "\(body.count) bytes of binary, not recorded")
             }
             postData = HAR.PostData(mimeType: request.headers["Content-Type"] ?? "", text: kept.text ?? "", comment: kept.comment)
+        } else if let stream = request.bodyStream {
+            let size = stream.length.map { "\($0) bytes" } ?? "a body of unknown length"
+            postData = HAR.PostData(
+                mimeType: request.headers["Content-Type"] ?? "", text: "",
+                comment: "\(size) streamed from a file or a sequence, not recorded")
         }
         return HAR.Request(
             method: request.method.rawValue, url: redaction.apply(to: request.url), httpVersion: httpVersion,
@@ -57,7 +62,7 @@ struct HAREntryBuilder {
             queryString: query.map { item in
                 HAR.NameValue(name: item.name, value: redaction.hidesParameter(item.name) ? Redaction.placeholder : item.value ?? "")
             },
-            postData: postData, bodySize: request.body?.count ?? 0)
+            postData: postData, bodySize: request.body?.count ?? request.bodyStream.map { $0.length ?? -1 } ?? 0)
     }
 
     private func harResponse(_ response: Response, httpVersion: String, fromCache: Bool) -> HAR.Response {

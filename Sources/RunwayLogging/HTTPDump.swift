@@ -23,6 +23,8 @@ struct HTTPDump {
         }
         if let body = request.body {
             parts += ["--data-binary", quote(render(body: body, headers: request.headers))]
+        } else if let stream = request.bodyStream {
+            parts += ["--data-binary", quote("<body streamed, \(stream.length.map { "\($0) bytes" } ?? "length unknown")>")]
         }
         return parts.joined(separator: " ")
     }

@@ -65,12 +65,15 @@ public struct CanonicalRequest: Sendable, Equatable {
         self.keyID = keyID
     }
 
-    /// Builds the canonical form of a client request.
+    /// Builds the canonical form of a client request. A streamed body (`Request.bodyStream`)
+    /// contributes its declared `RequestBodyStream.sha256` as the body hash (the signer checks
+    /// it is there, see ``SigningInterceptor``).
     public init(_ request: Request, timestamp: String, nonce: String, keyID: String = "") {
         self.init(
             method: request.method.rawValue, percentEncodedPath: request.url.path(percentEncoded: true),
             percentEncodedQuery: request.url.query(percentEncoded: true), contentType: request.headers["Content-Type"],
             body: request.body, timestamp: timestamp, nonce: nonce, keyID: keyID)
+        if let digest = request.bodyStream?.sha256 { bodyHash = digest.hexString }
     }
 
     /// The text that is signed.

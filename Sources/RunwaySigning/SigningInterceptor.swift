@@ -45,8 +45,12 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     ///   - request: The request to sign; signature headers it already carries are replaced.
     ///   - apiName: The API name (required by the salted-hash scheme).
     ///   - now: The signing time.
-    /// - Throws: `RunwayError` `.invalidRequest` when the salted-hash scheme has no API name.
+    /// - Throws: `RunwayError` `.invalidRequest` when the salted-hash scheme has no API name;
+    ///   `.configuration` for a streamed body (`Request.bodyStream`) the scheme cannot sign
+    ///   without reading it: a form, or, under an HMAC scheme, one without a declared
+    ///   `RequestBodyStream.sha256`.
     public func sign(_ request: Request, apiName: String?, now: Date = Date()) throws(RunwayError) -> Request {
+        try checkSignable(request)
         var signed = request
         for name in headers.all { signed.headers[name] = nil }
         switch scheme.kind {
@@ -82,6 +86,28 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: callerKey))
         }
         return signed
+    }
+
+    /// A streamed body is signed without being read: the HMAC schemes sign its declared
+    /// `RequestBodyStream.sha256` as the body hash, the salted-hash scheme does not cover the
+    /// body. A form body's fields are signed parameters, so a streamed form is refused, and so
+    /// is a streamed body without a declared digest under an HMAC scheme: reading it here would
+    /// read it twice (and a sequence can be read once).
+    func checkSignable(_ request: Request) throws(RunwayError) {
+        guard let stream = request.bodyStream else { return }
+        if let type = request.headers["Content-Type"], type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+            throw RunwayError(
+                .configuration, "a streamed form body cannot be signed: its fields are signed parameters (send it as Request.body)",
+                field: "bodyStream")
+        }
+        if case .saltedHash = scheme.kind { return }
+        guard stream.sha256 != nil else {
+            throw RunwayError(
+                .configuration,
+                "a streamed request body is signed by its declared SHA-256: set RequestBodyStream.sha256 (the signer does not read "
+                    + "the body)",
+                field: "bodyStream")
+        }
     }
 
     static func mac(_ text: String, key: SymmetricKey) -> String {

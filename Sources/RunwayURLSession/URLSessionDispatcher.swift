@@ -19,7 +19,7 @@ import FoundationNetworking
 /// being ignored: a custom CA bundle, public-key pinning, turning verification off, connect
 /// overrides and proxies (swift-corelibs-foundation on Linux has no API for any of them), a
 /// streamed response body (`Request.streamsResponseBody`: FoundationNetworking cannot hold the
-/// server back for a slow reader), and a
+/// server back for a slow reader), a streamed request body (`Request.bodyStream`), and a
 /// request while the environment names a proxy for it, which FoundationNetworking would follow on
 /// its own. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
@@ -137,7 +137,14 @@ public final class URLSessionDispatcher: Dispatcher {
     /// data delegate is handed each chunk as its own libcurl loop reads it, with no way to hold
     /// the server back while the reader is slow, so a stream could not keep memory bounded. The
     /// request is refused before anything is sent.
+    /// A streamed request body (`Request.bodyStream`) is refused too: Runway reads it through
+    /// libcurl's pause and resume, which FoundationNetworking's input-stream body cannot express.
     static func checkNotStreamed(_ request: Request) throws(RunwayError) {
+        if request.bodyStream != nil {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot send a streamed request body (Request.bodyStream); use CurlDispatcher",
+                field: "bodyStream")
+        }
         guard request.streamsResponseBody else { return }
         throw RunwayError(
             .configuration,

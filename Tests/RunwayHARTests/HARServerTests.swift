@@ -121,6 +121,36 @@ import Testing
         }
     }
 
+    @Test("a streamed request body is recorded by its length, not its bytes, and the file still passes the schema")
+    func streamedRequestBodies() async throws {
+        try await withTestServer { server in
+            let recorder = HARRecorder()
+            let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+            let chunks = AsyncStream<Data> { continuation in
+                for _ in 0..<4 { continuation.yield(Data(repeating: 1, count: 1_000)) }
+                continuation.finish()
+            }
+            var known = Request(method: .post, url: server.url("/upload"), headers: ["Content-Type": "application/octet-stream"])
+            known.bodyStream = .sequence(chunks, length: 4_000)
+            #expect(String(decoding: try await pipeline.send(known).body, as: UTF8.self) == #"{"received":4000}"#)
+            var unknown = known
+            unknown.bodyStream = .sequence(length: nil) {
+                AsyncStream<Data> {
+                    $0.yield(Data("abc".utf8))
+                    $0.finish()
+                }
+            }
+            #expect(String(decoding: try await pipeline.send(unknown).body, as: UTF8.self) == #"{"received":3}"#)
+
+            let entries = try writeAndCheck(recorder, entries: 2).log.entries
+            try #require(entries.count == 2)
+            #expect(entries[0].request.bodySize == 4_000)
+            #expect(entries[0].request.postData?.text == "")
+            #expect(entries[0].request.postData?.comment?.contains("4000 bytes streamed") == true)
+            #expect(entries[1].request.bodySize == -1)
+        }
+    }
+
     @Test func theRecorderKeepsTheLastCallsOnly() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder(maxEntries: 2)

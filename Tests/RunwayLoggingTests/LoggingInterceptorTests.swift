@@ -274,4 +274,12 @@ extension LoggingInterceptorTests {
         let end = try #require(handler.entries.last)
         #expect("\(end.message)".contains("body stream ✗ cancelled after 0 bytes"))
     }
+
+    @Test func aStreamedRequestBodyIsLoggedByItsLength() async throws {
+        let stub = StubDispatcher { _ in Response(status: 204) }
+        var request = try Request(method: .put, "https://api.test/files/1", headers: ["Content-Type": "video/mp4"])
+        request.bodyStream = .sequence(AsyncStream<Data> { $0.finish() }, length: 1_234)
+        _ = try await Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: stub).send(request)
+        #expect(text.contains("--data-binary '<body streamed, 1234 bytes>'"))
+    }
 }

@@ -42,6 +42,38 @@ import Testing
         #expect(counter.value == 1)
     }
 
+    @Test("a streamed body made by a closure is sent again on each attempt; one passed as a value is never retried")
+    func streamedBodies() async throws {
+        let counter = Counter()
+        let server = try await TestServer.start { router in
+            // 503 twice, then 200 with the byte count of the body it read; and again.
+            router.put("/flaky-sink") { request, _ in
+                var received = 0
+                for try await buffer in request.body { received += buffer.readableBytes }
+                if counter.increment() % 3 != 0 { return Hummingbird.Response(status: .serviceUnavailable, headers: [.retryAfter: "0"]) }
+                return Hummingbird.Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: String(received))))
+            }
+        }
+        defer { Task { await server.shutdown() } }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+        let chunks = { @Sendable in
+            AsyncStream<Data> { continuation in
+                for _ in 0..<10 { continuation.yield(Data(repeating: 7, count: 10_000)) }
+                continuation.finish()
+            }
+        }
+        var request = Runway.Request(method: .put, url: server.url("/flaky-sink"))
+        request.bodyStream = .sequence(length: 100_000, chunks)
+        let response = try await pipeline.send(request)
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "100000")
+        #expect(counter.value == 3)
+
+        request.bodyStream = .sequence(chunks(), length: 100_000)
+        #expect(try await pipeline.send(request).status == 503)
+        #expect(counter.value == 4)
+    }
+
     @Test func aResetConnectionIsRetriedAndTheLastErrorThrown() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }

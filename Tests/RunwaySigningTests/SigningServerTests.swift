@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Runway
 import RunwayCurl
@@ -160,6 +161,58 @@ import Testing
             let rejected = try await stranger.send(Request(url: server.url("/signed/open/listings?x=1")))
             #expect(rejected.status == 401)
             #expect(text(rejected) == "unknownCaller")
+        }
+    }
+
+    @Test("a streamed body is signed by its declared SHA-256 and verifies on the server; without one it is refused")
+    func streamedBodies() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret)], dispatcher: CurlDispatcher())
+            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+            let digest = Data(SHA256.hash(data: body))
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("runway-signed-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            var fromFile = Request(method: .post, url: server.url("/signed/uploads"), headers: ["Content-Type": "application/octet-stream"])
+            fromFile.bodyStream = try .file(file, sha256: digest)
+            let accepted = try await pipeline.send(fromFile)
+            #expect(accepted.status == 200, "\(text(accepted))")
+
+            // Chunked, from a sequence: the same digest, the same verdict.
+            var fromSequence = fromFile
+            fromSequence.bodyStream = .sequence(length: nil, sha256: digest) {
+                AsyncStream<Data> { continuation in
+                    for start in stride(from: 0, to: body.count, by: 30_000) {
+                        continuation.yield(body[start..<min(start + 30_000, body.count)])
+                    }
+                    continuation.finish()
+                }
+            }
+            let chunked = try await pipeline.send(fromSequence)
+            #expect(chunked.status == 200, "\(text(chunked))")
+
+            // A wrong digest signs, and the server (which hashes what it received) rejects it.
+            var wrong = fromFile
+            wrong.bodyStream = try .file(file, sha256: Data(SHA256.hash(data: Data("other".utf8))))
+            let rejected = try await pipeline.send(wrong)
+            #expect(rejected.status == 401)
+            #expect(text(rejected) == "signatureMismatch")
+
+            var undeclared = fromFile
+            undeclared.bodyStream = try .file(file)
+            await #expect {
+                try await pipeline.send(undeclared)
+            } throws: { error in
+                (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.field == "bodyStream"
+            }
+            var form = fromFile
+            form.headers["Content-Type"] = "application/x-www-form-urlencoded"
+            await #expect {
+                try await pipeline.send(form)
+            } throws: { error in
+                (error as? RunwayError)?.code == .configuration
+            }
         }
     }
 }

@@ -88,7 +88,8 @@ extension ManagerEngine {
             return .notStarted(RunwayError(.cancelled, "not started: the awaiting task was cancelled", stage: stage))
         }
         let policy = policy ?? manager.loadPolicy
-        let shareKey = policy == .shareInFlight ? Self.shareKey(request) : nil
+        // A streamed body is read once per send: such a call is never shared.
+        let shareKey = policy == .shareInFlight && request.bodyStream == nil ? Self.shareKey(request) : nil
         // Every call runs in a task of its own; policies, `cancelAll()` and the manager's release
         // cancel that task, never the caller's. A call others may join (`shareInFlight`) or the
         // delegate path starts its task under the lock, so a joiner always finds it.

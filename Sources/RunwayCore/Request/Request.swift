@@ -22,10 +22,12 @@ public struct Request: Sendable {
         @exclusivity(unchecked) var progress: ProgressReporter?
         @exclusivity(unchecked) var download: DownloadTarget?
         @exclusivity(unchecked) var streamsResponseBody: Bool
+        @exclusivity(unchecked) var bodyStream: RequestBodyStream?
 
         init(
             method: HTTPMethod, url: URL, headers: HTTPHeaders, body: Data?, options: RequestOptions,
-            progress: ProgressReporter?, download: DownloadTarget?, streamsResponseBody: Bool = false
+            progress: ProgressReporter?, download: DownloadTarget?, streamsResponseBody: Bool = false,
+            bodyStream: RequestBodyStream? = nil
         ) {
             self.method = method
             self.url = url
@@ -35,12 +37,13 @@ public struct Request: Sendable {
             self.progress = progress
             self.download = download
             self.streamsResponseBody = streamsResponseBody
+            self.bodyStream = bodyStream
         }
 
         func copy() -> Storage {
             Storage(
                 method: method, url: url, headers: headers, body: body, options: options, progress: progress,
-                download: download, streamsResponseBody: streamsResponseBody)
+                download: download, streamsResponseBody: streamsResponseBody, bodyStream: bodyStream)
         }
     }
 
@@ -69,11 +72,21 @@ public struct Request: Sendable {
         get { storage.headers }
         _modify { yield &mutable.headers }
     }
-    /// The request body, sent as is; `nil` sends none.
+    /// The request body, sent as is; `nil` sends none (unless ``bodyStream`` is set).
     public var body: Data? {
         get { storage.body }
         _modify { yield &mutable.body }
     }
+    /// A body sent as it is read, from a file or an `AsyncSequence`, instead of ``body``: for
+    /// uploads too large to hold in memory, or produced as they go. See ``RequestBodyStream``
+    /// for its length, backpressure, sending it again and signing. Setting both this and
+    /// ``body`` is `.configuration`.
+    public var bodyStream: RequestBodyStream? {
+        get { storage.bodyStream }
+        _modify { yield &mutable.bodyStream }
+    }
+    /// Whether the request has a body, in memory or streamed.
+    public var hasBody: Bool { storage.body != nil || storage.bodyStream != nil }
     /// Transport options: timeouts, limits, redirects, TLS, connection overrides.
     public var options: RequestOptions {
         get { storage.options }
@@ -147,8 +160,9 @@ public struct Request: Sendable {
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
     /// host, a valid method token, header fields that cannot inject a second header, a head no
     /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
-    /// timeouts above zero, a proxy that can work (``Proxy``), and not both
-    /// ``streamsResponseBody`` and ``download``.
+    /// timeouts above zero, a proxy that can work (``Proxy``), not both
+    /// ``streamsResponseBody`` and ``download``, and not both ``body`` and ``bodyStream`` (a
+    /// streamed body is not bounded by ``RequestOptions/maxRequestBodySize``: it is never held).
     public func validate() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
@@ -171,11 +185,12 @@ public struct Request: Sendable {
         for field in headers where field.name.utf8.count == 14 || field.name.utf8.count == 17 {
             if field.name.caseInsensitiveEquals("Content-Length") {
                 let length = Int(field.value.trimmingCharacters(in: .whitespaces))
-                guard length == (body?.count ?? 0) else {
+                let bodyLength = bodyStream.map { $0.length } ?? body?.count ?? 0
+                guard length == bodyLength else {
                     throw RunwayError(
                         .invalidHeader,
-                        "Content-Length \"\(field.value)\" does not match the body's \(body?.count ?? 0) bytes (leave it out: the "
-                            + "dispatcher sets it)"
+                        "Content-Length \"\(field.value)\" does not match the body's "
+                            + "\(bodyLength.map { "\($0) bytes" } ?? "unknown length") (leave it out: the dispatcher sets it)"
                     )
                 }
             } else if field.name.caseInsensitiveEquals("Transfer-Encoding") {
@@ -195,10 +210,31 @@ public struct Request: Sendable {
                 .configuration, "a request cannot both stream its response body and download it to a file (pick one)",
                 field: "streamsResponseBody")
         }
+        if let bodyStream {
+            try validate(bodyStream)
+        }
         if let body, body.count > options.maxRequestBodySize {
             throw RunwayError(
                 .requestTooLarge,
                 "request body is \(body.count) bytes, the limit is \(options.maxRequestBodySize)")
+        }
+    }
+
+    /// A streamed body goes alone, and not with `HEAD` (a request that never sends a body).
+    private func validate(_ stream: RequestBodyStream) throws(RunwayError) {
+        if body != nil {
+            throw RunwayError(
+                .configuration, "a request has either a body or a body stream, not both (set one of them to nil)", field: "bodyStream")
+        }
+        if method == .head {
+            throw RunwayError(.configuration, "a HEAD request cannot send a body", field: "bodyStream")
+        }
+        if let length = stream.length, length < 0 {
+            throw RunwayError(.configuration, "the body stream's length is \(length); it must be 0 or more", field: "bodyStream")
+        }
+        if let digest = stream.sha256, digest.count != 32 {
+            throw RunwayError(
+                .configuration, "the body stream's sha256 is \(digest.count) bytes; a SHA-256 digest is 32", field: "bodyStream")
         }
     }
 

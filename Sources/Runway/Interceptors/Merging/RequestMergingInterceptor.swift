@@ -29,7 +29,8 @@ import RunwayCore
 ///   results is `.responseInvalid`.
 ///
 /// Other APIs pass straight through. Calls with no API name, and calls that stream their
-/// response body (`Request.streamsResponseBody`), are never merged.
+/// response body (`Request.streamsResponseBody`) or their request body (`Request.bodyStream`),
+/// are never merged.
 ///
 /// ## Where it belongs
 /// After the cache (a hit never waits in the queue) and before retry, compression and signing,
@@ -69,7 +70,7 @@ public struct RequestMergingInterceptor: Interceptor {
     /// Sends the call alone, or queues it to be merged (see ``RequestMergingInterceptor``).
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         // A streamed body is read once, by its caller: it cannot be split between calls.
-        guard !request.streamsResponseBody, let api = context.apiName, let merger = mergers[api] else {
+        guard !request.streamsResponseBody, request.bodyStream == nil, let api = context.apiName, let merger = mergers[api] else {
             return try await next(request, context)
         }
         let key = MergeLanes.Key(service: context.serviceID, api: api)

@@ -18,6 +18,9 @@ import RunwayCore
 /// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
 ///   cancelling the task during a backoff ends the call at once with `.cancelled`.
 /// - Each attempt goes down the chain with `RequestContext.attempt` increased.
+/// - A streamed request body that can be sent once (`RequestBodyStream.isReplayable` false) is
+///   never retried: it was read by the first attempt. A file, or a sequence made by a closure,
+///   is retried like any body.
 /// - A streamed response (`Response.bodyStream`) is retried on its head's status only, before
 ///   any of its body was read (its transfer is aborted); once handed up, a failure inside its
 ///   body reaches the reader and is never retried.
@@ -90,7 +93,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let override = context[RetryOverride.Key.self]
-        let maxAttempts = max(1, override?.maxAttempts ?? policy.maxAttempts)
+        // A body that can be sent once was used up by the first attempt.
+        let maxAttempts = request.bodyStream?.isReplayable == false ? 1 : max(1, override?.maxAttempts ?? policy.maxAttempts)
         let mayRepeat =
             request.method.isIdempotent
             || override?.allowsNonIdempotent ?? context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false

@@ -1,0 +1,314 @@
+import Foundation
+import RunwaySync
+
+/// One send of a ``RequestBodyStream``: where a dispatcher takes the bytes from, on its own
+/// thread, without blocking. A file is read as it is asked for; a sequence is read ahead by a
+/// task into a bounded buffer (``UploadChannel``), and ``read(upTo:)`` says `.wait` while it is
+/// empty, then the `onReadable` callback runs when bytes come.
+///
+/// Closing it (or releasing it) stops the task that reads a sequence and closes a file.
+package final class RequestBodyReader: Sendable {
+    /// What ``read(upTo:)`` found.
+    package enum Read: Sendable {
+        /// The next bytes, at most the count asked for.
+        case data(Data)
+        /// The whole body has been read.
+        case end
+        /// Nothing yet: `onReadable` runs when there is (a sequence only).
+        case wait
+        /// The body cannot be read to its end: the call fails with this error.
+        case failed(RunwayError)
+    }
+
+    private enum Source: Sendable {
+        case file(Locked<FileState>, path: String, length: Int)
+        case channel(UploadChannel)
+    }
+
+    private struct FileState {
+        var handle: FileHandle?
+        var sent = 0
+    }
+
+    private let source: Source
+
+    init(file: FileHandle, path: String, length: Int) {
+        source = .file(Locked(FileState(handle: file)), path: path, length: length)
+    }
+
+    init(channel: UploadChannel) {
+        source = .channel(channel)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Sets what runs when a read that said `.wait` can go on (from the sequence's task; must not
+    /// block). Set it before the first read.
+    package func onReadable(_ callback: @escaping @Sendable () -> Void) {
+        if case .channel(let channel) = source { channel.onReadable(callback) }
+    }
+
+    /// The next bytes of the body, at most `count`.
+    package func read(upTo count: Int) -> Read {
+        switch source {
+        case .channel(let channel):
+            return channel.read(upTo: count)
+        case .file(let state, let path, let length):
+            return state.withLock { state -> Read in
+                guard let handle = state.handle else {
+                    return .failed(RunwayError(.cancelled, "the request body's file was closed"))
+                }
+                let remaining = length - state.sent
+                if remaining <= 0 { return .end }
+                let data: Data
+                do {
+                    data = try handle.read(upToCount: Swift.min(count, remaining)) ?? Data()
+                } catch {
+                    return .failed(RunwayError(.fileIO, "cannot read \(path): \(error.localizedDescription)", underlying: error))
+                }
+                guard !data.isEmpty else {
+                    return .failed(
+                        RunwayError(
+                            .fileIO, "\(path) ended after \(state.sent) of its \(length) bytes: it changed while it was being sent"))
+                }
+                state.sent += data.count
+                return .data(data)
+            }
+        }
+    }
+
+    /// Starts the body over, for a send on a new connection or after a redirect: always for a
+    /// file, for a sequence only while none of it has been read.
+    package func rewind() -> Bool {
+        switch source {
+        case .channel(let channel):
+            return channel.rewind()
+        case .file(let state, _, _):
+            return state.withLock { state in
+                guard let handle = state.handle, (try? handle.seek(toOffset: 0)) != nil else { return false }
+                state.sent = 0
+                return true
+            }
+        }
+    }
+
+    /// Waits until a read would not say `.wait` (for a reader that is a task, not a dispatcher's
+    /// loop).
+    package func waitUntilReadable() async {
+        if case .channel(let channel) = source { await channel.waitUntilReadable() }
+    }
+
+    /// Ends this send: stops reading the sequence, closes the file. Later reads fail.
+    package func close() {
+        switch source {
+        case .channel(let channel):
+            channel.close()
+        case .file(let state, _, _):
+            let handle = state.withLock { state in
+                defer { state.handle = nil }
+                return state.handle
+            }
+            try? handle?.close()
+        }
+    }
+}
+
+/// A sequence's bytes on their way to a dispatcher: a task reads the sequence ahead into a
+/// buffer of at most `highWaterMark` bytes, and the dispatcher takes them from it.
+final class UploadChannel: Sendable {
+    private struct State {
+        var chunks: [Data] = []
+        /// Index of the next chunk to hand out (the array is emptied when it is all taken).
+        var head = 0
+        var buffered = 0
+        /// Bytes the sequence has yielded, and bytes handed to the dispatcher.
+        var received = 0
+        var taken = 0
+        /// The sequence's end: `.some(nil)` complete, `.some(error)` failed.
+        var end: RunwayError??
+        var closed = false
+        /// Whether the dispatcher was told `.wait` and waits for `onReadable`.
+        var readerWaits = false
+        var readable: (@Sendable () -> Void)?
+        var readerWaiter: CheckedContinuation<Void, Never>?
+        var pumpWaiter: CheckedContinuation<Void, Never>?
+        var task: Task<Void, Never>?
+
+        var hasSomething: Bool { head < chunks.count || end != nil || closed }
+
+        /// The dispatcher's wake-up, once, if it waits for bytes.
+        mutating func takeReaderWake() -> (@Sendable () -> Void)? {
+            guard readerWaits else { return nil }
+            readerWaits = false
+            return readable
+        }
+
+        mutating func takeReaderWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { readerWaiter = nil }
+            return readerWaiter
+        }
+    }
+
+    private let length: Int?
+    private let highWaterMark: Int
+    private let lowWaterMark: Int
+    private let state = Locked(State())
+
+    init(length: Int?, highWaterMark: Int) {
+        self.length = length
+        self.highWaterMark = Swift.max(1, highWaterMark)
+        lowWaterMark = self.highWaterMark / 4
+    }
+
+    /// Starts the task that feeds the channel.
+    func start(_ pump: @escaping @Sendable (UploadChannel) async -> Void) {
+        let task = Task { await pump(self) }
+        let closed = state.withLock { state in
+            state.task = task
+            return state.closed
+        }
+        if closed { task.cancel() }
+    }
+
+    /// Reads `sequence` into the channel until its end, an error, or the channel closes.
+    func pump<S: AsyncSequence & Sendable>(_ sequence: S) async where S.Element == Data {
+        do {
+            for try await chunk in sequence {
+                guard await push(chunk) else { return }
+            }
+            finish(nil)
+        } catch let error as RunwayError {
+            finish(error)
+        } catch is CancellationError {
+            finish(RunwayError(.cancelled, "reading the request body was cancelled"))
+        } catch {
+            finish(RunwayError(.invalidRequest, "the request body sequence failed: \(error)", underlying: error))
+        }
+    }
+
+    func onReadable(_ callback: @escaping @Sendable () -> Void) {
+        state.withLock { $0.readable = callback }
+    }
+
+    /// Adds a chunk, then waits while the buffer is full; false once the channel is closed (stop).
+    private func push(_ chunk: Data) async -> Bool {
+        guard !chunk.isEmpty else { return true }
+        let length = length
+        let (open, notify, waiter) = state.withLock {
+            state -> (Bool, (@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
+            guard !state.closed, state.end == nil else { return (false, nil, nil) }
+            state.received += chunk.count
+            if let length, state.received > length {
+                state.end = .some(
+                    RunwayError(
+                        .invalidRequest, "the request body sequence yielded more than the \(length) bytes it declared", field: "bodyStream")
+                )
+            } else {
+                state.chunks.append(chunk)
+                state.buffered += chunk.count
+            }
+            return (state.end == nil, state.takeReaderWake(), state.takeReaderWaiter())
+        }
+        notify?()
+        waiter?.resume()
+        guard open else { return false }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.closed || state.buffered < highWaterMark { return true }
+                state.pumpWaiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return state.withLock { !$0.closed }
+    }
+
+    private func finish(_ error: RunwayError?) {
+        let length = length
+        let (notify, waiter) = state.withLock { state -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
+            guard !state.closed, state.end == nil else { return (nil, nil) }
+            var error = error
+            if error == nil, let length, state.received != length {
+                error = RunwayError(
+                    .invalidRequest, "the request body sequence ended after \(state.received) of the \(length) bytes it declared",
+                    field: "bodyStream")
+            }
+            state.end = .some(error)
+            return (state.takeReaderWake(), state.takeReaderWaiter())
+        }
+        notify?()
+        waiter?.resume()
+    }
+
+    func read(upTo count: Int) -> RequestBodyReader.Read {
+        let (read, pumpWaiter) = state.withLock { state -> (RequestBodyReader.Read, CheckedContinuation<Void, Never>?) in
+            if state.closed { return (.failed(RunwayError(.cancelled, "the request body stream was closed")), nil) }
+            if case .some(.some(let error)) = state.end { return (.failed(error), nil) }
+            guard state.head < state.chunks.count else {
+                if state.end != nil { return (.end, nil) }
+                state.readerWaits = true
+                return (.wait, nil)
+            }
+            var chunk = state.chunks[state.head]
+            if chunk.count > count {
+                state.chunks[state.head] = chunk.dropFirst(count)
+                chunk = chunk.prefix(count)
+            } else {
+                state.head += 1
+                if state.head == state.chunks.count {
+                    state.chunks.removeAll(keepingCapacity: true)
+                    state.head = 0
+                }
+            }
+            state.buffered -= chunk.count
+            state.taken += chunk.count
+            var waiter: CheckedContinuation<Void, Never>?
+            if state.buffered <= lowWaterMark {
+                waiter = state.pumpWaiter
+                state.pumpWaiter = nil
+            }
+            return (.data(chunk), waiter)
+        }
+        pumpWaiter?.resume()
+        return read
+    }
+
+    /// Only while nothing has been handed out: the bytes are all still here.
+    func rewind() -> Bool {
+        state.withLock { $0.taken == 0 && !$0.closed }
+    }
+
+    func waitUntilReadable() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.hasSomething { return true }
+                state.readerWaiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func close() {
+        let (task, pumpWaiter, readerWaiter) = state.withLock {
+            state -> (Task<Void, Never>?, CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
+            guard !state.closed else { return (nil, nil, nil) }
+            state.closed = true
+            state.chunks = []
+            state.head = 0
+            state.buffered = 0
+            state.readable = nil
+            defer {
+                state.task = nil
+                state.pumpWaiter = nil
+                state.readerWaiter = nil
+            }
+            return (state.task, state.pumpWaiter, state.readerWaiter)
+        }
+        task?.cancel()
+        pumpWaiter?.resume()
+        readerWaiter?.resume()
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import RunwayURLSession
+import TestHelpers
+import Testing
+
+/// Streamed request bodies (`Request.bodyStream`) through `CurlDispatcher`, against the test
+/// server on 127.0.0.1, which checks every byte it receives.
+@Suite("Streaming request bodies: libcurl")
+struct UploadStreamingTests {
+    /// `size` bytes of `DeterministicBytes` in chunks of `chunk`, each yielded by an async sequence.
+    static func chunks(size: Int, chunk: Int = 50_000, produced: Counter? = nil) -> AsyncStream<Data> {
+        AsyncStream { continuation in
+            let task = Task {
+                var offset = 0
+                while offset < size, !Task.isCancelled {
+                    let count = min(chunk, size - offset)
+                    if case .terminated = continuation.yield(DeterministicBytes.data(count: count, offset: offset)) { return }
+                    produced?.add(count)
+                    offset += count
+                    // Lets the consumer run: an AsyncStream buffers without limit otherwise.
+                    await Task.yield()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// A request to `path` on `server` that sends `stream`.
+    static func upload(_ server: TestServer, _ stream: RequestBodyStream, path: String = "/sink", method: HTTPMethod = .post) -> Request {
+        var request = makeRequest(method, server.url(path))
+        request.bodyStream = stream
+        request.headers["Content-Type"] = "application/octet-stream"
+        return request
+    }
+
+    static func report(_ response: Response) throws -> SinkReport {
+        try JSONDecoder().decode(SinkReport.self, from: response.body)
+    }
+
+    /// A temporary file holding `size` bytes of `DeterministicBytes`.
+    static func file(size: Int) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-upload-\(UUID().uuidString)")
+        try DeterministicBytes.data(count: size).write(to: url)
+        return url
+    }
+
+    @Test("a sequence of known length arrives whole, with Content-Length", arguments: [0, 1, 70_000, 3_000_000])
+    func knownLength(_ size: Int) async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let request = Self.upload(server, .sequence(Self.chunks(size: size), length: size))
+            let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
+            #expect(report.received == size)
+            #expect(report.matches)
+            #expect(report.contentLength == String(size))
+            #expect(report.transferEncoding == nil)
+            #expect(report.contentType == "application/octet-stream")
+        }
+    }
+
+    @Test("a sequence of unknown length is sent chunked and arrives whole", arguments: [0, 5, 70_000, 2_000_000])
+    func unknownLength(_ size: Int) async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let request = Self.upload(server, .sequence(Self.chunks(size: size, chunk: 7_777)), method: .put)
+            let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
+            #expect(report.method == "PUT")
+            #expect(report.received == size)
+            #expect(report.matches)
+            #expect(report.contentLength == nil)
+            #expect(report.transferEncoding?.lowercased() == "chunked")
+        }
+    }
+
+    @Test("a file is read as it is sent, with its size as Content-Length", arguments: [0, 65_536, 5_000_001])
+    func file(_ size: Int) async throws {
+        let url = try Self.file(size: size)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let request = Self.upload(server, try .file(url), method: .patch)
+            let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
+            #expect(report.method == "PATCH")
+            #expect(report.received == size)
+            #expect(report.matches)
+            #expect(report.contentLength == String(size))
+        }
+    }
+
+    @Test("a producer slower than the connection: the upload waits for each chunk, then goes on")
+    func slowProducer() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let slow = AsyncStream<Data> { continuation in
+                let task = Task {
+                    for index in 0..<20 {
+                        try? await Task.sleep(for: .milliseconds(20))
+                        continuation.yield(DeterministicBytes.data(count: 1_000, offset: index * 1_000))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+            let report = try Self.report(
+                try await dispatcher.dispatch(Self.upload(server, .sequence(slow)), context: RequestContext()))
+            #expect(report.received == 20_000)
+            #expect(report.matches)
+        }
+    }
+
+    @Test("a server that does not read holds the producer back: it runs at most a few MiB ahead")
+    func backpressure() async throws {
+        let gate = Gate()
+        let produced = Counter()
+        let size = 48 << 20
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(gate: gate)) { server in
+            var request = Self.upload(server, .sequence(Self.chunks(size: size, chunk: 64 << 10, produced: produced), length: size))
+            request.options.timeout = nil
+            let call = Task { try await dispatcher.dispatch(request, context: RequestContext()) }
+            // Unbounded, the producer makes all 48 MiB in well under a second; bounded, it stops
+            // once the buffer and the sockets are full.
+            #expect(await eventually { produced.value > 0 })
+            var last = -1
+            for _ in 0..<10 where produced.value != last {
+                last = produced.value
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(produced.value < 24 << 20, "the producer ran \(produced.value) bytes ahead of a server that reads nothing")
+            gate.open()
+            let report = try Self.report(try await call.value)
+            #expect(report.received == size)
+            #expect(report.matches)
+        }
+    }
+
+    @Test("a sequence that throws fails the call with its error, and the server never gets a whole body")
+    func sequenceThrows() async throws {
+        struct Broken: Error {}
+        let completed = Counter()
+        let cut = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(completed: completed, cut: cut)) { server in
+            for length in [Int?.none, 200_000] {
+                let failing = AsyncThrowingStream<Data, any Error> { continuation in
+                    continuation.yield(DeterministicBytes.data(count: 100_000))
+                    continuation.finish(throwing: Broken())
+                }
+                let request = Self.upload(server, .sequence(failing, length: length))
+                let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+                #expect(error?.code == .invalidRequest)
+                #expect(error?.underlying is Broken)
+            }
+            #expect(await eventually { cut.value == 2 })
+            #expect(completed.value == 0)
+        }
+    }
+
+    @Test("a sequence shorter or longer than its declared length fails the call", arguments: [99_999, 100_001])
+    func lengthMismatch(_ declared: Int) async throws {
+        let completed = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(completed: completed)) { server in
+            let request = Self.upload(server, .sequence(Self.chunks(size: 100_000), length: declared))
+            let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.field == "bodyStream")
+            #expect(completed.value == 0)
+        }
+    }
+
+    @Test("cancelling the call stops reading the sequence and aborts the upload")
+    func cancel() async throws {
+        let gate = Gate()
+        let produced = Counter()
+        let cut = Counter()
+        let terminated = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(cut: cut)) { server in
+            let endless = AsyncStream<Data> { continuation in
+                let task = Task {
+                    var offset = 0
+                    while !Task.isCancelled {
+                        continuation.yield(DeterministicBytes.data(count: 10_000, offset: offset))
+                        produced.add(10_000)
+                        offset += 10_000
+                        if offset >= 1_000_000 { await gate.wait() }  // then trickles on until cancelled
+                        try? await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+                continuation.onTermination = { _ in
+                    terminated.increment()
+                    task.cancel()
+                }
+            }
+            let call = Task { try await dispatcher.dispatch(Self.upload(server, .sequence(endless)), context: RequestContext()) }
+            #expect(await eventually { produced.value >= 1_000_000 })
+            call.cancel()
+            gate.open()
+            let error = await runwayError { try await call.value }
+            #expect(error?.code == .cancelled)
+            #expect(await eventually { terminated.value == 1 })
+            #expect(await eventually { cut.value == 1 })
+        }
+    }
+
+    @Test("a sequence passed as a value is sent once; one made by a closure is sent again")
+    func sendingAgain() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let once = Self.upload(server, .sequence(Self.chunks(size: 1_000), length: 1_000))
+            #expect(!once.bodyStream!.isReplayable)
+            #expect(try Self.report(try await dispatcher.dispatch(once, context: RequestContext())).received == 1_000)
+            let error = await runwayError { try await dispatcher.dispatch(once, context: RequestContext()) }
+            #expect(error?.code == .configuration)
+
+            let again = Self.upload(server, .sequence(length: 1_000) { Self.chunks(size: 1_000) })
+            #expect(again.bodyStream!.isReplayable)
+            for _ in 0..<2 {
+                let report = try Self.report(try await dispatcher.dispatch(again, context: RequestContext()))
+                #expect(report.received == 1_000 && report.matches)
+            }
+        }
+    }
+
+    @Test("a 307 redirect sends a file again from its start; a sequence already read fails typed")
+    func redirect() async throws {
+        let url = try Self.file(size: 300_000)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            var fromFile = Self.upload(server, try .file(url), path: "/temporary", method: .put)
+            fromFile.options.redirects = .follow()
+            let report = try Self.report(try await dispatcher.dispatch(fromFile, context: RequestContext()))
+            #expect(report.received == 300_000)
+            #expect(report.matches)
+
+            var fromSequence = Self.upload(server, .sequence(Self.chunks(size: 300_000)), path: "/temporary", method: .put)
+            fromSequence.options.redirects = .follow()
+            let error = await runwayError { try await dispatcher.dispatch(fromSequence, context: RequestContext()) }
+            #expect(error?.code == .connectionLost)
+        }
+    }
+
+    @Test("upload progress counts the bytes sent up to the length")
+    func progress() async throws {
+        let size = 2_000_000
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            var request = Self.upload(server, .sequence(Self.chunks(size: size), length: size))
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 100_000)
+            request.progress = reporter
+            _ = try await dispatcher.dispatch(request, context: RequestContext())
+            var sent: [Int64] = []
+            for await report in progress {
+                #expect(report.totalBytesToSend == Int64(size))
+                sent.append(report.bytesSent)
+            }
+            #expect(sent.last == Int64(size))
+            #expect(sent == sent.sorted())
+        }
+    }
+
+    @Test("over HTTP/2 (TLS) a body of unknown length arrives whole")
+    func http2() async throws {
+        let pki = try await TestPKI.load()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(tls: pki.server, routes: UploadRoutes.routes()) { server in
+            var request = Self.upload(server, .sequence(Self.chunks(size: 1_500_000, chunk: 30_001)))
+            request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
+            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            #expect(response.metrics.httpVersion == "2")
+            let report = try Self.report(response)
+            #expect(report.received == 1_500_000)
+            #expect(report.matches)
+        }
+    }
+
+    @Test("what cannot work is refused before anything is sent")
+    func refused() async throws {
+        let url = try Self.file(size: 10)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let target = URL(string: "http://127.0.0.1:9/sink")!
+        var both = makeRequest(.post, target, body: Data("x".utf8))
+        both.bodyStream = try .file(url)
+        #expect(throws: RunwayError.self) { try both.validate() }
+        var head = makeRequest(.head, target)
+        head.bodyStream = try .file(url)
+        #expect(throws: RunwayError.self) { try head.validate() }
+        var wrongLength = makeRequest(.post, target, headers: ["Content-Length": "11"])
+        wrongLength.bodyStream = try .file(url)
+        #expect(throws: RunwayError.self) { try wrongLength.validate() }
+        #expect(throws: RunwayError.self) { try RequestBodyStream.file(URL(fileURLWithPath: "/nonexistent/runway")) }
+        #expect(throws: RunwayError.self) { try RequestBodyStream.file(FileManager.default.temporaryDirectory) }
+
+        var viaURLSession = makeRequest(.post, target)
+        viaURLSession.bodyStream = try .file(url)
+        let error = await runwayError { try await URLSessionDispatcher().dispatch(viaURLSession, context: RequestContext()) }
+        #expect(error?.code == .configuration)
+        #expect(error?.field == "bodyStream")
+    }
+
+    @Test("collect reads a body stream into memory, up to a limit")
+    func collect() async throws {
+        let data = try await RequestBodyStream.sequence(Self.chunks(size: 100_000, chunk: 3_000)).collect(upTo: 1 << 20)
+        #expect(data == DeterministicBytes.data(count: 100_000))
+        await #expect(throws: RunwayError.self) {
+            try await RequestBodyStream.sequence(Self.chunks(size: 100_000)).collect(upTo: 99_999)
+        }
+    }
+}
