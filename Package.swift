@@ -155,12 +155,14 @@ var testTargets: [Target] {
             dependencies: ["Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "TestHelpers", testServer]
         ),
         .testTarget(name: "RunwayTestingTests", dependencies: ["Runway", "RunwayTesting"]),
-        // Streamed response bodies; Scripts/ holds the Python server of the memory test (a
-        // process of its own, so its memory is not the test process's).
+        // Streamed response and request bodies, multipart forms; Scripts/ holds the Python servers
+        // of the memory test (a process of its own, so its memory is not the test process's) and
+        // of the multipart tests (the standard library's MIME parser).
         .testTarget(
             name: "StreamingTests",
             dependencies: [
                 "Runway", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "TestHelpers", testServer, hummingbird, nioCore,
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Scripts"]
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayCurl
+import RunwayTestServer
 import Testing
 
 #if canImport(Glibc)
@@ -30,36 +31,15 @@ struct StreamingMemoryTests {
         return (try? handle.write(contentsOf: Data("5".utf8))) != nil
     }
 
-    /// Starts the Python server for `size` bytes and returns it with its port.
-    static func startServer(size: Int) throws -> (Process, Int) {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/stream_server.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, String(size)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // The first line is the port.
-        var line = Data()
-        while true {
-            let byte = try output.fileHandleForReading.read(upToCount: 1) ?? Data()
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
-            throw RunwayError(.configuration, "the stream server did not print its port")
-        }
-        return (process, port)
-    }
-
     @Test(
         "a 1 GiB stream read slowly at first keeps peak RSS within 64 MiB of where it started",
         .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status")), .timeLimit(.minutes(3)))
     func gigabyteStreamKeepsMemoryFlat() async throws {
         let size = 1 << 30
-        let (server, port) = try Self.startServer(size: size)
-        defer { if server.isRunning { server.terminate() } }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/stream_server.py")
+        let python = try PythonServer(script, [String(size)])
+        let (server, port) = (python.process, python.port)
+        defer { python.stop() }
         let dispatcher = CurlDispatcher()
         var request = try Request("http://127.0.0.1:\(port)/gigabyte")
         request.streamsResponseBody = true

@@ -29,6 +29,16 @@ func exportRows(_ rows: [[String]], to url: URL, pipeline: Pipeline) async throw
     }
     return try await pipeline.send(request)
 }
+
+/// Posts a listing with its photos as multipart/form-data: the photos are read as they are sent.
+func postListing(title: String, photos: [URL], to url: URL, pipeline: Pipeline) async throws -> Response {
+    var form = MultipartForm()
+    form.append(title, name: "title")
+    for photo in photos { try form.append(contentsOf: photo, name: "photos", contentType: "image/jpeg") }
+    var request = Request(method: .post, url: url)
+    request.setBody(form)  // Content-Type: multipart/form-data; boundary=…, and the body's length
+    return try await pipeline.send(request)
+}
 // END guide: Streaming request bodies
 
 @Suite("Streaming request bodies: the guide's examples")
@@ -48,5 +58,11 @@ struct UploadGuideTests {
             #expect(echo.body == rows.map { $0.joined(separator: ",") + "\n" }.joined())
             #expect(echo.headers["transfer-encoding"]?.lowercased() == "chunked")
         }
+        let parser = try MultipartTests.startParser()
+        let listing = try await postListing(
+            title: "Loft", photos: [file, file], to: URL(string: "http://127.0.0.1:\(parser.port)/form")!, pipeline: pipeline)
+        let parts = try JSONDecoder().decode([ParsedPart].self, from: listing.body)
+        #expect(parts.map(\.name) == ["title", "photos", "photos"])
+        #expect(parts.map(\.size) == [4, 1_000_000, 1_000_000])
     }
 }

@@ -10,23 +10,31 @@ import Testing
 /// server on 127.0.0.1, which checks every byte it receives.
 @Suite("Streaming request bodies: libcurl")
 struct UploadStreamingTests {
-    /// `size` bytes of `DeterministicBytes` in chunks of `chunk`, each yielded by an async sequence.
-    static func chunks(size: Int, chunk: Int = 50_000, produced: Counter? = nil) -> AsyncStream<Data> {
-        AsyncStream { continuation in
-            let task = Task {
-                var offset = 0
-                while offset < size, !Task.isCancelled {
-                    let count = min(chunk, size - offset)
-                    if case .terminated = continuation.yield(DeterministicBytes.data(count: count, offset: offset)) { return }
-                    produced?.add(count)
-                    offset += count
-                    // Lets the consumer run: an AsyncStream buffers without limit otherwise.
-                    await Task.yield()
-                }
-                continuation.finish()
+    /// `size` bytes of `DeterministicBytes` in chunks of `chunk`, each made when it is asked for
+    /// (so `produced` counts what the reader pulled, not what a buffer in between holds).
+    struct Chunks: AsyncSequence, Sendable {
+        let size: Int
+        let chunk: Int
+        let produced: Counter?
+
+        struct Iterator: AsyncIteratorProtocol {
+            let sequence: Chunks
+            var offset = 0
+
+            mutating func next() async -> Data? {
+                guard offset < sequence.size else { return nil }
+                let count = Swift.min(sequence.chunk, sequence.size - offset)
+                defer { offset += count }
+                sequence.produced?.add(count)
+                return DeterministicBytes.data(count: count, offset: offset)
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
+
+        func makeAsyncIterator() -> Iterator { Iterator(sequence: self) }
+    }
+
+    static func chunks(size: Int, chunk: Int = 50_000, produced: Counter? = nil) -> Chunks {
+        Chunks(size: size, chunk: chunk, produced: produced)
     }
 
     /// A request to `path` on `server` that sends `stream`.

@@ -24,3 +24,54 @@ public func runPython(_ script: URL, _ arguments: [String]) throws -> PythonOutc
     process.waitUntilExit()
     return PythonOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
 }
+
+/// A Python server script started as a process of its own (`python3 script arguments...`), which
+/// prints the port it listens on as its first line. The process gets a pipe as its standard input:
+/// a script may exit when it closes, which ``stop()`` (and the deinit) does before terminating it.
+public final class PythonServer: Sendable {
+    /// The process.
+    public let process: Process
+    /// The port the script printed.
+    public let port: Int
+    private let input: Pipe
+
+    /// Starts `script` and reads its port.
+    public init(_ script: URL, _ arguments: [String] = []) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path] + arguments
+        let output = Pipe()
+        input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        var line = Data()
+        while true {
+            let byte = try output.fileHandleForReading.read(upToCount: 1) ?? Data()
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw PythonServerError(script: script.lastPathComponent, firstLine: String(decoding: line, as: UTF8.self))
+        }
+        self.port = port
+    }
+
+    /// Closes the script's standard input and terminates it if it still runs.
+    public func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+
+    deinit {
+        stop()
+    }
+}
+
+/// A Python server that did not print its port.
+public struct PythonServerError: Error, CustomStringConvertible {
+    public let script: String
+    public let firstLine: String
+    public var description: String { "\(script) did not print its port (first line: \(firstLine.debugDescription))" }
+}
