@@ -92,9 +92,17 @@ enum CurlError {
             runway_easy_getinfo_long(easy, CURLINFO_PROXY_ERROR, &detail)
             return socksError(CURLproxycode(UInt32(clamping: detail)), proxy: proxy, target: target)
         default:
-            guard proxy.kind == .http else { return nil }
+            guard proxy.isHTTP else { return nil }
             var connectStatus = 0
             runway_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+            if proxy.kind == .https, connectStatus == 0, self.code(for: code) == .tls {
+                // No tunnel was answered (or none was asked for, for plain `http`): the TLS that
+                // failed is the proxy's own, its certificate most likely.
+                let text = String(cString: curl_easy_strerror(code))
+                return RunwayError(
+                    .tls, "TLS with the \(proxy.name) failed: \(text) (curl \(code.rawValue)) \(target)", field: "proxy",
+                    neverSent: true)
+            }
             guard connectStatus >= 300 else { return nil }
             if connectStatus == 407 || connectStatus == 401 {
                 return proxyRefusedCredentials(proxy, status: connectStatus, request: request, response: nil)

@@ -199,7 +199,22 @@ extension CurlTransfer {
             try set(easy, CURLOPT_PROXYPASSWORD, credentials.password)
         }
         // The proxy's `200 Connection established` is not the response's header section.
-        if proxy.kind == .http { try set(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1) }
+        if proxy.isHTTP { try set(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1) }
+        // An HTTPS proxy's certificate is verified, by the system's authorities or the given ones.
+        if let authorities = proxy.certificateAuthorities {
+            if let path = authorities.filePath {
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw RunwayError(.configuration, "the \(proxy.name)'s CA bundle \(path) is not a readable file", field: "proxy")
+                }
+                try set(easy, CURLOPT_PROXY_CAINFO, path)
+            } else if var pem = authorities.pemData {
+                let code = pem.withUnsafeMutableBytes { raw in
+                    runway_easy_setopt_blob(easy, CURLOPT_PROXY_CAINFO_BLOB, raw.baseAddress, raw.count)
+                }
+                try check(code, "the proxy's CA bundle in memory")
+            }
+            try set(easy, CURLOPT_PROXY_CAPATH, nil as String?)
+        }
     }
 
     /// The body, copied by libcurl (COPYPOSTFIELDS), so the request may go.

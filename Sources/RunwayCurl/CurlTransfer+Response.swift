@@ -46,7 +46,7 @@ extension CurlTransfer {
             body: body,
             metrics: metrics(easy),
             origin: .network)
-        if response.status == 407, let proxy, proxy.kind == .http, !isSecure {
+        if response.status == 407, let proxy, proxy.isHTTP, !isSecure {
             // A request the proxy forwards (plain `http`) gets its refusal as the response.
             return .failure(CurlError.proxyRefusedCredentials(proxy, status: 407, request: request, response: response))
         }

@@ -14,7 +14,7 @@ extension CurlTransfer {
             return  // libcurl follows it (or fails with too many redirects)
         }
         // Turned into an error when the transfer ends, as for a buffered response.
-        if status == 407, let proxy, proxy.kind == .http, !isSecure { return }
+        if status == 407, let proxy, proxy.isHTTP, !isSecure { return }
         deliverHead()
     }
 

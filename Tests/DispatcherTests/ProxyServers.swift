@@ -90,6 +90,19 @@ final class ProxyProcess: @unchecked Sendable {
         }
     }
 
+    /// A TLS front for another proxy (an "HTTPS proxy"), in Python's standard library: it takes
+    /// TLS on its port with `identity`'s certificate and relays the bytes inside to 127.0.0.1:
+    /// `upstream`. It logs `tls ok` per handshake and `tls refused <reason>` when a client does
+    /// not complete one (it did not trust the certificate).
+    static func tlsFront(to upstream: Int, identity: TestPKI.Identity) async throws -> ProxyProcess {
+        let python = try requireExecutable("python3", in: ["/usr/bin", "/usr/local/bin"])
+        return try await start(name: "tls-front") { port, directory, log in
+            let script = directory.appendingPathComponent("tls_front.py")
+            try tlsFrontScript.write(to: script, atomically: true, encoding: .utf8)
+            return [python, script.path, String(port), String(upstream), identity.certificatePath, identity.privateKeyPath, log.path]
+        }
+    }
+
     /// Stops it and removes its directory. SIGKILL: a SIGTERM can go unheeded (a child inherits
     /// the signal mask of the thread that spawned it), and Dante's children leave with it.
     func stop() async {
@@ -275,6 +288,62 @@ private let socks5Script = #"""
             pass
         finally:
             conn.close()
+
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(64)
+    while True:
+        connection, _ = server.accept()
+        threading.Thread(target=handle, args=(connection,), daemon=True).start()
+    """#
+
+private let tlsFrontScript = #"""
+    import socket
+    import ssl
+    import sys
+    import threading
+
+    port, upstream, certificate, key, log_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    lock = threading.Lock()
+
+
+    def log(line):
+        with lock, open(log_path, "a") as f:
+            f.write(line + "\n")
+
+
+    def relay(source, target):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                target.sendall(data)
+        except OSError:
+            pass
+        # Either side's end ends the connection: a client must not keep one whose proxy left.
+        for side in (source, target):
+            try:
+                side.close()
+            except OSError:
+                pass
+
+
+    def handle(client):
+        try:
+            secure = context.wrap_socket(client, server_side=True)
+        except (ssl.SSLError, OSError) as error:
+            log("tls refused %s" % error)
+            client.close()
+            return
+        log("tls ok")
+        backend = socket.create_connection(("127.0.0.1", upstream))
+        threading.Thread(target=relay, args=(backend, secure), daemon=True).start()
+        relay(secure, backend)
+
 
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

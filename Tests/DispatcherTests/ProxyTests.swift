@@ -75,6 +75,60 @@ struct ProxyTests {
         }
     }
 
+    @Test("an HTTPS proxy: TLS to the proxy, verified; http forwarded and https tunnelled inside it, with credentials")
+    func httpsProxy() async throws {
+        let pki = try await TestPKI.load()
+        let dispatcher = CurlDispatcher()
+        try await withProxy(try await .tinyproxy(credentials: (Self.user, Self.password))) { tinyproxy in
+            try await withProxy(try await .tlsFront(to: tinyproxy.port, identity: pki.server)) { front in
+                let proxy = Proxy.https(
+                    host: "127.0.0.1", port: front.port, credentials: Self.credentials,
+                    certificateAuthorities: .file(pki.caCertificatePath))
+                try await withTestServer { server in
+                    let request = makeRequest(server.url("/echo")) { $0.proxy = proxy }
+                    let echo = try decodeEcho(try await dispatcher.dispatch(request, context: RequestContext()))
+                    #expect(echo.headers["via"]?.contains("tinyproxy") == true, "\(echo.headers)")
+                    #expect(await front.logEventually(contains: "tls ok"), "\(front.log)")
+                    #expect(await tinyproxy.logEventually(contains: "GET http://127.0.0.1:\(server.port)/echo"), "\(tinyproxy.log)")
+                }
+                try await withTestServer(tls: pki.server) { server in
+                    let request = makeRequest(server.url("/echo")) {
+                        $0.proxy = proxy
+                        $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                        $0.tls.pinnedPublicKeys = [pki.serverKeyPin]
+                    }
+                    let response = try await dispatcher.dispatch(request, context: RequestContext())
+                    #expect(response.status == 200)
+                    #expect(try decodeEcho(response).headers["via"] == nil)
+                    #expect(await tinyproxy.logEventually(contains: "CONNECT 127.0.0.1:\(server.port)"), "\(tinyproxy.log)")
+
+                    // The origin is still verified by the request's own options, inside the tunnel.
+                    let untrustedOrigin = makeRequest(server.url("/echo")) { $0.proxy = proxy }
+                    let originError = await runwayError { try await dispatcher.dispatch(untrustedOrigin, context: RequestContext()) }
+                    let originFailure = try #require(originError)
+                    #expect(originFailure.code == .tls, "\(originFailure)")
+                    #expect(originFailure.field == nil)
+                }
+                // A proxy whose certificate the system's authorities do not know is refused, named.
+                let untrusted = Proxy.https(host: "127.0.0.1", port: front.port, credentials: Self.credentials)
+                try await withTestServer { server in
+                    let request = makeRequest(server.url("/echo")) { $0.proxy = untrusted }
+                    let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+                    let failure = try #require(error)
+                    let log = front.log
+                    #expect(failure.code == .tls, "\(failure) \(log)")
+                    #expect(failure.field == "proxy")
+                    #expect(failure.message.contains("HTTPS proxy 127.0.0.1:\(front.port)"))
+                    #expect(!failure.message.contains(Self.password))
+                    #expect(server.stats.requests(path: "/echo") == 0)
+                }
+                let parsed = try Proxy(url: "https://alice:secret@127.0.0.1:\(front.port)")
+                #expect(parsed.description == "https://<redacted>@127.0.0.1:\(front.port)")
+                #expect(try Proxy(url: "https://proxy.example").description == "https://proxy.example:443")
+            }
+        }
+    }
+
     @Test(
         "an HTTP proxy's refusal of the credentials is .cannotConnect naming the proxy",
         arguments: DispatcherUnderTest.all(supporting: .proxies))
@@ -288,7 +342,7 @@ struct ProxyTests {
     @Test("a proxy that cannot work is .configuration, and no message shows its credentials")
     func invalidConfiguration() async throws {
         for text in [
-            "ftp://proxy:21", "https://proxy:443", "socks4://bob:hunter2@proxy:1080", "http://:8080", "http://proxy:0",
+            "ftp://proxy:21", "socks4://bob:hunter2@proxy:1080", "http://:8080", "http://proxy:0",
             "http://proxy:70000", "http://proxy:8080/path", "http://bob:hunter2@proxy host:1",
         ] {
             do {

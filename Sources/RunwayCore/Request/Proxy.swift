@@ -12,6 +12,10 @@ import Foundation
 /// - ``http(host:port:credentials:)``: an HTTP proxy. Plain `http` requests are forwarded by
 ///   it; `https` requests go through a tunnel it opens with `CONNECT`, so TLS (verification,
 ///   pinning) is between the client and the origin, as without a proxy.
+/// - ``https(host:port:credentials:certificateAuthorities:)``: an HTTP proxy reached over TLS,
+///   so nothing between the app and the proxy sees the requests it forwards, the `CONNECT`
+///   lines or the proxy's credentials. The proxy's certificate is verified (against the system's
+///   authorities, or the ones given); `https` requests are still TLS end to end inside it.
 /// - ``socks5(host:port:credentials:resolvesNamesRemotely:)``: a SOCKS5 proxy, by default with
 ///   the origin's name resolved by the proxy (`socks5h`).
 /// - ``environment``: what `http_proxy`, `https_proxy` and `no_proxy` (or their upper-case
@@ -65,6 +69,24 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
         Proxy(setting: .server(Server(kind: .http, host: host, port: port, credentials: credentials)))
     }
 
+    /// An HTTP proxy at `host:port` reached over TLS (an "HTTPS proxy"): `http` requests are
+    /// forwarded by it and `https` requests tunnelled with `CONNECT`, as with ``http(host:port:credentials:)``,
+    /// but the connection to the proxy is encrypted and the proxy's certificate verified.
+    /// - Parameters:
+    ///   - host: The proxy's host name or IP address, which its certificate must name.
+    ///   - port: The proxy's port, 1–65535.
+    ///   - credentials: Sent with Basic authentication in `Proxy-Authorization`, inside TLS.
+    ///   - certificateAuthorities: The authorities that verify the proxy's certificate; `nil`
+    ///     for the system's. (The origin's certificate is verified by the request's own TLS
+    ///     options, as without a proxy.)
+    public static func https(
+        host: String, port: Int, credentials: Credentials? = nil, certificateAuthorities: CertificateAuthorities? = nil
+    ) -> Proxy {
+        Proxy(
+            setting: .server(
+                Server(kind: .https, host: host, port: port, credentials: credentials, certificateAuthorities: certificateAuthorities)))
+    }
+
     /// A SOCKS5 proxy at `host:port` (RFC 1928), with username and password authentication
     /// (RFC 1929) when `credentials` are given.
     /// - Parameters:
@@ -84,9 +106,10 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
     /// Reads a proxy URL, such as `http://proxy.example:3128`, `socks5h://user:pass@127.0.0.1:1080`
     /// or `proxy.example:8080` (no scheme: HTTP), the way `http_proxy` is written.
     ///
-    /// The schemes are `http`, `socks5` and `socks5h` (SOCKS5 with remote name resolution). A
-    /// user and password in the URL are percent-decoded and become the ``Credentials``. Without
-    /// a port, the port is 1080, as libcurl and `curl` take it.
+    /// The schemes are `http`, `https` (an HTTPS proxy, verified against the system's
+    /// authorities), `socks5` and `socks5h` (SOCKS5 with remote name resolution). A user and
+    /// password in the URL are percent-decoded and become the ``Credentials``. Without a port,
+    /// the port is 443 for `https` and 1080 for the others, as libcurl and `curl` take it.
     /// - Throws: ``RunwayError`` `.configuration` (field `proxy`) for another scheme, no host, a
     ///   port outside 1–65535, or a path, query or fragment. The message never repeats the
     ///   URL's user or password.
@@ -142,6 +165,8 @@ extension Proxy {
         package enum Kind: String, Sendable, Hashable {
             /// HTTP: forwarded, or tunnelled with `CONNECT` for `https`.
             case http
+            /// HTTP over TLS to the proxy, otherwise as ``http``.
+            case https
             /// SOCKS5, names resolved on this machine.
             case socks5
             /// SOCKS5, names resolved by the proxy.
@@ -153,13 +178,19 @@ extension Proxy {
         package let host: String
         package let port: Int
         package let credentials: Credentials?
+        /// For an HTTPS proxy, what verifies its certificate (`nil`: the system's authorities).
+        package let certificateAuthorities: CertificateAuthorities?
 
-        init(kind: Kind, host: String, port: Int, credentials: Credentials?) {
+        init(kind: Kind, host: String, port: Int, credentials: Credentials?, certificateAuthorities: CertificateAuthorities? = nil) {
             self.kind = kind
             self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
             self.port = port
             self.credentials = credentials
+            self.certificateAuthorities = certificateAuthorities
         }
+
+        /// Whether it speaks HTTP (forwarding and `CONNECT`), over TLS or not.
+        package var isHTTP: Bool { kind == .http || kind == .https }
 
         /// Reads a proxy URL (see ``Proxy/init(url:)``).
         init(url text: String, source: String = "proxy URL") throws(RunwayError) {
@@ -171,7 +202,7 @@ extension Proxy {
             }
             guard let kind = Kind(rawValue: scheme) else {
                 throw RunwayError(
-                    .configuration, "\(source) \(shown): scheme \"\(scheme)\" is not supported (http, socks5 or socks5h)",
+                    .configuration, "\(source) \(shown): scheme \"\(scheme)\" is not supported (http, https, socks5 or socks5h)",
                     field: "proxy")
             }
             guard parts.percentEncodedPath.isEmpty || parts.percentEncodedPath == "/", parts.percentEncodedQuery == nil,
@@ -183,7 +214,7 @@ extension Proxy {
             if let user = parts.user {
                 credentials = Credentials(user: user, password: parts.password ?? "")
             }
-            self.init(kind: kind, host: parts.host ?? "", port: parts.port ?? 1080, credentials: credentials)
+            self.init(kind: kind, host: parts.host ?? "", port: parts.port ?? (kind == .https ? 443 : 1080), credentials: credentials)
             try validate(source: "\(source) \(shown)")
         }
 
@@ -196,8 +227,16 @@ extension Proxy {
         /// ``url`` with `<redacted>@` before the host when there are credentials.
         package var redactedURL: String { credentials == nil ? url : "\(kind.rawValue)://<redacted>@\(authority)" }
 
-        /// "HTTP proxy 127.0.0.1:3128" or "SOCKS5 proxy 127.0.0.1:1080", for messages.
-        package var name: String { "\(kind == .http ? "HTTP" : "SOCKS5") proxy \(authority)" }
+        /// "HTTP proxy 127.0.0.1:3128", "HTTPS proxy …" or "SOCKS5 proxy 127.0.0.1:1080", for messages.
+        package var name: String {
+            let kind =
+                switch self.kind {
+                case .http: "HTTP"
+                case .https: "HTTPS"
+                case .socks5, .socks5h: "SOCKS5"
+                }
+            return "\(kind) proxy \(authority)"
+        }
 
         /// Throws `.configuration` unless libcurl and the proxy can use this as it is.
         package func validate(source: String? = nil) throws(RunwayError) {
@@ -226,7 +265,7 @@ extension Proxy {
             guard !credentials.user.utf8.contains(0), !credentials.password.utf8.contains(0) else {
                 throw RunwayError(.configuration, "\(what): the credentials hold a NUL byte", field: "proxy")
             }
-            if kind != .http, credentials.user.utf8.count > 255 || credentials.password.utf8.count > 255 {
+            if !isHTTP, credentials.user.utf8.count > 255 || credentials.password.utf8.count > 255 {
                 throw RunwayError(
                     .configuration, "\(what): SOCKS5 user names and passwords are 255 bytes at most (RFC 1929)", field: "proxy")
             }

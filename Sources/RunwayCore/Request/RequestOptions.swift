@@ -95,8 +95,8 @@ public struct TLSOptions: Sendable, Equatable {
 }
 
 /// A source of trusted certificate authorities.
-public struct CertificateAuthorities: Sendable, Equatable {
-    enum Source: Sendable, Equatable {
+public struct CertificateAuthorities: Sendable, Hashable {
+    enum Source: Sendable, Hashable {
         case file(String)
         case pem(Data)
     }
