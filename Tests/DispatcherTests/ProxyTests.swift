@@ -129,6 +129,32 @@ struct ProxyTests {
         }
     }
 
+    @Test("streamed bodies go through a proxy both ways: a response read as it arrives, an upload of unknown length")
+    func streamingThroughAProxy() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withProxy(try await .tinyproxy(credentials: (Self.user, Self.password))) { proxy in
+            try await withTestServer { server in
+                var download = makeRequest(server.url("/bytes/3000000")) { $0.proxy = Self.tinyproxy(proxy) }
+                download.streamsResponseBody = true
+                let response = try await dispatcher.dispatch(download, context: RequestContext())
+                var received = Data()
+                for try await chunk in try #require(response.bodyStream) { received.append(chunk) }
+                #expect(received == DeterministicBytes.data(count: 3_000_000))
+
+                var upload = makeRequest(.post, server.url("/upload")) { $0.proxy = Self.tinyproxy(proxy) }
+                upload.bodyStream = .sequence {
+                    AsyncStream<Data> { continuation in
+                        for _ in 0..<100 { continuation.yield(Data(repeating: 42, count: 10_000)) }
+                        continuation.finish()
+                    }
+                }
+                let uploaded = try await dispatcher.dispatch(upload, context: RequestContext())
+                #expect(String(decoding: uploaded.body, as: UTF8.self) == #"{"received":1000000}"#)
+                #expect(await proxy.logEventually(contains: "POST http://127.0.0.1:\(server.port)/upload"), "\(proxy.log)")
+            }
+        }
+    }
+
     @Test(
         "an HTTP proxy's refusal of the credentials is .cannotConnect naming the proxy",
         arguments: DispatcherUnderTest.all(supporting: .proxies))
