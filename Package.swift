@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "RunwayCompression", targets: ["RunwayCompression"]),
         .library(name: "RunwayMediator", targets: ["RunwayMediator"]),
         .library(name: "RunwayHAR", targets: ["RunwayHAR"]),
+        .library(name: "RunwayServerSentEvents", targets: ["RunwayServerSentEvents"]),
         .plugin(name: "MediatorRegistrationPlugin", targets: ["MediatorRegistrationPlugin"]),
         .plugin(name: "MediatorRoutesCommand", targets: ["MediatorRoutesCommand"]),
         // Each needs the trait of the same name (without "Runway").
@@ -90,6 +91,8 @@ var libraryTargets: [Target] {
         // The HAR recorder: Foundation only, with the logging interceptor's `Redaction` (in `Runway`).
         .target(name: "RunwayHAR", dependencies: ["Runway", "RunwaySync"]),
         .target(name: "RunwayCompression", dependencies: ["RunwayCore", "CZlib"]),
+        // Server-Sent Events over any pipeline whose dispatcher streams: Foundation only.
+        .target(name: "RunwayServerSentEvents", dependencies: ["RunwayCore"]),
         .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action
         // log's outbox; not a product.
@@ -245,6 +248,10 @@ var testTargets: [Target] {
                 "RunwayTesting", "ActionLogCrashHelper", testServer, hummingbird, nioCore, logging, inMemoryLogging,
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "RunwayServerSentEventsTests",
+            dependencies: ["Runway", "RunwayServerSentEvents", "RunwayCurl", "TestHelpers", testServer, hummingbird, nioCore]
         ),
         // Conversions both ways, and an HTTPRequest sent through libcurl to the test server.
         .testTarget(

@@ -9,7 +9,7 @@ trap 'rm -rf "$work"' EXIT
 # A path dependency is named after its folder: the link makes it "Runway" whatever the clone's name.
 ln -s "$root" "$work/Runway"
 
-foundation_only='"Runway", "RunwayCore", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayMediator", "RunwayHAR"'
+foundation_only='"Runway", "RunwayCore", "RunwayCurl", "RunwayURLSession", "RunwayTesting", "RunwayDNSBypass", "RunwayCompression", "RunwayMediator", "RunwayHAR", "RunwayServerSentEvents"'
 failed=0
 
 # check NAME TRAITS PRODUCTS EXPECTED: EXPECTED is the sorted, space-separated package identities.

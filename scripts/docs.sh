@@ -4,7 +4,7 @@
 # link, an undocumented parameter) fails the run. Archives go to .build/plugins/Swift-DocC/outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(RunwayCore Runway RunwayCurl RunwayURLSession RunwayTesting RunwayDNSBypass RunwayCompression RunwayMediator RunwayHAR
+targets=(RunwayCore Runway RunwayCurl RunwayURLSession RunwayTesting RunwayDNSBypass RunwayCompression RunwayMediator RunwayHAR RunwayServerSentEvents
   RunwaySigning RunwayCache RunwayActionLog RunwayLogging RunwayMetrics RunwayTracing RunwayHTTPTypes)
 args=()
 for target in "${targets[@]}"; do args+=(--target "$target"); done

@@ -1,0 +1,217 @@
+import Foundation
+import RunwayCore
+
+/// The events of a Server-Sent Events endpoint, as an `AsyncSequence` that reconnects: each
+/// connection is a call through a `Pipeline` (so every reconnection is signed again, routed by
+/// the DNS bypass and logged, like any call), and the events arrive as the server sends them.
+///
+/// ```swift
+/// let request = try Request("https://example.com/prices/stream")
+/// for try await event in pipeline.events(for: request) {
+///     print(event.type, event.data)
+/// }
+/// ```
+/// - **Reconnection.** When the server ends the stream, or the connection is lost or times out,
+///   the sequence connects again after the reconnection time (the server's latest `retry:`, else
+///   ``Configuration/reconnectionTime``, at most ``Configuration/maxReconnectionTime``), sending
+///   `Last-Event-ID` with the last event ID it saw, so the server can resume. An event cut by the
+///   end of a connection is dropped (it never had its blank line).
+/// - **The end.** A `204 No Content` ends the sequence, as a server's way of saying there is no
+///   more; so does reaching ``Configuration/maxReconnections``, with the last error (or normally
+///   when the last connection ended normally).
+/// - **Failures.** A status other than 200 is `.serverError`, and a `Content-Type` other than
+///   `text/event-stream` is `.responseInvalid`, each with the response and without reconnecting;
+///   so is any error the pipeline throws that is not a lost connection, a timeout or a failure to
+///   connect (a `.tls` failure, a signing `.configuration`, ...).
+/// - **Cancellation.** Cancelling the reading task, or leaving the loop, aborts the current
+///   transfer (the server sees the connection close or the stream reset) and never reconnects.
+///
+/// Each connection is the request as given plus `Accept: text/event-stream`,
+/// `Cache-Control: no-cache`, `Last-Event-ID` when there is one, no total timeout
+/// (`RequestOptions.timeout` `nil`: a stream lasts), and `Request.streamsResponseBody`. The
+/// dispatcher must stream response bodies (`CurlDispatcher` does; `URLSessionDispatcher` refuses).
+public struct EventStream: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+    public typealias Failure = RunwayError
+
+    /// How the stream reconnects and what it holds.
+    public struct Configuration: Sendable {
+        /// The wait before reconnecting until the server sends `retry:` (3 s, as browsers).
+        public var reconnectionTime: Duration
+        /// The longest wait, whatever the server asks for.
+        public var maxReconnectionTime: Duration
+        /// How many times to reconnect in a row without an event in between; `nil` for no limit.
+        public var maxReconnections: Int?
+        /// The most bytes an event may hold before it is dispatched (`.responseTooLarge` above).
+        public var maxEventSize: Int
+
+        /// Creates a configuration.
+        public init(
+            reconnectionTime: Duration = .seconds(3), maxReconnectionTime: Duration = .seconds(60), maxReconnections: Int? = nil,
+            maxEventSize: Int = 16 << 20
+        ) {
+            self.reconnectionTime = reconnectionTime
+            self.maxReconnectionTime = maxReconnectionTime
+            self.maxReconnections = maxReconnections
+            self.maxEventSize = maxEventSize
+        }
+    }
+
+    private let request: Request
+    private let pipeline: Pipeline
+    private let context: RequestContext
+    private let configuration: Configuration
+
+    /// The events of `request`'s endpoint, each connection sent through `pipeline` with `context`.
+    public init(
+        request: Request, pipeline: Pipeline, context: RequestContext = RequestContext(), configuration: Configuration = Configuration()
+    ) {
+        self.request = request
+        self.pipeline = pipeline
+        self.context = context
+        self.configuration = configuration
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(stream: self)
+    }
+
+    /// Reads events, connecting and reconnecting as needed.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = ServerSentEvent
+        public typealias Failure = RunwayError
+
+        private let stream: EventStream
+        private var parser = ServerSentEventParser()
+        private var pending: [ServerSentEvent] = []
+        private var body: ResponseBodyStream.Iterator?
+        private var connections = 0
+        /// Reconnections since the last event.
+        private var reconnections = 0
+        private var lastError: RunwayError?
+        private var finished = false
+
+        init(stream: EventStream) {
+            self.stream = stream
+        }
+
+        public mutating func next() async throws(RunwayError) -> ServerSentEvent? {
+            while !finished {
+                if !pending.isEmpty {
+                    reconnections = 0
+                    return pending.removeFirst()
+                }
+                if body == nil {
+                    try await connect()
+                    continue
+                }
+                do throws(RunwayError) {
+                    guard let chunk = try await body?.next() else {
+                        endConnection(nil)
+                        continue
+                    }
+                    pending = parser.parse(chunk)
+                    if parser.pendingByteCount > stream.configuration.maxEventSize {
+                        finished = true
+                        body = nil
+                        throw RunwayError(
+                            .responseTooLarge, "an event of the stream is over the \(stream.configuration.maxEventSize)-byte limit")
+                    }
+                } catch {
+                    guard Self.reconnects(after: error) else {
+                        finished = true
+                        body = nil
+                        throw error
+                    }
+                    endConnection(error)
+                }
+            }
+            if let lastError { throw lastError }
+            return nil
+        }
+
+        /// The connection ended (normally, or with a lost connection or a timeout): the next one
+        /// starts a fresh stream.
+        private mutating func endConnection(_ error: RunwayError?) {
+            body = nil
+            lastError = error
+            parser.reset()
+        }
+
+        /// Opens the next connection, after the reconnection time unless it is the first.
+        private mutating func connect() async throws(RunwayError) {
+            if connections > 0 {
+                if let limit = stream.configuration.maxReconnections, reconnections >= limit {
+                    finished = true
+                    return
+                }
+                reconnections += 1
+                let wait = Swift.min(
+                    parser.reconnectionTime ?? stream.configuration.reconnectionTime, stream.configuration.maxReconnectionTime)
+                do {
+                    try await Task.sleep(for: wait)
+                } catch {
+                    finished = true
+                    throw RunwayError(.cancelled, "cancelled while waiting to reconnect to the event stream")
+                }
+            }
+            connections += 1
+            var request = stream.request
+            request.streamsResponseBody = true
+            request.options.timeout = nil
+            request.headers["Accept"] = "text/event-stream"
+            request.headers["Cache-Control"] = "no-cache"
+            request.headers["Last-Event-ID"] = parser.lastEventID.isEmpty ? nil : parser.lastEventID
+            let response: Response
+            do {
+                response = try await stream.pipeline.send(request, context: stream.context)
+            } catch {
+                guard Self.reconnects(after: error) else {
+                    finished = true
+                    throw error
+                }
+                lastError = error
+                return
+            }
+            if response.status == 204 {
+                response.bodyStream?.cancel()
+                finished = true
+                lastError = nil
+                return
+            }
+            guard response.status == 200 else {
+                response.bodyStream?.cancel()
+                finished = true
+                throw RunwayError(.serverError, "the event stream answered HTTP \(response.status)", response: response)
+            }
+            let type = response.headers["Content-Type"] ?? ""
+            guard type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream" else {
+                response.bodyStream?.cancel()
+                finished = true
+                throw RunwayError(
+                    .responseInvalid, "the event stream's Content-Type is \"\(type)\", not text/event-stream", response: response)
+            }
+            guard let bodyStream = response.bodyStream else {
+                finished = true
+                throw RunwayError(.configuration, "the dispatcher did not stream the response body (use CurlDispatcher)")
+            }
+            body = bodyStream.makeAsyncIterator()
+        }
+
+        /// A lost connection, a timeout or a failure to connect is worth another connection;
+        /// nothing else is (a cancellation least of all).
+        private static func reconnects(after error: RunwayError) -> Bool {
+            [.connectionLost, .timeout, .cannotConnect, .dnsFailure].contains(error.code)
+        }
+    }
+}
+
+extension Pipeline {
+    /// The events of `request`'s Server-Sent Events endpoint, each connection sent through this
+    /// pipeline (see ``EventStream``).
+    public func events(
+        for request: Request, context: RequestContext = RequestContext(), configuration: EventStream.Configuration = .init()
+    ) -> EventStream {
+        EventStream(request: request, pipeline: self, context: context, configuration: configuration)
+    }
+}

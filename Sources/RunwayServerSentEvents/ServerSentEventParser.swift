@@ -1,0 +1,134 @@
+import Foundation
+
+/// Parses a `text/event-stream` as the WHATWG HTML standard says (§ 9.2.6, "Interpreting an event
+/// stream"): fed bytes in chunks of any size, it returns the events they complete.
+///
+/// Lines end with CR LF, LF or CR (a CR at the end of one chunk and an LF at the start of the
+/// next are one line end). `data:` lines accumulate (joined with LF), `event:` sets the type,
+/// `id:` the last event ID (ignored when it holds NUL), `retry:` the reconnection time (ASCII
+/// digits only); lines starting with `:` are comments; a blank line dispatches the event, unless
+/// it has no data. A leading byte order mark is skipped. It reads bytes with bounds-checked
+/// Swift only: the stream is untrusted input.
+public struct ServerSentEventParser: Sendable {
+    /// The last event ID: sent as `Last-Event-ID` on reconnection.
+    public private(set) var lastEventID = ""
+    /// The reconnection time the stream asked for with `retry:`, if it did.
+    public private(set) var reconnectionTime: Duration?
+
+    private var line: [UInt8] = []
+    private var data: [UInt8] = []
+    private var eventType: [UInt8] = []
+    private var lastEventIDBuffer = ""
+    private var endedWithCR = false
+    private var atStreamStart = true
+    /// The first bytes of the stream, held while they may be a byte order mark.
+    private var start: [UInt8] = []
+
+    /// A parser at the start of a stream.
+    public init() {}
+
+    /// The bytes held for an event not dispatched yet (its line and its data), for a caller that
+    /// bounds them.
+    public var pendingByteCount: Int { line.count + data.count + eventType.count }
+
+    /// Reads `bytes`, and returns the events they complete, in order.
+    public mutating func parse(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        for byte in bytes {
+            guard atStreamStart else {
+                if let event = take(byte) { events.append(event) }
+                continue
+            }
+            // A UTF-8 byte order mark at the very start of the stream is skipped.
+            start.append(byte)
+            if start.count < 3, Self.byteOrderMark.starts(with: start) { continue }
+            atStreamStart = false
+            if start == Self.byteOrderMark {
+                start = []
+                continue
+            }
+            for held in start {
+                if let event = take(held) { events.append(event) }
+            }
+            start = []
+        }
+        return events
+    }
+
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// One byte: a line end processes the line.
+    private mutating func take(_ byte: UInt8) -> ServerSentEvent? {
+        switch byte {
+        case 0x0A where endedWithCR:
+            endedWithCR = false  // the LF of a CR LF
+            return nil
+        case 0x0A, 0x0D:
+            endedWithCR = byte == 0x0D
+            return processLine()
+        default:
+            endedWithCR = false
+            line.append(byte)
+            return nil
+        }
+    }
+
+    /// Starts a new connection's stream: an event cut by the end of the last one is dropped (it
+    /// never had its blank line); the last event ID and the reconnection time stay.
+    public mutating func reset() {
+        line.removeAll()
+        data.removeAll()
+        eventType.removeAll()
+        endedWithCR = false
+        atStreamStart = true
+        start = []
+    }
+
+    /// Handles the line in `line`; returns the event a blank line dispatches.
+    private mutating func processLine() -> ServerSentEvent? {
+        defer { line.removeAll(keepingCapacity: true) }
+        guard let first = line.first else { return dispatch() }
+        if first == UInt8(ascii: ":") { return nil }
+        let name: ArraySlice<UInt8>
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            name = line[..<colon]
+            value = line[(colon + 1)...]
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+        } else {
+            name = line[...]
+            value = []
+        }
+        switch String(decoding: name, as: UTF8.self) {
+        case "event":
+            eventType = Array(value)
+        case "data":
+            data += value
+            data.append(0x0A)
+        case "id":
+            if !value.contains(0) { lastEventIDBuffer = String(decoding: value, as: UTF8.self) }
+        case "retry":
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }),
+                let milliseconds = Int(String(decoding: value, as: UTF8.self))
+            {
+                reconnectionTime = .milliseconds(milliseconds)
+            }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Dispatches the event the buffers hold, unless it has no data.
+    private mutating func dispatch() -> ServerSentEvent? {
+        lastEventID = lastEventIDBuffer
+        defer {
+            data.removeAll(keepingCapacity: true)
+            eventType.removeAll()
+        }
+        guard !data.isEmpty else { return nil }
+        data.removeLast()  // the LF after the last data line
+        let type = eventType.isEmpty ? "message" : String(decoding: eventType, as: UTF8.self)
+        return ServerSentEvent(type: type, data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID)
+    }
+}

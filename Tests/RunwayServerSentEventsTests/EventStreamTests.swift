@@ -1,0 +1,197 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayServerSentEvents
+import RunwayTestServer
+import TestHelpers
+import Testing
+
+/// What the server saw of each connection.
+final class ConnectionLog: Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var entries: [(lastEventID: String?, attempt: String?)] = []
+
+    func record(lastEventID: String?, attempt: String?) -> Int {
+        lock.withLock {
+            entries.append((lastEventID, attempt))
+            return entries.count
+        }
+    }
+
+    var lastEventIDs: [String?] { lock.withLock { entries.map(\.lastEventID) } }
+    var attempts: [String?] { lock.withLock { entries.map(\.attempt) } }
+}
+
+/// Stamps each call it sees with `X-Connection: n`: proof that every connection passes the chain.
+struct Stamp: Interceptor {
+    let count = Counter()
+    func intercept(_ request: Runway.Request, context: Runway.RequestContext, next: Pipeline.Next) async throws -> Runway.Response {
+        var request = request
+        request.headers["X-Connection"] = String(count.increment())
+        return try await next(request, context)
+    }
+}
+
+/// Event streams through a pipeline with `CurlDispatcher`, against the test server.
+@Suite struct EventStreamTests {
+    static func eventStream(_ body: @escaping @Sendable (any ResponseBodyWriter) async throws -> Void) -> Hummingbird.Response {
+        Hummingbird.Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                try await body(writer)
+                try await writer.finish(nil)
+            })
+    }
+
+    /// `/chat`, for the guide's example: a few events, then 204 on the next connection.
+    static func chatRoutes(connections: Counter) -> TestServer.Routes {
+        { router in
+            router.get("/chat") { _, _ in
+                guard connections.increment() == 1 else { return Hummingbird.Response(status: .noContent) }
+                return eventStream { writer in
+                    var writer = writer
+                    try await writer.write(ByteBuffer(string: "retry: 10\ndata: hi\n\nevent: typing\ndata: bob\n\n"))
+                    try await writer.write(ByteBuffer(string: "event: joined\ndata: carol\n\nid: 9\ndata: bye\n\n"))
+                }
+            }
+        }
+    }
+
+    /// `/events`: the first connection sends its events byte by byte, the last one cut; the second
+    /// (which must carry `Last-Event-ID`) sends two more with CR LF and CR line ends; the third is
+    /// answered 204.
+    static func routes(_ log: ConnectionLog) -> TestServer.Routes {
+        { router in
+            router.get("/events") { request, _ in
+                let connection = log.record(
+                    lastEventID: request.headers[.init("Last-Event-ID")!], attempt: request.headers[.init("X-Connection")!])
+                switch connection {
+                case 1:
+                    return eventStream { writer in
+                        var writer = writer
+                        let text =
+                            "retry: 50\n: a comment\nid: 1\ndata: first\n\nevent: update\ndata: line1\ndata: line2\nid: 2\n\ndata: cut"
+                        for byte in text.utf8 { try await writer.write(ByteBuffer(bytes: [byte])) }
+                    }
+                case 2:
+                    return eventStream { writer in
+                        var writer = writer
+                        try await writer.write(ByteBuffer(string: "data: after reconnect\r\n\r\ndata: cr\r\r"))
+                    }
+                default:
+                    return Hummingbird.Response(status: .noContent)
+                }
+            }
+        }
+    }
+
+    @Test("events arrive as sent; a closed stream reconnects through the chain with Last-Event-ID after retry:; 204 ends it")
+    func reconnects() async throws {
+        let log = ConnectionLog()
+        let stamp = Stamp()
+        let pipeline = Pipeline(interceptors: [stamp], dispatcher: CurlDispatcher())
+        try await withTestServer(routes: Self.routes(log)) { server in
+            var received: [ServerSentEvent] = []
+            let started = ContinuousClock.now
+            for try await event in pipeline.events(for: Runway.Request(url: server.url("/events"))) { received.append(event) }
+            #expect(
+                received == [
+                    ServerSentEvent(data: "first", lastEventID: "1"),
+                    ServerSentEvent(type: "update", data: "line1\nline2", lastEventID: "2"),
+                    ServerSentEvent(data: "after reconnect", lastEventID: "2"), ServerSentEvent(data: "cr", lastEventID: "2"),
+                ])
+            #expect(log.lastEventIDs == [nil, "2", "2"])
+            #expect(log.attempts == ["1", "2", "3"])
+            // Two reconnections of 50 ms (the server's retry:), not the default 3 s.
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    @Test("a status other than 200 or a type other than text/event-stream fails typed, without reconnecting")
+    func refusals() async throws {
+        let stamp = Stamp()
+        let pipeline = Pipeline(interceptors: [stamp], dispatcher: CurlDispatcher())
+        let routes: TestServer.Routes = { router in
+            router.get("/text") { _, _ in
+                Hummingbird.Response(
+                    status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "data: x\n\n")))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            for (path, code) in [("/text", RunwayError.Code.responseInvalid), ("/status/500", .serverError)] {
+                var iterator = pipeline.events(for: Runway.Request(url: server.url(path))).makeAsyncIterator()
+                var failure: RunwayError?
+                do {
+                    let event = try await iterator.next()
+                    Issue.record("\(path) gave \(String(describing: event))")
+                } catch {
+                    failure = error as? RunwayError
+                }
+                #expect(failure?.code == code, "\(path): \(String(describing: failure))")
+                #expect(failure?.response != nil)
+                let after = try await iterator.next()
+                #expect(after == nil)
+            }
+            #expect(stamp.count.value == 2)
+        }
+    }
+
+    @Test("a server that keeps closing at once is reconnected to at most maxReconnections times in a row")
+    func reconnectionLimit() async throws {
+        let connections = Counter()
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let routes: TestServer.Routes = { router in
+            router.get("/empty") { _, _ in
+                connections.increment()
+                return Self.eventStream { writer in
+                    var writer = writer
+                    try await writer.write(ByteBuffer(string: "retry: 10\n"))
+                }
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let stream = pipeline.events(
+                for: Runway.Request(url: server.url("/empty")), configuration: .init(maxReconnections: 2))
+            var count = 0
+            for try await _ in stream { count += 1 }
+            #expect(count == 0)
+            #expect(connections.value == 3)
+        }
+    }
+
+    @Test("leaving the loop aborts the transfer: the server sees it, and nothing reconnects")
+    func leavingAborts() async throws {
+        let connections = Counter()
+        let aborted = Counter()
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let routes: TestServer.Routes = { router in
+            router.get("/endless") { _, _ in
+                connections.increment()
+                return Self.eventStream { writer in
+                    var writer = writer
+                    try await writer.write(ByteBuffer(string: "retry: 10\ndata: hello\n\n"))
+                    do {
+                        while true {
+                            try await Task.sleep(for: .milliseconds(20))
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n"))
+                        }
+                    } catch {
+                        aborted.increment()
+                        throw error
+                    }
+                }
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            for try await event in pipeline.events(for: Runway.Request(url: server.url("/endless"))) {
+                #expect(event.data == "hello")
+                break
+            }
+            #expect(await eventually { aborted.value == 1 })
+            #expect(connections.value == 1)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import RunwayServerSentEvents
+import Testing
+
+/// The parser against the WHATWG HTML standard's examples (§ 9.2.4–9.2.6), fed whole and byte by
+/// byte.
+@Suite struct ServerSentEventParserTests {
+    /// The events `text` makes, fed at once and then one byte at a time (which must agree).
+    func events(_ text: String) -> [ServerSentEvent] {
+        var whole = ServerSentEventParser()
+        let all = whole.parse(Array(text.utf8))
+        var bytewise = ServerSentEventParser()
+        let split = text.utf8.flatMap { bytewise.parse([$0]) }
+        #expect(all == split)
+        return all
+    }
+
+    @Test func multiLineDataIsJoinedWithLineFeeds() {
+        #expect(events("data: YHOO\ndata: +2\ndata: 10\n\n") == [ServerSentEvent(data: "YHOO\n+2\n10")])
+    }
+
+    @Test func commentsIDsAndTheLastEventWithoutABlankLine() {
+        let stream = ": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n"
+        // The third event has no blank line: not dispatched.
+        #expect(events(stream) == [ServerSentEvent(data: "first event", lastEventID: "1"), ServerSentEvent(data: "second event")])
+    }
+
+    @Test func emptyDataFieldsDispatchEmptyAndNewlineEvents() {
+        #expect(events("data\n\ndata\ndata\n\ndata:\n") == [ServerSentEvent(data: ""), ServerSentEvent(data: "\n")])
+    }
+
+    @Test func aSpaceAfterTheColonIsOptionalAndOnlyOneIsRemoved() {
+        #expect(events("data:test\n\ndata: test\n\n") == [ServerSentEvent(data: "test"), ServerSentEvent(data: "test")])
+        #expect(events("data:  two spaces\n\n") == [ServerSentEvent(data: " two spaces")])
+    }
+
+    @Test func eventTypesAndTheDefault() {
+        let stream = "event: add\ndata: 73857293\n\nevent: remove\ndata: 2153\n\nevent: add\ndata: 113411\n\ndata: plain\n\n"
+        #expect(events(stream).map(\.type) == ["add", "remove", "add", "message"])
+    }
+
+    @Test func lineEndsMayBeCRLFOrCROrLFInOneStream() {
+        #expect(events("data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n") == ["a", "b", "c", "d"].map { ServerSentEvent(data: $0) })
+    }
+
+    @Test func aCRLFSplitAcrossChunksIsOneLineEnd() {
+        var parser = ServerSentEventParser()
+        #expect(parser.parse(Array("data: x\r".utf8)).isEmpty)
+        // The LF completes the CR LF; the next CR LF is the blank line.
+        #expect(parser.parse(Array("\n\r\n".utf8)) == [ServerSentEvent(data: "x")])
+    }
+
+    @Test func eventsWithoutDataAreNotDispatchedButTheirIDCounts() {
+        #expect(events("event: ping\n\nid: 7\n\ndata: next\n\n") == [ServerSentEvent(data: "next", lastEventID: "7")])
+    }
+
+    @Test func anIDWithNULIsIgnoredAndAnEmptyOneResets() {
+        var parser = ServerSentEventParser()
+        _ = parser.parse(Array("id: 5\ndata: a\n\n".utf8))
+        #expect(parser.parse(Array("id: 6\u{0}\ndata: b\n\n".utf8)) == [ServerSentEvent(data: "b", lastEventID: "5")])
+        #expect(parser.parse(Array("id\ndata: c\n\n".utf8)) == [ServerSentEvent(data: "c", lastEventID: "")])
+        #expect(parser.lastEventID == "")
+    }
+
+    @Test func retryTakesDigitsOnly() {
+        var parser = ServerSentEventParser()
+        _ = parser.parse(Array("retry: 2500\n\nretry: 1e3\n\nretry: -5\n\nretry:\n\n".utf8))
+        #expect(parser.reconnectionTime == .milliseconds(2500))
+    }
+
+    @Test func unknownFieldsAreIgnoredAndALeadingByteOrderMarkSkipped() {
+        #expect(events("\u{FEFF}data: a\nfoo: bar\n\n") == [ServerSentEvent(data: "a")])
+        // Only at the start of the stream: a second one is part of the field name.
+        #expect(events("\u{FEFF}\u{FEFF}data: a\n\ndata: b\n\n") == [ServerSentEvent(data: "b")])
+    }
+
+    @Test func resetDropsACutEventAndKeepsTheLastEventID() {
+        var parser = ServerSentEventParser()
+        _ = parser.parse(Array("id: 3\ndata: whole\n\ndata: cut".utf8))
+        parser.reset()
+        #expect(parser.parse(Array("data: next\n\n".utf8)) == [ServerSentEvent(data: "next", lastEventID: "3")])
+    }
+
+    @Test func invalidUTF8BecomesReplacementCharacters() {
+        var parser = ServerSentEventParser()
+        #expect(parser.parse([0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]) == [ServerSentEvent(data: "\u{FFFD}")])
+    }
+}
