@@ -19,8 +19,9 @@ extension CurlTransfer {
             return .failure(
                 RunwayError(
                     .connectionLost,
-                    "the connection closed while the streamed body was being sent, and it cannot be sent again (make it with "
-                        + "RequestBodyStream.sequence(length:sha256:_:) or from a file) for \(request.method) \(request.url.absoluteString)"
+                    "the streamed body had to be sent again (a 307 or 308 redirect, or a connection that closed before the "
+                        + "response) and it cannot be: part of it was read (make it with RequestBodyStream.sequence(length:sha256:_:) "
+                        + "or from a file) for \(request.method) \(request.url.absoluteString)"
                 ))
         }
         guard code == CURLE_OK else {
