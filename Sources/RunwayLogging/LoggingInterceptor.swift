@@ -86,72 +86,114 @@ public struct LoggingInterceptor: Interceptor {
     }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        guard var logger = context[Key.self] ?? logger else { return try await next(request, context) }
-        logger[metadataKey: "runway.call"] = "\(context.callID)"
-        if let api = context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
-        if let service = context.serviceID { logger[metadataKey: "runway.service"] = "\(service)" }
-        let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
-        let url = configuration.redaction.apply(to: request.url)
+        guard let logger = context[Key.self] ?? logger else { return try await next(request, context) }
+        // What the logger's level lets through, read once: a line that would be dropped is never
+        // built (no redaction, no formatting), so a logger at `.warning` costs a successful call
+        // a clock read.
+        let level = logger.logLevel
+        let dumps = level <= configuration.dumpLevel
+        let summaries = level <= configuration.summaryLevel
+        let failures = level <= configuration.failureLevel
+        guard dumps || summaries || failures else { return try await next(request, context) }
+        let call = Call(request: request, redaction: configuration.redaction)
         var context = context
-        var observers = context[RetryInterceptor.Observers.self] ?? []
-        observers.append(Self.retryObserver(logger, level: configuration.summaryLevel, call: "\(request.method) \(url)"))
-        context[RetryInterceptor.Observers.self] = observers
-        logger.log(level: configuration.dumpLevel, "→ \(dump.curl(request))")
+        if summaries {
+            var observers = context[RetryInterceptor.Observers.self] ?? []
+            observers.append(Self.retryObserver(logger, level: configuration.summaryLevel, call: call))
+            context[RetryInterceptor.Observers.self] = observers
+        }
+        let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
+        if dumps { Self.tagged(logger, context).log(level: configuration.dumpLevel, "→ \(dump.curl(request))") }
         let start = ContinuousClock.now
         do {
             var response = try await next(request, context)
-            let elapsed = ContinuousClock.now - start
-            var metadata: Logger.Metadata = [
-                "runway.status": "\(response.status)", "runway.origin": "\(response.origin)",
-                "runway.duration_ms": "\(Self.milliseconds(elapsed))",
-            ]
-            let cached = response.origin != .network && response.origin != .stub
-            var summary = "\(request.method) \(url) → \(response.status) in \(Self.milliseconds(elapsed)) ms"
-            if cached {
-                summary += " [\(response.origin) hit]"
-                metadata["runway.cache_hit"] = "true"
-            } else {
-                summary += " [\(response.origin)] \(response.metrics)"
-            }
-            if let stream = response.bodyStream {
-                summary += " [body streamed]"
-                metadata["runway.streamed"] = "true"
+            if let stream = response.bodyStream, summaries || failures {
                 response.bodyStream = stream.observingEnd(
-                    Self.streamEndObserver(logger, configuration: configuration, call: "\(request.method) \(url)", start: start))
+                    Self.streamEndObserver(Self.tagged(logger, context), configuration: configuration, call: call, start: start))
             }
-            logger.log(level: configuration.dumpLevel, "← \(dump.response(response))")
-            logger.log(level: configuration.summaryLevel, "\(summary)", metadata: metadata)
+            guard dumps || summaries else { return response }
+            let tagged = Self.tagged(logger, context)
+            if dumps { tagged.log(level: configuration.dumpLevel, "← \(dump.response(response))") }
+            if summaries { Self.logSummary(of: response, call: call, elapsed: ContinuousClock.now - start, to: tagged, configuration) }
             return response
         } catch {
-            let elapsed = ContinuousClock.now - start
-            let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
-            var line = "\(request.method) \(url) ✗ \(failure.code)"
-            if let stage = failure.stage { line += " at \(stage)" }
-            if !failure.message.isEmpty { line += ": \(failure.message)" }
-            if let field = failure.field { line += " [field \(field)]" }
-            line += " after \(Self.milliseconds(elapsed)) ms"
-            logger.log(
-                level: configuration.failureLevel, "\(line)",
-                metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(Self.milliseconds(elapsed))"])
+            if failures { Self.logFailure(error, call: call, elapsed: ContinuousClock.now - start, to: logger, context, configuration) }
             throw error
         }
+    }
+
+    /// The logger with the call's metadata: its ID, API and service.
+    private static func tagged(_ logger: Logger, _ context: RequestContext) -> Logger {
+        var logger = logger
+        logger[metadataKey: "runway.call"] = "\(context.callID)"
+        if let api = context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+        if let service = context.serviceID { logger[metadataKey: "runway.service"] = "\(service)" }
+        return logger
+    }
+
+    /// The one-line summary of a call that returned a response.
+    private static func logSummary(
+        of response: Response, call: Call, elapsed: Duration, to logger: Logger, _ configuration: Configuration
+    ) {
+        var metadata: Logger.Metadata = [
+            "runway.status": "\(response.status)", "runway.origin": "\(response.origin)",
+            "runway.duration_ms": "\(milliseconds(elapsed))",
+        ]
+        let cached = response.origin != .network && response.origin != .stub
+        var summary = "\(call.text) → \(response.status) in \(milliseconds(elapsed)) ms"
+        if cached {
+            summary += " [\(response.origin) hit]"
+            metadata["runway.cache_hit"] = "true"
+        } else {
+            summary += " [\(response.origin)] \(response.metrics)"
+        }
+        if response.bodyStream != nil {
+            summary += " [body streamed]"
+            metadata["runway.streamed"] = "true"
+        }
+        logger.log(level: configuration.summaryLevel, "\(summary)", metadata: metadata)
+    }
+
+    /// The line of a call that failed: code, stage, message, field.
+    private static func logFailure(
+        _ error: any Error, call: Call, elapsed: Duration, to logger: Logger, _ context: RequestContext, _ configuration: Configuration
+    ) {
+        let failure = RunwayError.attributing(error, to: .interceptor("logging"), fallback: .transport)
+        var line = "\(call.text) ✗ \(failure.code)"
+        if let stage = failure.stage { line += " at \(stage)" }
+        if !failure.message.isEmpty { line += ": \(failure.message)" }
+        if let field = failure.field { line += " [field \(field)]" }
+        line += " after \(milliseconds(elapsed)) ms"
+        tagged(logger, context).log(
+            level: configuration.failureLevel, "\(line)",
+            metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(milliseconds(elapsed))"])
+    }
+
+    /// How a line names the call (`GET https://…`, secrets redacted), made when a line needs it.
+    struct Call: Sendable {
+        let request: Request
+        let redaction: Redaction
+
+        var text: String { "\(request.method) \(redaction.apply(to: request.url))" }
     }
 
     /// Logs the end of a streamed body: the bytes the reader took, and how it ended (at the
     /// summary level when whole, the failure level otherwise).
     private static func streamEndObserver(
-        _ logger: Logger, configuration: Configuration, call: String, start: ContinuousClock.Instant
+        _ logger: Logger, configuration: Configuration, call: Call, start: ContinuousClock.Instant
     ) -> @Sendable (ResponseBodyStream.End) -> Void {
         { end in
+            guard end.error != nil || logger.logLevel <= configuration.summaryLevel else { return }
             let elapsed = milliseconds(ContinuousClock.now - start)
             var metadata: Logger.Metadata = ["runway.body_bytes": "\(end.byteCount)", "runway.duration_ms": "\(elapsed)"]
             guard let error = end.error else {
                 logger.log(
-                    level: configuration.summaryLevel, "\(call) body streamed: \(end.byteCount) bytes in \(elapsed) ms", metadata: metadata)
+                    level: configuration.summaryLevel, "\(call.text) body streamed: \(end.byteCount) bytes in \(elapsed) ms",
+                    metadata: metadata)
                 return
             }
             metadata["runway.error"] = "\(error.code)"
-            var line = "\(call) body stream ✗ \(error.code) after \(end.byteCount) bytes"
+            var line = "\(call.text) body stream ✗ \(error.code) after \(end.byteCount) bytes"
             if !error.message.isEmpty { line += ": \(error.message)" }
             line += " after \(elapsed) ms"
             logger.log(level: configuration.failureLevel, "\(line)", metadata: metadata)
@@ -184,7 +226,20 @@ extension LoggingInterceptor {
     public static func retryObserver(
         _ logger: Logger, level: Logger.Level = .notice, call: String = ""
     ) -> @Sendable (RetryInterceptor.Event) -> Void {
+        retryObserver(logger, level: level) { call }
+    }
+
+    /// The interceptor's own observer: the call is named (and its URL redacted) only when a retry happens.
+    static func retryObserver(_ logger: Logger, level: Logger.Level, call: Call) -> @Sendable (RetryInterceptor.Event) -> Void {
+        retryObserver(logger, level: level) { call.text }
+    }
+
+    private static func retryObserver(
+        _ logger: Logger, level: Logger.Level, call: @escaping @Sendable () -> String
+    ) -> @Sendable (RetryInterceptor.Event) -> Void {
         { event in
+            guard logger.logLevel <= level else { return }
+            let call = call()
             var logger = logger
             logger[metadataKey: "runway.call"] = "\(event.context.callID)"
             if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
