@@ -47,15 +47,10 @@ public struct ResponseRule: Sendable {
             throw RunwayError(
                 .responseInvalid, "status \(response.status) is not accepted", field: "status", response: response)
         }
-        if let contentType {
-            let received =
-                (response.headers["Content-Type"] ?? "")
-                .split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            if !Self.mediaType(received, matches: contentType.lowercased()) {
-                throw RunwayError(
-                    .responseInvalid, "content type \"\(received)\" is not \(contentType)",
-                    field: "Content-Type", response: response)
-            }
+        if let contentType, !Self.mediaType(of: response.headers["Content-Type"] ?? "", matches: contentType) {
+            let received = String(Substring(Self.mediaType(of: response.headers["Content-Type"] ?? ""))).lowercased()
+            throw RunwayError(
+                .responseInvalid, "content type \"\(received)\" is not \(contentType)", field: "Content-Type", response: response)
         }
         // A streamed body is the reader's to read: its JSON shape cannot be checked here.
         if let json, response.bodyStream == nil {
@@ -68,10 +63,31 @@ public struct ResponseRule: Sendable {
         }
     }
 
-    private static func mediaType(_ received: String, matches expected: String) -> Bool {
-        if expected.hasSuffix("/*") {
-            return received.hasPrefix(expected.dropLast())
+    /// The media type of a `Content-Type` value: what comes before any parameter, without the
+    /// spaces around it.
+    static func mediaType(of value: String) -> Substring.UTF8View {
+        let utf8 = value.utf8
+        var end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+        var start = utf8.startIndex
+        while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") { start = utf8.index(after: start) }
+        while end > start {
+            let last = utf8.index(before: end)
+            guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
+            end = last
         }
-        return received == expected
+        return value[start..<end].utf8
+    }
+
+    /// Whether a received media type is `expected`, or of its type when `expected` is `type/*`,
+    /// ignoring ASCII case; byte by byte, as this runs for every response.
+    static func mediaType(of received: String, matches expected: String) -> Bool {
+        let received = mediaType(of: received)
+        var expected = Substring(expected).utf8
+        let wildcard = expected.count >= 2 && expected.last == UInt8(ascii: "*")
+        if wildcard { expected = expected.dropLast() }  // `type/`: a prefix
+        guard wildcard ? received.count >= expected.count : received.count == expected.count else { return false }
+        return zip(received, expected).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 }
