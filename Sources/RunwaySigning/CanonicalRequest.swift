@@ -59,7 +59,7 @@ public struct CanonicalRequest: Sendable, Equatable {
         self.method = method.uppercased()
         self.path = Self.normalise(path: percentEncodedPath)
         self.parameters = Self.signedParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
-        self.bodyHash = Self.hexSHA256(body ?? Data())
+        self.bodyHash = body.map { $0.isEmpty ? Self.emptyBodyHash : Self.hexSHA256($0) } ?? Self.emptyBodyHash
         self.timestamp = timestamp
         self.nonce = nonce
         self.keyID = keyID
@@ -78,8 +78,18 @@ public struct CanonicalRequest: Sendable, Equatable {
 
     /// The text that is signed.
     public var text: String {
-        [Self.algorithm, method, path, parameters, bodyHash, timestamp, nonce, keyID].joined(separator: "\n")
+        let lines = [method, path, parameters, bodyHash, timestamp, nonce, keyID]
+        var text = Self.algorithm
+        text.reserveCapacity(lines.reduce(Self.algorithm.utf8.count) { $0 + 1 + $1.utf8.count })
+        for line in lines {
+            text += "\n"
+            text += line
+        }
+        return text
     }
+
+    /// The SHA-256 of no bytes, lower-case hex: the body hash of every request without a body.
+    static let emptyBodyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
     /// What a signature covers of the parameters: their ``RequestParameters/canonicalForm``, or,
     /// when they do not decode exactly (a malformed escape, bytes that are not UTF-8: two
@@ -99,6 +109,7 @@ public struct CanonicalRequest: Sendable, Equatable {
     /// can equal. An empty path is `/`.
     static func normalise(path: String) -> String {
         guard !path.isEmpty else { return "/" }
+        if isNormal(path) { return path }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         var kept: [Substring] = []
         for (index, segment) in segments.enumerated() {
@@ -112,6 +123,27 @@ public struct CanonicalRequest: Sendable, Equatable {
         }
         return kept.map { segment in exactlyDecoded(segment).map(RequestParameters.encode) ?? String(segment) }
             .joined(separator: "/")
+    }
+
+    /// Whether `path` is its own normal form: only unreserved characters (RFC 3986) and `/`, and
+    /// no `.` or `..` segment — what most paths are, checked without building any string.
+    static func isNormal(_ path: String) -> Bool {
+        var dots = 0  // dots since the last `/`, -1 once the segment has another character
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "/"):
+                if dots == 1 || dots == 2 { return false }
+                dots = 0
+            case UInt8(ascii: "."):
+                if dots >= 0 { dots += 1 }
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                dots = -1
+            default:
+                return false
+            }
+        }
+        return dots != 1 && dots != 2
     }
 
     /// `%XX` escapes decoded, when every `%` starts one and the bytes are UTF-8; else `nil`.
@@ -129,12 +161,17 @@ public struct CanonicalRequest: Sendable, Equatable {
 extension Sequence<UInt8> {
     /// Lower-case hexadecimal.
     var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
+        var digits: [UInt8] = []
+        digits.reserveCapacity(64)
         for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
+            digits.append(hexDigit(byte >> 4))
+            digits.append(hexDigit(byte & 0x0F))
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: digits, as: UTF8.self)
     }
+}
+
+/// The lower-case hexadecimal digit of a value 0–15, as ASCII.
+func hexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
 }

@@ -28,10 +28,18 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     /// Where the signature travels.
     public let headers: SigningHeaders
 
+    /// The HMAC schemes' key (the caller's own, for a third party), keyed once.
+    private let mac: KeyedMAC?
+
     /// Creates a signing interceptor.
     public init(_ scheme: SigningScheme, headers: SigningHeaders = SigningHeaders()) {
         self.scheme = scheme
         self.headers = headers
+        switch scheme.kind {
+        case .hmac(let key, _): mac = KeyedMAC(key: key)
+        case .thirdParty(let callerKey, _): mac = KeyedMAC(key: callerKey)
+        case .saltedHash: mac = nil
+        }
     }
 
     public var name: String { "signing" }
@@ -60,7 +68,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             signed.headers[headers.timestamp] = timestamp
             signed.headers[headers.nonce] = nonce
             if !keyID.isEmpty { signed.headers[headers.keyID] = keyID }
-            signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: key))
+            signed.headers[headers.signature] = code(for: canonical.text, key: key)
         case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {
                 throw RunwayError(.invalidRequest, "the salted-hash signing scheme needs the call's API name")
@@ -83,7 +91,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             signed.headers[headers.timestamp] = timestamp
             signed.headers[headers.nonce] = nonce
             signed.headers[headers.callerKey] = envelope
-            signed.headers[headers.signature] = Self.mac(canonical.text, key: SymmetricKey(data: callerKey))
+            signed.headers[headers.signature] = code(for: canonical.text, key: callerKey)
         }
         return signed
     }
@@ -110,19 +118,27 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         }
     }
 
-    static func mac(_ text: String, key: SymmetricKey) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).hexString
-    }
-
     static func timestamp(_ date: Date) -> String {
         String(Int64(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// The HMAC of `text` under `key`, with the MAC keyed at `init` (which is `key`'s).
+    private func code(for text: String, key: Data) -> String {
+        (mac ?? KeyedMAC(key: key)).code(for: text)
     }
 
     /// 128 random bits, lower-case hex.
     static func makeNonce() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
-        return bytes.hexString
+        let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
+        var digits: [UInt8] = []
+        digits.reserveCapacity(32)
+        for word in [high, low] {
+            for shift in stride(from: 60, through: 0, by: -4) {
+                digits.append(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0xF))
+            }
+        }
+        return String(decoding: digits, as: UTF8.self)
     }
 }
 

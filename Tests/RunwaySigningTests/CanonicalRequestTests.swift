@@ -20,6 +20,20 @@ import Testing
                 """)
     }
 
+    @Test(
+        "paths are normalised: dot segments removed, each segment re-encoded; a normal path is kept as it is",
+        arguments: [
+            ("", "/"), ("/", "/"), ("/v1/items", "/v1/items"), ("/a-b_c~d/E.9", "/a-b_c~d/E.9"), ("//a//", "//a//"),
+            ("/.hidden/...", "/.hidden/..."), ("/a./.b", "/a./.b"), ("/v1/./x", "/v1/x"), ("/v1/../x", "/x"), ("/v1/x/.", "/v1/x/"),
+            ("/v1/x/..", "/v1/"), ("/.", "/"), ("/..", "/"), ("/a%7eb", "/a~b"), ("/a:b", "/a%3Ab"), ("/a%zz", "/a%zz"),
+            ("/%2e%2e/x", "/../x"), ("relative/./p", "relative/p"),
+        ])
+    func pathNormalisation(path: String, expected: String) {
+        let canonical = CanonicalRequest(
+            method: "GET", percentEncodedPath: path, percentEncodedQuery: nil, contentType: nil, body: nil, timestamp: "1", nonce: "n")
+        #expect(canonical.path == expected)
+    }
+
     @Test func serverAndClientViewsAgree() throws {
         let request = try Request("https://api.test/p%20q/r?z=%E4%B8%8A&y=1+2")
         let client = CanonicalRequest(request, timestamp: "1", nonce: "n")

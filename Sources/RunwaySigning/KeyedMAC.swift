@@ -1,0 +1,45 @@
+import Foundation
+
+#if Signing  // the package trait that brings this dependency (TraitCheck.swift)
+import Crypto
+#endif
+
+/// HMAC-SHA256 (RFC 2104) under one key, keyed once: the hash states after the key's inner and
+/// outer blocks are computed when the interceptor is made, and each MAC starts from copies of
+/// them. Built on `SHA256` itself rather than swift-crypto's generic `HMAC`, whose per-call
+/// key schedule and generic `DataProtocol` path cost more than the hashing of a short
+/// canonical request. `SigningTests` check it against `HMAC<SHA256>` and RFC 4231's vectors.
+///
+/// `@unchecked Sendable` because `inner` and `outer` are never mutated after `init`: each
+/// ``code(for:)`` works on copies, and swift-crypto's hash state is copy-on-write (the first
+/// update of a copy copies the shared state), so the shared states are only ever read.
+struct KeyedMAC: @unchecked Sendable {
+    private let inner: SHA256
+    private let outer: SHA256
+
+    init(key: Data) {
+        // A key longer than the block is hashed first; a shorter one is padded with zeros.
+        var block = [UInt8](repeating: 0, count: SHA256.blockByteCount)
+        if key.count > SHA256.blockByteCount {
+            block.replaceSubrange(0..<SHA256.byteCount, with: Array(SHA256.hash(data: key)))
+        } else {
+            block.replaceSubrange(0..<key.count, with: key)
+        }
+        var inner = SHA256()
+        inner.update(data: block.map { $0 ^ 0x36 })
+        var outer = SHA256()
+        outer.update(data: block.map { $0 ^ 0x5C })
+        self.inner = inner
+        self.outer = outer
+    }
+
+    /// The MAC of `text`'s UTF-8 bytes, lower-case hex.
+    func code(for text: String) -> String {
+        var inner = self.inner
+        var text = text
+        text.withUTF8 { inner.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        var outer = self.outer
+        inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
+        return outer.finalize().hexString
+    }
+}
