@@ -3,18 +3,17 @@ import Foundation
 import RunwayCore
 
 extension CurlTransfer {
-    /// The options of a plain request apart from its URL, headers, body and callback data. Two
-    /// requests with equal ones leave an easy handle's options as they are between them; a
-    /// request with anything else (TLS settings, connect overrides, a proxy, progress, a
-    /// download) has none, and always starts from a reset handle — so nothing of one request's options can
-    /// reach another's.
+    /// The options of a plain request apart from what is set for every request (URL, headers,
+    /// body, callback data, connect timeout, connect overrides). Two requests with equal ones
+    /// leave an easy handle's options as they are between them; a request with anything else
+    /// (TLS settings, a proxy, progress, a download, a streamed body) has none, and always starts
+    /// from a reset handle — so nothing of one request's options can reach another's.
     struct EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
         let sendsOnce: Bool
         let decodesOnAwaitingTask: Bool
         let acceptsCompressed: Bool
-        let connectTimeout: Int
         let timeout: Int
         let maxRedirects: Int
         let httpVersion: HTTPVersionPreference
@@ -23,7 +22,7 @@ extension CurlTransfer {
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
             guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
-                options.connectOverrides.isEmpty, request.progress == nil, request.download == nil, !request.streamsResponseBody,
+                request.progress == nil, request.download == nil, !request.streamsResponseBody,
                 request.bodyStream == nil
             else { return nil }
             method = request.method.rawValue
@@ -31,7 +30,6 @@ extension CurlTransfer {
             self.sendsOnce = sendsOnce
             self.decodesOnAwaitingTask = decodesOnAwaitingTask
             acceptsCompressed = options.acceptCompressedResponses
-            connectTimeout = max(1, options.connectTimeout.milliseconds)
             timeout = options.timeout.map { max(1, $0.milliseconds) } ?? 0
             maxRedirects = options.redirects.maxRedirects
             httpVersion = options.httpVersion
@@ -52,8 +50,12 @@ extension CurlTransfer {
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
         try set(easy, CURLOPT_URL, urlString)
+        // What differs from request to request even on one API: the DNS bypass gives each
+        // attempt its address and what is left of the connect timeout.
+        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
+        try setConnectOverrides(easy)
         if keepingOptions {
-            // Method, timeouts, redirects, decoding, callbacks: as the last request left them.
+            // Method, total timeout, redirects, decoding, callbacks: as the last request left them.
             if let body = request.body { try setBody(easy, body) }
             try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0)
             try set(easy, CURLOPT_WRITEDATA, me)
@@ -112,8 +114,7 @@ extension CurlTransfer {
             try set(easy, CURLOPT_NOPROGRESS, 0)
         }
 
-        // Timeouts and redirects.
-        try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
+        // Total timeout and redirects.
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         if options.redirects.maxRedirects > 0 {
             try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -165,22 +166,24 @@ extension CurlTransfer {
         }
 
         try setProxy(easy)
+    }
 
-        // Connect overrides (DNS bypass): per transfer, unlike CURLOPT_RESOLVE which would
-        // leave entries in the multi handle's shared DNS cache.
-        if !options.connectOverrides.isEmpty {
-            var overrides: UnsafeMutablePointer<curl_slist>?
-            for override in options.connectOverrides {
-                let host =
-                    override.connectHost.contains(":") && !override.connectHost.hasPrefix("[")
-                    ? "[\(override.connectHost)]" : override.connectHost
-                let entry =
-                    "\(override.host):\(override.port.map(String.init) ?? ""):\(host):\(override.connectPort.map(String.init) ?? "")"
-                overrides = curl_slist_append(overrides, entry)
-            }
-            connectToList = overrides
-            try set(easy, CURLOPT_CONNECT_TO, overrides)
+    /// The connect overrides (DNS bypass), or none: per transfer, unlike `CURLOPT_RESOLVE`, which
+    /// would leave entries in the multi handle's shared DNS cache. Always set, so that a reused
+    /// handle drops the last request's.
+    private func setConnectOverrides(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
+        var overrides: UnsafeMutablePointer<curl_slist>?
+        for override in request.options.connectOverrides {
+            // HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT, an IPv6 address in brackets.
+            let bracketed = override.connectHost.utf8.contains(UInt8(ascii: ":")) && override.connectHost.utf8.first != UInt8(ascii: "[")
+            var entry = override.host + ":"
+            if let port = override.port { entry += String(port) }
+            entry += bracketed ? ":[" + override.connectHost + "]:" : ":" + override.connectHost + ":"
+            if let port = override.connectPort { entry += String(port) }
+            overrides = curl_slist_append(overrides, entry)
         }
+        connectToList = overrides
+        try set(easy, CURLOPT_CONNECT_TO, overrides)
     }
 
     /// The proxy, or none. Always set: without `CURLOPT_PROXY` libcurl would take one from

@@ -46,10 +46,10 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             let isLast = index == candidates.count - 1
             var attempt = request
             attempt.options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
+            let override = ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
             attempt.options.connectOverrides =
-                [
-                    ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
-                ] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
+                request.options.connectOverrides.isEmpty
+                ? [override] : [override] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
             let started = clock.now
             do {
                 return try await next(attempt, context)

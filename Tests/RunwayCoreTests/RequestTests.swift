@@ -34,6 +34,17 @@ struct RequestTests {
         #expect { try request.validate() } throws: { ($0 as? RunwayError)?.code == .invalidHeader }
     }
 
+    @Test("a header name is valid exactly when every byte is an RFC 9110 tchar")
+    func everyByteOfAHeaderName() throws {
+        let tchars = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            var request = try Request("https://example.com/")
+            request.headers.add(name: String(decoding: [UInt8(ascii: "X"), byte], as: UTF8.self), value: "v")
+            let valid = (try? request.validate()) != nil
+            #expect(valid == tchars.contains(byte), "byte \(byte)")
+        }
+    }
+
     @Test(
         "a space or control character in a URL string is .invalidURL, never percent-encoded on the caller's behalf",
         arguments: [
