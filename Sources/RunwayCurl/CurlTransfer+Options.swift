@@ -236,13 +236,24 @@ extension CurlTransfer {
     /// of a resumed download.
     private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64) throws(RunwayError) {
         var list: UnsafeMutablePointer<curl_slist>?
+        // Each line is assembled in one buffer, NUL-terminated, and copied by libcurl: no
+        // string is built per field.
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
         for field in request.headers {
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: field.name.utf8)
             // "Name;" is curl's way to send a header with an empty value ("Name:" would remove
             // curl's own header of that name); a value of only spaces is empty once trimmed.
-            let line =
-                field.value.utf8.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-                ? "\(field.name);" : "\(field.name): \(field.value)"
-            list = curl_slist_append(list, line)
+            if field.value.allBytes({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                line.append(UInt8(ascii: ";"))
+            } else {
+                line.append(UInt8(ascii: ":"))
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: field.value.utf8)
+            }
+            line.append(0)
+            list = line.withUnsafeBytes { curl_slist_append(list, $0.baseAddress?.assumingMemoryBound(to: CChar.self)) }
         }
         // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
         // the line anew (aprintf) for every request, on the loop thread.

@@ -78,14 +78,12 @@ public struct CanonicalRequest: Sendable, Equatable {
 
     /// The text that is signed.
     public var text: String {
-        let lines = [method, path, parameters, bodyHash, timestamp, nonce, keyID]
-        var text = Self.algorithm
-        text.reserveCapacity(lines.reduce(Self.algorithm.utf8.count) { $0 + 1 + $1.utf8.count })
-        for line in lines {
-            text += "\n"
-            text += line
-        }
-        return text
+        lines.joined(separator: "\n")
+    }
+
+    /// The lines of ``text``.
+    var lines: [String] {
+        [Self.algorithm, method, path, parameters, bodyHash, timestamp, nonce, keyID]
     }
 
     /// The SHA-256 of no bytes, lower-case hex: the body hash of every request without a body.

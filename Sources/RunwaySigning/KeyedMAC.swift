@@ -35,9 +35,18 @@ struct KeyedMAC: @unchecked Sendable {
 
     /// The MAC of `text`'s UTF-8 bytes, lower-case hex.
     func code(for text: String) -> String {
+        code(forLines: [text])
+    }
+
+    /// The MAC of `lines` joined by line feeds, lower-case hex: the text is hashed as it is,
+    /// without being built.
+    func code(forLines lines: [String]) -> String {
         var inner = self.inner
-        var text = text
-        text.withUTF8 { inner.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        for (index, line) in lines.enumerated() {
+            if index > 0 { withUnsafeBytes(of: UInt8(ascii: "\n")) { inner.update(bufferPointer: $0) } }
+            var line = line
+            line.withUTF8 { inner.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
         var outer = self.outer
         inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
         return outer.finalize().hexString

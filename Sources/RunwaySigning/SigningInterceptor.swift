@@ -68,7 +68,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             signed.headers[headers.timestamp] = timestamp
             signed.headers[headers.nonce] = nonce
             if !keyID.isEmpty { signed.headers[headers.keyID] = keyID }
-            signed.headers[headers.signature] = code(for: canonical.text, key: key)
+            signed.headers[headers.signature] = code(for: canonical, key: key)
         case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {
                 throw RunwayError(.invalidRequest, "the salted-hash signing scheme needs the call's API name")
@@ -91,7 +91,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             signed.headers[headers.timestamp] = timestamp
             signed.headers[headers.nonce] = nonce
             signed.headers[headers.callerKey] = envelope
-            signed.headers[headers.signature] = code(for: canonical.text, key: callerKey)
+            signed.headers[headers.signature] = code(for: canonical, key: callerKey)
         }
         return signed
     }
@@ -122,9 +122,9 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         String(Int64(date.timeIntervalSince1970.rounded(.down)))
     }
 
-    /// The HMAC of `text` under `key`, with the MAC keyed at `init` (which is `key`'s).
-    private func code(for text: String, key: Data) -> String {
-        (mac ?? KeyedMAC(key: key)).code(for: text)
+    /// The HMAC of the canonical text under `key`, with the MAC keyed at `init` (which is `key`'s).
+    private func code(for canonical: CanonicalRequest, key: Data) -> String {
+        (mac ?? KeyedMAC(key: key)).code(forLines: canonical.lines)
     }
 
     /// 128 random bits, lower-case hex.

@@ -114,15 +114,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The first field whose name or value cannot be sent safely, and why.
     func firstInvalidField() -> (Field, String)? {
-        // Plain loops over the bytes (every field of every request passes here).
         for field in fields {
-            var isToken = !field.name.isEmpty
-            for byte in field.name.utf8 where !Self.isTokenByte(byte) {
-                isToken = false
-                break
+            if field.name.isEmpty || !field.name.allBytes(Self.isTokenByte) {
+                return (field, "header name \"\(field.name)\" is not an HTTP token")
             }
-            if !isToken { return (field, "header name \"\(field.name)\" is not an HTTP token") }
-            for byte in field.value.utf8 where byte == 0x0D || byte == 0x0A || byte == 0 {
+            if !field.value.allBytes({ $0 != 0x0D && $0 != 0x0A && $0 != 0 }) {
                 return (field, "header \"\(field.name)\" contains CR, LF or NUL")
             }
         }
@@ -131,6 +127,19 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
+    /// Whether every UTF-8 byte passes `predicate`, read through a `Span` where the runtime has
+    /// one: as bounds-checked as the `UTF8View` iterator and several times faster (every field
+    /// of every request is checked).
+    @inline(__always)
+    package func allBytes(_ predicate: (UInt8) -> Bool) -> Bool {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            let bytes = utf8.span
+            for index in bytes.indices where !predicate(bytes[index]) { return false }
+            return true
+        }
+        return utf8.allSatisfy(predicate)
+    }
+
     /// ASCII case-insensitive comparison, without allocating.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
