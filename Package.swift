@@ -251,7 +251,10 @@ var testTargets: [Target] {
         ),
         .testTarget(
             name: "RunwayServerSentEventsTests",
-            dependencies: ["Runway", "RunwayServerSentEvents", "RunwayCurl", "TestHelpers", testServer, hummingbird, nioCore]
+            dependencies: [
+                "Runway", "RunwayServerSentEvents", "RunwayCurl", "RunwaySigning", "RunwayDNSBypass", "RunwaySync", "TestHelpers",
+                testServer, hummingbird, nioCore,
+            ]
         ),
         // Conversions both ways, and an HTTPRequest sent through libcurl to the test server.
         .testTarget(
