@@ -9,16 +9,24 @@ import Testing
     /// key, and keys longer than a block (hashed first).
     @Test(
         arguments: [
-            (String(repeating: "0b", count: 20), "Hi There".hexEncoded,
-             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-            ("Jefe".hexEncoded, "what do ya want for nothing?".hexEncoded,
-             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-            (String(repeating: "aa", count: 131), "Test Using Larger Than Block-Size Key - Hash Key First".hexEncoded,
-             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
-            (String(repeating: "aa", count: 131),
-             ("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed "
-                + "before being used by the HMAC algorithm.").hexEncoded,
-             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+            (
+                String(repeating: "0b", count: 20), "Hi There".hexEncoded,
+                "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+            ),
+            (
+                "Jefe".hexEncoded, "what do ya want for nothing?".hexEncoded,
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+            ),
+            (
+                String(repeating: "aa", count: 131), "Test Using Larger Than Block-Size Key - Hash Key First".hexEncoded,
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+            ),
+            (
+                String(repeating: "aa", count: 131),
+                ("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed "
+                    + "before being used by the HMAC algorithm.").hexEncoded,
+                "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"
+            ),
         ])
     func rfc4231(key: String, message: String, expected: String) throws {
         let text = String(decoding: try #require(Data(hex: message)), as: UTF8.self)
