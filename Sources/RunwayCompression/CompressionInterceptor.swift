@@ -95,7 +95,8 @@ public struct CompressionInterceptor: PerAttemptInterceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         var request = request
-        if acceptsCompressedResponses { request.options.acceptCompressedResponses = true }
+        // Set only when it changes: writing it copies the request's storage.
+        if acceptsCompressedResponses, !request.options.acceptCompressedResponses { request.options.acceptCompressedResponses = true }
         if let body = request.body, body.count >= threshold, request.headers["Content-Encoding"] == nil,
             context[Key.self] ?? scope.contains(context)
         {

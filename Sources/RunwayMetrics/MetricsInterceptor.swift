@@ -52,7 +52,25 @@ public struct MetricsInterceptor: Interceptor {
         }
         self.prefix = prefix
         self.factory = factory
+        labels = Labels(prefix: prefix)
     }
+
+    /// The metric names, made once: a call records several metrics.
+    private struct Labels: Sendable {
+        let requests: String
+        let duration: String
+        let retries: String
+        let phase: String
+
+        init(prefix: String) {
+            requests = prefix + "_requests_total"
+            duration = prefix + "_request_duration"
+            retries = prefix + "_retries_total"
+            phase = prefix + "_transfer_phase"
+        }
+    }
+
+    private let labels: Labels
 
     public var name: String { "metrics" }
 
@@ -65,7 +83,7 @@ public struct MetricsInterceptor: Interceptor {
         var observers = context[RetryInterceptor.Observers.self] ?? []
         observers.append { [self] event in
             let cause = event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "unknown"
-            counter("\(prefix)_retries_total", [("service", service), ("api", api), ("cause", cause)]).increment()
+            counter(labels.retries, [("service", service), ("api", api), ("cause", cause)]).increment()
         }
         context[RetryInterceptor.Observers.self] = observers
         do {
@@ -88,22 +106,23 @@ public struct MetricsInterceptor: Interceptor {
 
     private func record(_ request: Request, service: String, api: String, outcome: String, origin: String, elapsed: Duration) {
         counter(
-            "\(prefix)_requests_total",
+            labels.requests,
             [("service", service), ("api", api), ("method", request.method.rawValue), ("outcome", outcome), ("origin", origin)]
         ).increment()
-        timer("\(prefix)_request_duration", [("service", service), ("api", api), ("outcome", outcome)])
+        timer(labels.duration, [("service", service), ("api", api), ("outcome", outcome)])
             .recordNanoseconds(Self.nanoseconds(elapsed))
     }
 
     private func recordPhases(_ metrics: TransferMetrics, service: String, api: String) {
-        let phases: [(String, Duration)] = [
-            ("dns", metrics.nameLookup), ("connect", metrics.connect), ("tls", metrics.tlsHandshake),
-            ("first_byte", metrics.firstByte), ("total", metrics.total),
-        ]
-        for (phase, duration) in phases where duration > .zero {
-            timer("\(prefix)_transfer_phase", [("service", service), ("api", api), ("phase", phase)])
-                .recordNanoseconds(Self.nanoseconds(duration))
+        func record(_ phase: String, _ duration: Duration) {
+            guard duration > .zero else { return }
+            timer(labels.phase, [("service", service), ("api", api), ("phase", phase)]).recordNanoseconds(Self.nanoseconds(duration))
         }
+        record("dns", metrics.nameLookup)
+        record("connect", metrics.connect)
+        record("tls", metrics.tlsHandshake)
+        record("first_byte", metrics.firstByte)
+        record("total", metrics.total)
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {

@@ -39,13 +39,18 @@ public struct TracingInterceptor: Interceptor {
         let spanName = "\(request.method.rawValue) \(context.apiName ?? url.path)"
         let span = tracer.startSpan(spanName, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
         defer { span.end() }
-        span.attributes["http.request.method"] = request.method.rawValue
-        span.attributes["url.full"] = "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
-        span.attributes["server.address"] = url.host ?? ""
-        if let port = url.port { span.attributes["server.port"] = port }
-        if let api = context.apiName { span.attributes["runway.api"] = api }
-        if let service = context.serviceID { span.attributes["runway.service"] = service.rawValue }
-        span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
+        // Attributes only for a span that records them: with no tracing backend (the no-op
+        // tracer) a call builds none of them.
+        let recording = span.isRecording
+        if recording {
+            span.attributes["http.request.method"] = request.method.rawValue
+            span.attributes["url.full"] = "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
+            span.attributes["server.address"] = url.host ?? ""
+            if let port = url.port { span.attributes["server.port"] = port }
+            if let api = context.apiName { span.attributes["runway.api"] = api }
+            if let service = context.serviceID { span.attributes["runway.service"] = service.rawValue }
+            span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
+        }
 
         var request = request
         if propagatesContext {
@@ -55,10 +60,12 @@ public struct TracingInterceptor: Interceptor {
             let response = try await InstrumentationContext.$current.withValue(span.context) {
                 try await next(request, context)
             }
-            span.attributes["http.response.status_code"] = response.status
-            span.attributes["runway.origin"] = response.origin.name
-            if !response.metrics.httpVersion.isEmpty {
-                span.attributes["network.protocol.version"] = response.metrics.httpVersion
+            if recording {
+                span.attributes["http.response.status_code"] = response.status
+                span.attributes["runway.origin"] = response.origin.name
+                if !response.metrics.httpVersion.isEmpty {
+                    span.attributes["network.protocol.version"] = response.metrics.httpVersion
+                }
             }
             if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
             return response
