@@ -147,6 +147,7 @@ CLIENTS = {
     "runway-bare": ["BenchRunway", "bare"],
     "runway-chain": ["BenchRunway", "chain"],
     "runway-manager": ["BenchRunway", "manager"],
+    "runway-manager-inline": ["BenchRunway", "manager-inline"],
 }
 
 

@@ -10,9 +10,10 @@ import sys
 from html import escape
 
 COLORS = {"loop": "#555555", "ahc": "#e08a2c", "urlsession": "#b0b0b0", "runway-bare": "#2f6db5",
-          "runway-chain": "#5a9be0", "runway-manager": "#9cc3ee"}
+          "runway-chain": "#5a9be0", "runway-manager": "#9cc3ee", "runway-manager-inline": "#c7dcf3"}
 NAMES = {"loop": "libcurl loop", "ahc": "AsyncHTTPClient", "urlsession": "URLSession", "runway-bare": "Runway bare",
-         "runway-chain": "Runway full chain", "runway-manager": "Runway manager load()"}
+         "runway-chain": "Runway full chain", "runway-manager": "Runway manager load()",
+         "runway-manager-inline": "Runway manager load(), inline delivery"}
 
 
 def nice_max(value):

@@ -6,6 +6,8 @@
 //   API's context, to `api.bench.test`, which only the DNS bypass resolves (to 127.0.0.1).
 // - `manager`: an API manager's `load()` over that chain; one manager per worker (a manager
 //   drops a call while its previous one runs), default delivery (the main actor).
+// - `manager-inline`: the same with `ManagerDelivery.inline` (a server's or a tool's choice: the
+//   landing runs on the task that finished the call, with no hop to the main actor).
 // - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
 import BenchHarness
@@ -101,8 +103,8 @@ final class ItemsAPIManager: APIManager {
     let path: String
     let requestOptions: RequestOptions
 
-    init(registry: ServiceRegistry, path: String, options: RequestOptions) {
-        engine = ManagerEngine(registry: registry)
+    init(registry: ServiceRegistry, path: String, options: RequestOptions, delivery: ManagerDelivery) {
+        engine = ManagerEngine(registry: registry, delivery: delivery)
         self.path = path
         requestOptions = options
     }
@@ -127,7 +129,7 @@ func runMode() async throws {
         let request = try Request(url(host: host), options: requestOptions)
         let context = RequestContext(apiName: apiName, serviceID: serviceID)
         await measure(client: client, options) { _ in try await pipeline.send(request, context: context).body.count }
-    case "manager":
+    case "manager", "manager-inline":
         var interceptors: [any Interceptor] = []
         for name in standardChain { interceptors.append(try await interceptor(name, bypassHost: "api.bench.test")) }
         let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher())
@@ -138,7 +140,9 @@ func runMode() async throws {
         builder.register(BenchService(baseURLs: BaseURLs(base.string ?? "")))
         let registry = try builder.build()
         let managers = (0..<options.concurrency).map { _ in
-            ItemsAPIManager(registry: registry, path: String(target.path.dropFirst()), options: requestOptions)
+            ItemsAPIManager(
+                registry: registry, path: String(target.path.dropFirst()), options: requestOptions,
+                delivery: mode == "manager" ? .mainActor : .inline)
         }
         await measure(client: client, options) { worker in
             let manager = managers[worker]
@@ -146,7 +150,7 @@ func runMode() async throws {
             return manager.lastResponse?.body.count ?? -1
         }
     default:
-        fail("unknown mode \(mode): bare, chain, manager, one:<interceptor>", code: 2)
+        fail("unknown mode \(mode): bare, chain, manager, manager-inline, one:<interceptor>", code: 2)
     }
 }
 
