@@ -1,0 +1,124 @@
+import RunwayCore
+
+#if OpenAPI  // the package trait that brings these dependencies (TraitCheck.swift)
+import HTTPTypes
+#endif
+
+extension RunwayTransport {
+    /// How a ``RunwayTransport`` turns operations into Runway calls.
+    public struct Configuration: Sendable {
+        /// The API name of an operation, by its operation ID: what `RequestContext.apiName` is
+        /// set to, and so what the per-API policies (cache, validation, retry, merging, signing
+        /// scope), logs and metrics key on. By default the operation ID itself.
+        public var apiName: @Sendable (_ operationID: String) -> String
+        /// The service the calls belong to (`RequestContext.serviceID`), if any.
+        public var serviceID: ServiceID?
+        /// The transport options of every call: timeouts, response size limit, TLS, proxy.
+        public var options: RequestOptions
+        /// When a response body is streamed rather than buffered.
+        public var responseBody: ResponseBodyPolicy
+        /// The largest request body read into memory, in bytes (1 MiB by default), when the
+        /// runtime can read it more than once and knows its length; larger ones, and any
+        /// other, are streamed.
+        public var requestBodyBufferLimit: Int
+
+        /// Creates a configuration whose API names come from a dictionary.
+        /// - Parameters:
+        ///   - apiNames: API names by operation ID; an operation not listed is named by its
+        ///     operation ID.
+        ///   - serviceID: The service the calls belong to.
+        ///   - options: The transport options of every call.
+        ///   - responseBody: When a response body is streamed (``ResponseBodyPolicy/automatic``).
+        ///   - requestBodyBufferLimit: The largest request body read into memory.
+        public init(
+            apiNames: [String: String] = [:], serviceID: ServiceID? = nil, options: RequestOptions = RequestOptions(),
+            responseBody: ResponseBodyPolicy = .automatic, requestBodyBufferLimit: Int = 1 << 20
+        ) {
+            self.init(
+                serviceID: serviceID, options: options, responseBody: responseBody, requestBodyBufferLimit: requestBodyBufferLimit,
+                apiName: { @Sendable operationID in apiNames[operationID] ?? operationID })
+        }
+
+        /// Creates a configuration whose API names come from a closure.
+        /// - Parameters:
+        ///   - serviceID: The service the calls belong to.
+        ///   - options: The transport options of every call.
+        ///   - responseBody: When a response body is streamed (``ResponseBodyPolicy/automatic``).
+        ///   - requestBodyBufferLimit: The largest request body read into memory.
+        ///   - apiName: The API name of an operation, by its operation ID.
+        public init(
+            serviceID: ServiceID? = nil, options: RequestOptions = RequestOptions(), responseBody: ResponseBodyPolicy = .automatic,
+            requestBodyBufferLimit: Int = 1 << 20, apiName: @escaping @Sendable (_ operationID: String) -> String
+        ) {
+            self.apiName = apiName
+            self.serviceID = serviceID
+            self.options = options
+            self.responseBody = responseBody
+            self.requestBodyBufferLimit = requestBodyBufferLimit
+        }
+    }
+
+    /// When a response body is streamed (handed over as it arrives, read once) rather than
+    /// buffered (read whole into memory, bounded by `RequestOptions.maxResponseSize`).
+    ///
+    /// Caches store and answer buffered responses only, so an operation whose answers are cached
+    /// must be buffered. Stream what is large or open-ended: downloads, exports, event streams.
+    public struct ResponseBodyPolicy: Sendable {
+        /// Whether the call for an operation streams its response body.
+        let decide: @Sendable (_ operationID: String, _ request: HTTPRequest) -> Bool
+
+        /// Decides per operation with `decide`, given the operation ID and the request (its
+        /// `Accept` field names the media types the operation documents).
+        public static func custom(_ decide: @escaping @Sendable (_ operationID: String, _ request: HTTPRequest) -> Bool) -> Self {
+            Self(decide: decide)
+        }
+
+        /// Every response body is buffered.
+        public static let buffered = Self { _, _ in false }
+
+        /// Every response body is streamed (no call is answered from a cache).
+        public static let streamed = Self { _, _ in true }
+
+        /// Streams when the request accepts only streaming media types
+        /// (``streamingMediaTypes``): the generated code sets `Accept` to the media types the
+        /// operation's responses document, so a download (`application/octet-stream`) or an
+        /// event stream (`text/event-stream`) streams and a JSON operation is buffered. An
+        /// `Accept` with a JSON or other type among them, `*/*`, or none, buffers.
+        public static let automatic = Self { _, request in acceptsOnlyStreamingTypes(request) }
+
+        /// Streams the listed operations, and the others as ``automatic`` does.
+        public static func streamed(operations: Set<String>) -> Self {
+            Self { operationID, request in operations.contains(operationID) || acceptsOnlyStreamingTypes(request) }
+        }
+
+        /// The media types ``automatic`` streams: binary data, event streams, JSON Lines and
+        /// sequences, and multipart bodies (`multipart/` and any subtype).
+        public static let streamingMediaTypes: Set<String> = [
+            "application/octet-stream", "text/event-stream", "application/jsonl", "application/x-ndjson",
+            "application/json-seq", "multipart/*",
+        ]
+
+        /// Whether the call for `operationID`, with `request` as the generated code made it,
+        /// streams its response body.
+        public func streams(operationID: String, request: HTTPRequest) -> Bool {
+            decide(operationID, request)
+        }
+
+        /// Whether every media type in the request's `Accept` field is a streaming one.
+        static func acceptsOnlyStreamingTypes(_ request: HTTPRequest) -> Bool {
+            let values = request.headerFields[values: .accept]
+            var found = false
+            for value in values {
+                for element in value.split(separator: ",") {
+                    let type = element.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+                    if type.isEmpty { continue }
+                    let isStreaming =
+                        streamingMediaTypes.contains(type) || (type.hasPrefix("multipart/") && streamingMediaTypes.contains("multipart/*"))
+                    guard isStreaming else { return false }
+                    found = true
+                }
+            }
+            return found
+        }
+    }
+}
