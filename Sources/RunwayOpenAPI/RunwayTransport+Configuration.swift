@@ -79,16 +79,16 @@ extension RunwayTransport {
         /// Every response body is streamed (no call is answered from a cache).
         public static let streamed = Self { _, _ in true }
 
-        /// Streams when the request accepts only streaming media types
+        /// Streams when the request's `Accept` names a streaming media type
         /// (``streamingMediaTypes``): the generated code sets `Accept` to the media types the
-        /// operation's responses document, so a download (`application/octet-stream`) or an
-        /// event stream (`text/event-stream`) streams and a JSON operation is buffered. An
-        /// `Accept` with a JSON or other type among them, `*/*`, or none, buffers.
-        public static let automatic = Self { _, request in acceptsOnlyStreamingTypes(request) }
+        /// operation's responses document, so a download (`application/octet-stream`, with or
+        /// without a JSON error body beside it) or an event stream (`text/event-stream`) streams,
+        /// and an operation that answers JSON only is buffered. `*/*`, or no `Accept`, buffers.
+        public static let automatic = Self { _, request in acceptsStreamingType(request) }
 
         /// Streams the listed operations, and the others as ``automatic`` does.
         public static func streamed(operations: Set<String>) -> Self {
-            Self { operationID, request in operations.contains(operationID) || acceptsOnlyStreamingTypes(request) }
+            Self { operationID, request in operations.contains(operationID) || acceptsStreamingType(request) }
         }
 
         /// The media types ``automatic`` streams: binary data, event streams, JSON Lines and
@@ -104,21 +104,15 @@ extension RunwayTransport {
             decide(operationID, request)
         }
 
-        /// Whether every media type in the request's `Accept` field is a streaming one.
-        static func acceptsOnlyStreamingTypes(_ request: HTTPRequest) -> Bool {
-            let values = request.headerFields[values: .accept]
-            var found = false
-            for value in values {
+        /// Whether a media type in the request's `Accept` field is a streaming one.
+        static func acceptsStreamingType(_ request: HTTPRequest) -> Bool {
+            for value in request.headerFields[values: .accept] {
                 for element in value.split(separator: ",") {
                     let type = element.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-                    if type.isEmpty { continue }
-                    let isStreaming =
-                        streamingMediaTypes.contains(type) || (type.hasPrefix("multipart/") && streamingMediaTypes.contains("multipart/*"))
-                    guard isStreaming else { return false }
-                    found = true
+                    if streamingMediaTypes.contains(type) || type.hasPrefix("multipart/") { return true }
                 }
             }
-            return found
+            return false
         }
     }
 }

@@ -27,10 +27,10 @@ import OpenAPIRuntime
 ///   once (retry leaves such a call alone).
 /// - **Response bodies.** Buffered into memory (bounded by
 ///   `RequestOptions.maxResponseSize`, so a cache can store and answer them), unless
-///   ``Configuration/responseBody`` says to stream: by default when the request accepts only
-///   streaming media types (`application/octet-stream`, `text/event-stream`, JSON Lines, ...),
-///   which is what the generated code asks for an operation that returns them. A streamed
-///   body is read once, as it arrives, with backpressure.
+///   ``Configuration/responseBody`` says to stream: by default when the request accepts a
+///   streaming media type (`application/octet-stream`, `text/event-stream`, JSON Lines, ...),
+///   which is what the generated code asks for an operation that returns one. A streamed body
+///   is read once, as it arrives, with backpressure.
 /// - **Errors.** The transport throws `RunwayError`; the runtime wraps it in a
 ///   `ClientError`, whose ``OpenAPIRuntime/ClientError/runwayError`` gives it back.
 /// - **Cancellation.** Cancelling the task that called the operation (or that reads a streamed

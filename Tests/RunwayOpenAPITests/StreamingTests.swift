@@ -103,6 +103,22 @@ import Testing
         }
     }
 
+    @Test func theAutomaticPolicyStreamsWhenAStreamingTypeIsAccepted() {
+        func streams(_ accept: String?) -> Bool {
+            var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/x")
+            if let accept { request.headerFields[.accept] = accept }
+            return RunwayTransport.ResponseBodyPolicy.automatic.streams(operationID: "x", request: request)
+        }
+        #expect(streams("application/octet-stream"))
+        #expect(streams("application/json, application/octet-stream"))
+        #expect(streams("Text/Event-Stream; charset=utf-8"))
+        #expect(streams("multipart/mixed"))
+        #expect(!streams("application/json"))
+        #expect(!streams("application/json, text/plain"))
+        #expect(!streams("*/*"))
+        #expect(!streams(nil))
+    }
+
     @Test func cancellingTheCallerAbortsABufferedTransfer() async throws {
         try await withTestServer { server in
             let client = makeClient(server, configuration: .init(responseBody: .buffered))
