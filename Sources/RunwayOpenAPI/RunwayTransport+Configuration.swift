@@ -104,15 +104,34 @@ extension RunwayTransport {
             decide(operationID, request)
         }
 
-        /// Whether a media type in the request's `Accept` field is a streaming one.
+        /// Whether a media type in the request's `Accept` field is a streaming one. Runs for every
+        /// call, so it compares bytes, case-insensitively, without making strings.
         static func acceptsStreamingType(_ request: HTTPRequest) -> Bool {
             for value in request.headerFields[values: .accept] {
-                for element in value.split(separator: ",") {
-                    let type = element.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-                    if streamingMediaTypes.contains(type) || type.hasPrefix("multipart/") { return true }
+                let bytes = Array(value.utf8)
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                    if isStreamingType(bytes[start..<end]) { return true }
+                    start = end + 1
                 }
             }
             return false
         }
+
+        /// Whether one element of an `Accept` value (`type/subtype`, parameters, spaces around)
+        /// is a streaming media type.
+        private static func isStreamingType(_ element: ArraySlice<UInt8>) -> Bool {
+            let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            var type = element.drop(while: isSpace)
+            if let semicolon = type.firstIndex(of: UInt8(ascii: ";")) { type = type[..<semicolon] }
+            while let last = type.last, isSpace(last) { type = type.dropLast() }
+            let lowered = type.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+            return lowered.starts(with: multipartPrefix) || streamingMediaTypeBytes.contains(lowered)
+        }
+
+        private static let multipartPrefix = Array("multipart/".utf8)
+        private static let streamingMediaTypeBytes = Set(streamingMediaTypes.map { Array($0.utf8) })
     }
 }
