@@ -18,6 +18,8 @@ struct ItemRoutes: Sendable {
     var flakyFailures = 1
     /// Counts `/flaky`'s requests.
     let flakyCount = Counter()
+    /// Counts the uploads to `/blobs/flaky`.
+    let flakyUploads = Counter()
 
     struct Item: Codable {
         var id: String
@@ -73,13 +75,17 @@ struct ItemRoutes: Sendable {
                 }
                 return Response(status: .noContent)
             }
-            router.put("/blobs/:name") { request, _ in
+            router.put("/blobs/:name") { request, context in
                 // Read as it streams in; the receipt says what arrived and how it was framed.
                 var hash = SHA256()
                 var size = 0
                 for try await buffer in request.body {
                     hash.update(data: Data(buffer.readableBytesView))
                     size += buffer.readableBytes
+                }
+                // "flaky": the first upload is read whole and answered 503.
+                if context.parameters.get("name") == "flaky", flakyUploads.increment() == 1 {
+                    return Response(status: .serviceUnavailable, headers: [.retryAfter: "0"])
                 }
                 let chunked = request.headers[.transferEncoding]?.lowercased() == "chunked" || request.headers[.contentLength] == nil
                 let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()

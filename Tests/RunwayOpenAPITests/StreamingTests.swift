@@ -31,15 +31,40 @@ import Testing
         }
     }
 
-    @Test func aBodyOverTheBufferLimitIsStreamedAndCanBeSentAgain() async throws {
+    @Test func aBodyOverTheBufferLimitIsStreamedAndSentAgainByRetry() async throws {
         let routes = ItemRoutes()
         try await withTestServer(routes: routes.routes) { server in
             let data = DeterministicBytes.data(count: 300_000)
-            // Read more than once (.multiple), over the 64 KiB limit set here: streamed, and
-            // replayable, so a retry could send it again.
-            let client = makeClient(server, configuration: .init(requestBodyBufferLimit: 64 << 10))
-            let receipt = try await client.uploadBlob(path: .init(name: "c"), body: .binary(HTTPBody(data))).ok.body.json
+            // Read more than once (.multiple), over the 64 KiB limit set here: streamed with its
+            // length, and made anew for the retry after the first upload's 503.
+            let retry = try RetryInterceptor.retry(maxAttempts: 2, initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(10))
+            let bodies = BodyRecorder()
+            let client = makeClient(server, interceptors: [retry, bodies], configuration: .init(requestBodyBufferLimit: 64 << 10))
+            let receipt = try await client.uploadBlob(path: .init(name: "flaky"), body: .binary(HTTPBody(data))).ok.body.json
             #expect(receipt == .init(size: 300_000, sha256: Self.hex(data), chunked: false))
+            #expect(routes.flakyUploads.value == 2)
+            #expect(bodies.seen.withLock { $0 } == Array(repeating: .stream(length: 300_000, replayable: true), count: 2))
+
+            // Under the limit, the same body is read into memory.
+            _ = try await client.uploadBlob(path: .init(name: "small"), body: .binary(HTTPBody(data.prefix(1000)))).ok
+            #expect(bodies.seen.withLock { $0.last } == .data(1000))
+        }
+    }
+
+    @Test func aBodyReadOnceIsSentOnceRetryOrNot() async throws {
+        let routes = ItemRoutes()
+        try await withTestServer(routes: routes.routes) { server in
+            let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(10))
+            let bodies = BodyRecorder()
+            let client = makeClient(server, interceptors: [retry, bodies])
+            let body = onceBody([DeterministicBytes.data(count: 1000)], length: .known(1000))
+            let output = try await client.uploadBlob(path: .init(name: "flaky"), body: .binary(body))
+            guard case .undocumented(statusCode: 503, _) = output else {
+                Issue.record("expected the first upload's 503, got \(output)")
+                return
+            }
+            #expect(routes.flakyUploads.value == 1)
+            #expect(bodies.seen.withLock { $0 } == [.stream(length: 1000, replayable: false)])
         }
     }
 

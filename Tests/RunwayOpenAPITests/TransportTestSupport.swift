@@ -37,6 +37,30 @@ struct ContextRecorder: Interceptor {
     }
 }
 
+/// Records how each request that passes it carries its body: in memory or streamed.
+struct BodyRecorder: Interceptor {
+    enum Kind: Equatable {
+        case none
+        case data(Int)
+        case stream(length: Int?, replayable: Bool)
+    }
+
+    let seen = Locked<[Kind]>([])
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let kind: Kind =
+            if let stream = request.bodyStream {
+                .stream(length: stream.length, replayable: stream.isReplayable)
+            } else if let body = request.body {
+                .data(body.count)
+            } else {
+                .none
+            }
+        seen.withLock { $0.append(kind) }
+        return try await next(request, context)
+    }
+}
+
 /// The `ClientError` that `body` throws; records an issue if it returns or throws another type.
 func clientError<T>(_ body: () async throws -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> ClientError? {
     do {
