@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "RunwayMetrics", targets: ["RunwayMetrics"]),
         .library(name: "RunwayTracing", targets: ["RunwayTracing"]),
         .library(name: "RunwayHTTPTypes", targets: ["RunwayHTTPTypes"]),
+        .library(name: "RunwayOpenAPI", targets: ["RunwayOpenAPI"]),
     ],
     traits: [
         .trait(name: "Signing", description: "RunwaySigning: request signing (swift-crypto)."),
@@ -47,6 +48,11 @@ let package = Package(
         .trait(name: "Metrics", description: "RunwayMetrics: the metrics interceptor (swift-metrics)."),
         .trait(name: "Tracing", description: "RunwayTracing: the tracing interceptor (swift-distributed-tracing)."),
         .trait(name: "HTTPTypes", description: "RunwayHTTPTypes: conversions to and from HTTPRequest and HTTPResponse (swift-http-types)."),
+        .trait(
+            name: "OpenAPI",
+            description: "RunwayOpenAPI: a ClientTransport for swift-openapi-generator clients (swift-openapi-runtime, swift-http-types).",
+            enabledTraits: ["HTTPTypes"]
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -57,6 +63,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         // Documentation (`swift package generate-documentation`) and test-only: never resolved
         // for an app, since no product uses them.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -117,6 +124,16 @@ var libraryTargets: [Target] {
         .target(name: "RunwayMetrics", dependencies: ["Runway", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
         .target(name: "RunwayTracing", dependencies: ["RunwayCore", product("Tracing", "swift-distributed-tracing", traits: ["Tracing"])]),
         .target(name: "RunwayHTTPTypes", dependencies: ["RunwayCore", product("HTTPTypes", "swift-http-types", traits: ["HTTPTypes"])]),
+        // A swift-openapi-runtime `ClientTransport` that sends through a Pipeline; the trait
+        // OpenAPI turns on HTTPTypes, whose conversions it is built on.
+        .target(
+            name: "RunwayOpenAPI",
+            dependencies: [
+                "RunwayCore", "RunwayHTTPTypes",
+                product("OpenAPIRuntime", "swift-openapi-runtime", traits: ["OpenAPI"]),
+                product("HTTPTypes", "swift-http-types", traits: ["OpenAPI"]),
+            ]
+        ),
     ]
 }
 
@@ -263,6 +280,19 @@ var testTargets: [Target] {
                 "RunwayCore", "RunwayHTTPTypes", "RunwayCurl", "TestHelpers", testServer, hummingbird,
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
+        ),
+        // A client generated from OpenAPI/openapi.yaml (committed; scripts/generate-openapi.sh
+        // regenerates it) sent through RunwayTransport to the test server, with the real cache,
+        // retry, signing and verifier.
+        .testTarget(
+            name: "RunwayOpenAPITests",
+            dependencies: [
+                "Runway", "RunwayOpenAPI", "RunwayCurl", "RunwayCache", "RunwaySigning", "RunwaySync", testServer, hummingbird,
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]
         ),
         .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),
         .testTarget(

@@ -16,12 +16,16 @@ let package = Package(
     name: "RunwayBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "..", traits: ["Cache", "ActionLog", "Signing", "Logging", "Metrics", "Tracing"]),
+        .package(path: "..", traits: ["Cache", "ActionLog", "Signing", "Logging", "Metrics", "Tracing", "OpenAPI"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The OpenAPI comparison (BenchOpenAPI): the runtime and the two transports it is compared with.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
     ],
     targets: [
         // libcurl from the system, for the libcurl loop; this package's own, not Runway's.
@@ -37,12 +41,11 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(name: "BenchURLSession", dependencies: ["BenchHarness"], swiftSettings: [.swiftLanguageMode(.v6)]),
-        .executableTarget(
-            name: "BenchRunway",
+        // The standard chain as an app registers it, for BenchRunway and BenchOpenAPI.
+        .target(
+            name: "BenchChain",
             dependencies: [
-                "BenchHarness",
                 .product(name: "Runway", package: runway),
-                .product(name: "RunwayCurl", package: runway),
                 .product(name: "RunwayCache", package: runway),
                 .product(name: "RunwayCompression", package: runway),
                 .product(name: "RunwaySigning", package: runway),
@@ -52,6 +55,30 @@ let package = Package(
                 .product(name: "RunwayTracing", package: runway),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "BenchRunway",
+            dependencies: [
+                "BenchHarness", "BenchChain", .product(name: "Runway", package: runway), .product(name: "RunwayCurl", package: runway),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // One generated OpenAPI client (Generated/, committed; scripts/generate-openapi.sh at the
+        // repository's root regenerates it) over Runway's transport, AsyncHTTPClient's and URLSession's.
+        .executableTarget(
+            name: "BenchOpenAPI",
+            dependencies: [
+                "BenchHarness", "BenchChain",
+                .product(name: "Runway", package: runway),
+                .product(name: "RunwayCurl", package: runway),
+                .product(name: "RunwayOpenAPI", package: runway),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The fixtures the manager and cache micro-benchmarks (and the profiling driver) share.

@@ -58,4 +58,5 @@ check logging '"Logging"' '"RunwayLogging"' 'swift-log'
 check metrics '"Metrics"' '"RunwayMetrics"' 'swift-metrics'
 check tracing '"Tracing"' '"RunwayTracing"' 'swift-distributed-tracing'
 check http-types '"HTTPTypes"' '"RunwayHTTPTypes"' 'swift-http-types'
+check openapi '"OpenAPI"' '"RunwayOpenAPI"' 'swift-http-types swift-openapi-runtime'
 exit $failed

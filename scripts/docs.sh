@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(RunwayCore Runway RunwayCurl RunwayURLSession RunwayTesting RunwayDNSBypass RunwayCompression RunwayMediator RunwayHAR RunwayServerSentEvents
-  RunwaySigning RunwayCache RunwayActionLog RunwayLogging RunwayMetrics RunwayTracing RunwayHTTPTypes)
+  RunwaySigning RunwayCache RunwayActionLog RunwayLogging RunwayMetrics RunwayTracing RunwayHTTPTypes RunwayOpenAPI)
 args=()
 for target in "${targets[@]}"; do args+=(--target "$target"); done
 swift package --enable-all-traits generate-documentation "${args[@]}" --warnings-as-errors

@@ -10,18 +10,11 @@
 //   landing runs on the task that finished the call, with no hop to the main actor).
 // - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
+import BenchChain
 import BenchHarness
 import Dispatch
-import Logging
 import Runway
-import RunwayCache
-import RunwayCompression
 import RunwayCurl
-import RunwayDNSBypass
-import RunwayLogging
-import RunwayMetrics
-import RunwaySigning
-import RunwayTracing
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +30,7 @@ import Foundation
 
 let options = Options()
 let mode = options.mode ?? "bare"
-let apiName = "bench.items"
+let apiName = benchAPIName
 let serviceID: ServiceID = "bench"
 
 let requestOptions = {
@@ -54,38 +47,11 @@ func url(host: String) -> String {
     return parts.string ?? options.url
 }
 
-/// The DNS bypass of the chain: `host` goes to 127.0.0.1, probed once before the run.
-func bypass(_ host: String) async throws -> DNSBypassInterceptor {
-    let bypass = try DNSBypass(.init(hosts: [host: ["127.0.0.1"]], fallsBackToDNS: false))
-    await bypass.start()
-    return .dnsBypass(bypass)
-}
-
-/// Each standard interceptor as an app registers it, in `DefaultOrder`.
+/// Each standard interceptor as an app registers it (BenchChain), or the end of the run.
 func interceptor(_ name: String, bypassHost: String) async throws -> any Interceptor {
-    switch name {
-    case "tracing": return TracingInterceptor.tracing()
-    case "metrics": return try MetricsInterceptor.metrics()
-    case "logging":
-        var logger = Logger(label: "bench")
-        logger.logLevel = .warning
-        return .logging(logger)
-    case "validation":
-        return try .validation([apiName: try APIValidation(response: ResponseRule(contentType: "application/json"))])
-    case "cache":
-        // A cache with policies for other APIs: the benchmarked one is not cached.
-        return try ResponseCache(policies: ["bench.other": .memory()]).interceptor
-    case "retry": return try .retry(maxAttempts: 3)
-    case "compression": return try .compression(threshold: 1024)
-    case "signing": return try .signing(secret: "bench-secret-0123456789abcdef", keyID: "bench")
-    case "dns-bypass": return try await bypass(bypassHost)
-    default: fail("unknown interceptor \(name)", code: 2)
-    }
+    guard let made = try await BenchChain.interceptor(name, bypassHost: bypassHost) else { fail("unknown interceptor \(name)", code: 2) }
+    return made
 }
-
-/// The README's chain: logging at .warning, validation with one response rule, a cache in which
-/// the API is not cached, retry, compression, HMAC signing, the DNS bypass.
-let standardChain = ["logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass"]
 
 func dispatcher() -> CurlDispatcher {
     CurlDispatcher(configuration: .init(maxConnectionsPerHost: options.concurrency))
@@ -98,7 +64,7 @@ struct BenchService: Service {
 
 final class ItemsAPIManager: APIManager {
     let engine: ManagerEngine
-    let apiName = "bench.items"
+    let apiName = benchAPIName
     let serviceID: ServiceID = "bench"
     let path: String
     let requestOptions: RequestOptions

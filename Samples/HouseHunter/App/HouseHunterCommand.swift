@@ -15,7 +15,9 @@ struct HouseHunterCommand: AsyncParsableCommand {
               house-hunter tour
               house-hunter interactive
             """,
-        subcommands: [OpenCommand.self, TourCommand.self, InteractiveCommand.self, ServeCommand.self, RoutesCommand.self],
+        subcommands: [
+            OpenCommand.self, TourCommand.self, InteractiveCommand.self, ServeCommand.self, RoutesCommand.self, PlatformCommand.self,
+        ],
         defaultSubcommand: OpenCommand.self)
 }
 

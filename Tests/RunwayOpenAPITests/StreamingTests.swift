@@ -1,0 +1,184 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Runway
+import RunwayCurl
+import RunwayOpenAPI
+import RunwayTestServer
+import Testing
+
+/// Streamed bodies both ways through `RunwayTransport`, which response bodies stream, and
+/// cancellation by the caller's task.
+@Suite struct StreamingTests {
+    static func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    @Test func aBodyOfUnknownLengthIsSentChunkedAsItIsRead() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let chunks = (0..<40).map { DeterministicBytes.data(count: 10_000, offset: $0 * 10_000) }
+            let receipt = try await makeClient(server).uploadBlob(path: .init(name: "a"), body: .binary(onceBody(chunks, length: .unknown)))
+                .ok.body.json
+            #expect(receipt == .init(size: 400_000, sha256: Self.hex(DeterministicBytes.data(count: 400_000)), chunked: true))
+        }
+    }
+
+    @Test func aBodyReadOnceWithALengthIsSentWithContentLength() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let chunks = (0..<4).map { DeterministicBytes.data(count: 50_000, offset: $0 * 50_000) }
+            let receipt = try await makeClient(server)
+                .uploadBlob(path: .init(name: "b"), body: .binary(onceBody(chunks, length: .known(200_000)))).ok.body.json
+            #expect(receipt == .init(size: 200_000, sha256: Self.hex(DeterministicBytes.data(count: 200_000)), chunked: false))
+        }
+    }
+
+    @Test func aBodyOverTheBufferLimitIsStreamedAndSentAgainByRetry() async throws {
+        let routes = ItemRoutes()
+        try await withTestServer(routes: routes.routes) { server in
+            let data = DeterministicBytes.data(count: 300_000)
+            // Read more than once (.multiple), over the 64 KiB limit set here: streamed with its
+            // length, and made anew for the retry after the first upload's 503.
+            let retry = try RetryInterceptor.retry(maxAttempts: 2, initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(10))
+            let bodies = BodyRecorder()
+            let client = makeClient(server, interceptors: [retry, bodies], configuration: .init(requestBodyBufferLimit: 64 << 10))
+            let receipt = try await client.uploadBlob(path: .init(name: "flaky"), body: .binary(HTTPBody(data))).ok.body.json
+            #expect(receipt == .init(size: 300_000, sha256: Self.hex(data), chunked: false))
+            #expect(routes.flakyUploads.value == 2)
+            #expect(bodies.seen.withLock { $0 } == Array(repeating: .stream(length: 300_000, replayable: true), count: 2))
+
+            // Under the limit, the same body is read into memory.
+            _ = try await client.uploadBlob(path: .init(name: "small"), body: .binary(HTTPBody(data.prefix(1000)))).ok
+            #expect(bodies.seen.withLock { $0.last } == .data(1000))
+        }
+    }
+
+    @Test func aBodyReadOnceIsSentOnceRetryOrNot() async throws {
+        let routes = ItemRoutes()
+        try await withTestServer(routes: routes.routes) { server in
+            let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(10), maxBackoff: .milliseconds(10))
+            let bodies = BodyRecorder()
+            let client = makeClient(server, interceptors: [retry, bodies])
+            let body = onceBody([DeterministicBytes.data(count: 1000)], length: .known(1000))
+            let output = try await client.uploadBlob(path: .init(name: "flaky"), body: .binary(body))
+            guard case .undocumented(statusCode: 503, _) = output else {
+                Issue.record("expected the first upload's 503, got \(output)")
+                return
+            }
+            #expect(routes.flakyUploads.value == 1)
+            #expect(bodies.seen.withLock { $0 } == [.stream(length: 1000, replayable: false)])
+        }
+    }
+
+    @Test func aBufferedBodyOverTheRequestLimitIsRefusedBeforeItIsSent() async throws {
+        // Under the buffer limit: read into memory, so `maxRequestBodySize` applies before sending.
+        var options = RequestOptions()
+        options.maxRequestBodySize = 1000
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let client = makeClient(server, configuration: .init(options: options))
+            let error = try #require(
+                await clientError { try await client.uploadBlob(path: .init(name: "d"), body: .binary(HTTPBody(Data(count: 2000)))) })
+            #expect(error.runwayError?.code == .requestTooLarge)
+            #expect(server.stats.requests(path: "/blobs/d") == 0)
+        }
+    }
+
+    @Test func anOctetStreamResponseIsStreamedByDefault() async throws {
+        try await withTestServer { server in
+            let output = try await makeClient(server).downloadBytes(path: .init(count: 3_000_000))
+            let body = try output.ok.body.binary
+            #expect(body.iterationBehavior == .single)
+            #expect(body.length == .known(3_000_000))
+            var received = Data()
+            var chunks = 0
+            for try await chunk in body {
+                received.append(contentsOf: chunk)
+                chunks += 1
+            }
+            #expect(received == DeterministicBytes.data(count: 3_000_000))
+            #expect(chunks > 1)
+        }
+    }
+
+    @Test func aJSONResponseIsBufferedAndTheBufferedPolicyBuffersEverything() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let client = makeClient(server, configuration: .init(responseBody: .buffered))
+            let body = try await client.downloadBytes(path: .init(count: 1000)).ok.body.binary
+            #expect(body.iterationBehavior == .multiple)
+            #expect(try await Data(collecting: body, upTo: 1000) == DeterministicBytes.data(count: 1000))
+
+            // A buffered body over maxResponseSize is an error, not a truncated body.
+            var options = RequestOptions()
+            options.maxResponseSize = 500
+            let small = makeClient(server, configuration: .init(options: options, responseBody: .buffered))
+            let error = try #require(await clientError { try await small.downloadBytes(path: .init(count: 1000)) })
+            #expect(error.runwayError?.code == .responseTooLarge)
+        }
+    }
+
+    @Test func theStreamedPolicyStreamsNamedOperations() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let streamed = makeClient(server, configuration: .init(responseBody: .streamed(operations: ["listItems"])))
+            let list = try await streamed.listItems().ok.body.json
+            #expect(list.items.count == 3)
+            // The decoded output says nothing of how it came; the decision does:
+            let request = HTTPRequest(
+                method: .get, scheme: nil, authority: nil, path: "/items", headerFields: [.accept: "application/json"])
+            #expect(
+                RunwayTransport.ResponseBodyPolicy.streamed(operations: ["listItems"]).streams(operationID: "listItems", request: request))
+            #expect(!RunwayTransport.ResponseBodyPolicy.automatic.streams(operationID: "listItems", request: request))
+        }
+    }
+
+    @Test func theAutomaticPolicyStreamsWhenAStreamingTypeIsAccepted() {
+        func streams(_ accept: String?) -> Bool {
+            var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/x")
+            if let accept { request.headerFields[.accept] = accept }
+            return RunwayTransport.ResponseBodyPolicy.automatic.streams(operationID: "x", request: request)
+        }
+        #expect(streams("application/octet-stream"))
+        #expect(streams("application/json, application/octet-stream"))
+        #expect(streams("Text/Event-Stream; charset=utf-8"))
+        #expect(streams("multipart/mixed"))
+        #expect(!streams("application/json"))
+        #expect(!streams("application/json, text/plain"))
+        #expect(!streams("*/*"))
+        #expect(!streams(nil))
+    }
+
+    @Test func cancellingTheCallerAbortsABufferedTransfer() async throws {
+        try await withTestServer { server in
+            let client = makeClient(server, configuration: .init(responseBody: .buffered))
+            let task = Task { try await client.slowStream(query: .init(ms: 20_000)) }
+            #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
+            task.cancel()
+            let error = try #require(await clientError { try await task.value })
+            #expect(error.runwayError?.code == .cancelled)
+            #expect(await server.stats.waitForAborts())
+        }
+    }
+
+    @Test func cancellingTheReaderOfAStreamedBodyAbortsTheTransfer() async throws {
+        try await withTestServer { server in
+            let client = makeClient(server)
+            let body = try await client.slowStream(query: .init(ms: 20_000)).ok.body.binary
+            let firstChunk = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                var count = 0
+                for try await chunk in body {
+                    if count == 0 { firstChunk.continuation.yield() }
+                    count += chunk.count
+                }
+                return count
+            }
+            var arrived = firstChunk.stream.makeAsyncIterator()
+            _ = await arrived.next()
+            reader.cancel()
+            do {
+                let count = try await reader.value
+                Issue.record("the body ended after \(count) bytes instead of failing")
+            } catch let error as RunwayError {
+                #expect(error.code == .cancelled)
+            }
+            #expect(await server.stats.waitForAborts())
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import OpenAPIRuntime
+import Runway
+import RunwayCurl
+import RunwayOpenAPI
+import RunwaySync
+import RunwayTestServer
+import Testing
+
+/// The generated client for `server`, sending through `interceptors` and a libcurl dispatcher.
+func makeClient(
+    _ server: TestServer, interceptors: [any Interceptor] = [], configuration: RunwayTransport.Configuration = .init()
+) -> Client {
+    let pipeline = Pipeline(interceptors: interceptors, dispatcher: CurlDispatcher())
+    return Client(serverURL: server.baseURL, transport: RunwayTransport(pipeline: pipeline, configuration: configuration))
+}
+
+/// Records the API name and operation ID of every call that passes it.
+struct ContextRecorder: Interceptor {
+    struct Seen: Equatable {
+        var apiName: String?
+        var operationID: String?
+        var serviceID: ServiceID?
+    }
+
+    let seen = SeenCalls()
+
+    final class SeenCalls: Sendable {
+        private let calls = Locked<[Seen]>([])
+        func append(_ call: Seen) { calls.withLock { $0.append(call) } }
+        var all: [Seen] { calls.withLock { $0 } }
+    }
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        seen.append(Seen(apiName: context.apiName, operationID: context[OpenAPIOperationID.self], serviceID: context.serviceID))
+        return try await next(request, context)
+    }
+}
+
+/// Records how each request that passes it carries its body: in memory or streamed.
+struct BodyRecorder: Interceptor {
+    enum Kind: Equatable {
+        case none
+        case data(Int)
+        case stream(length: Int?, replayable: Bool)
+    }
+
+    let seen = Locked<[Kind]>([])
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let kind: Kind =
+            if let stream = request.bodyStream {
+                .stream(length: stream.length, replayable: stream.isReplayable)
+            } else if let body = request.body {
+                .data(body.count)
+            } else {
+                .none
+            }
+        seen.withLock { $0.append(kind) }
+        return try await next(request, context)
+    }
+}
+
+/// The `ClientError` that `body` throws; records an issue if it returns or throws another type.
+func clientError<T>(_ body: () async throws -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> ClientError? {
+    do {
+        let value = try await body()
+        Issue.record("expected a ClientError, got \(value)", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as ClientError {
+        return error
+    } catch {
+        Issue.record("expected a ClientError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// An `AsyncSequence` of `chunks` that can be iterated once, as a body from a file or a socket.
+func onceBody(_ chunks: [Data], length: HTTPBody.Length) -> HTTPBody {
+    let (stream, continuation) = AsyncStream<HTTPBody.ByteChunk>.makeStream()
+    for chunk in chunks { continuation.yield(ArraySlice(chunk)) }
+    continuation.finish()
+    return HTTPBody(stream, length: length)
+}
