@@ -50,8 +50,9 @@ let package = Package(
         .default(enabledTraits: []),
     ],
     dependencies: [
-        // Library dependencies, each behind a trait.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Library dependencies, each behind a trait. swift-crypto 4 imports FoundationEssentials
+        // (3 imports Foundation); an app that pins 3 still builds.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
