@@ -265,6 +265,18 @@ var testTargets: [Target] {
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        // A client of every product that needs no Foundation, and the test that checks its binary
+        // loads FoundationEssentials and neither Foundation nor ICU (and runs it for its peak RSS).
+        .executableTarget(
+            name: "FoundationFreeClient",
+            dependencies: [
+                "Runway", "RunwayCurl", "RunwayCompression", "RunwayDNSBypass", "RunwayHAR", "RunwayServerSentEvents",
+                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning", logging,
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/FoundationFreeClient"
+        ),
+        .testTarget(name: "FoundationFreeTests", dependencies: ["FoundationFreeClient", testServer]),
         .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),
         .testTarget(
             name: "RunwayMediatorTests",
