@@ -4,7 +4,7 @@ import PackageDescription
 // Runway: one list of products, one of package traits, one of targets, and one loop at the end
 // that gives every target of ours the same settings.
 //
-// A consumer that links Runway, RunwayCurl, RunwayMediator or the other Foundation-only
+// A consumer that links Runway, RunwayCurl, RunwayMediator or the other trait-free
 // products resolves no other package. A product built on another package needs its trait, so
 // that package is resolved only by the apps that use it:
 //
@@ -17,7 +17,7 @@ let package = Package(
     name: "Runway",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
-        // Foundation only (and libcurl, zlib from the system).
+        // FoundationEssentials only (and libcurl, zlib from the system); RunwayURLSession needs Foundation.
         .library(name: "Runway", targets: ["Runway"]),
         .library(name: "RunwayCore", targets: ["RunwayCore"]),
         .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
@@ -81,7 +81,7 @@ var libraryTargets: [Target] {
         // The pipeline: requests, responses, errors, the interceptor and dispatcher contract.
         .target(name: "RunwayCore", dependencies: ["RunwaySync"]),
         // The app layer on the pipeline: API managers, services, reformers, reachability, and the
-        // standard Foundation-only interceptors (validation, retry, merging).
+        // standard interceptors that need no other package (validation, retry, merging).
         .target(name: "Runway", dependencies: ["RunwayCore", "RunwaySync"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -89,10 +89,10 @@ var libraryTargets: [Target] {
         .target(name: "RunwayURLSession", dependencies: ["RunwayCore"]),
         .target(name: "RunwayTesting", dependencies: ["Runway"]),
         .target(name: "RunwayDNSBypass", dependencies: ["Runway"]),
-        // The HAR recorder: Foundation only, with the logging interceptor's `Redaction` (in `Runway`).
+        // The HAR recorder: no other package, with the logging interceptor's `Redaction` (in `Runway`).
         .target(name: "RunwayHAR", dependencies: ["Runway", "RunwaySync"]),
         .target(name: "RunwayCompression", dependencies: ["RunwayCore", "CZlib"]),
-        // Server-Sent Events over any pipeline whose dispatcher streams: Foundation only.
+        // Server-Sent Events over any pipeline whose dispatcher streams: no other package.
         .target(name: "RunwayServerSentEvents", dependencies: ["RunwayCore"]),
         .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action

@@ -49,7 +49,7 @@ public struct ParameterConstraint: Sendable {
     /// `NSRegularExpression` reads, matching Unicode scalars as ICU does (`^.$` does not match
     /// `e` followed by a combining accent). It differs from `NSRegularExpression` in three ways:
     /// - `$` matches at the very end only; ICU also matched before a final line break (write `\Z`
-    ///   for that), so `^\d+$` no longer accepts `"123\n"`;
+    ///   for that), so `^\d+$` does not accept `"123\n"`;
     /// - case-insensitive matching folds one scalar to one, so `(?i)straße` does not match
     ///   `STRASSE` (it matches `STRAẞE`);
     /// - lookbehind (`(?<=…)`, `(?<!…)`), `\K` and the `(?w)` word-boundary mode are not
