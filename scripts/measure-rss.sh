@@ -117,13 +117,12 @@ python3 - "$port_file" <<'EOF' &
 import http.server, sys
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    body = b'{"items":[{"id":1},{"id":2}],"total":2}' * 8
+    disable_nagle_algorithm = True
+    body = b'[' + b','.join([b'{"id":%d,"title":"flat %d"}' % (i, i) for i in range(8)]) + b']'
+    # Head and body in one write: two small writes would wait out the client's delayed ACK.
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
     def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
+        self.wfile.write(self.response)
     def log_message(self, *args):
         pass
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
