@@ -4,7 +4,7 @@ import PackageDescription
 // Runway: one list of products, one of package traits, one of targets, and one loop at the end
 // that gives every target of ours the same settings.
 //
-// A consumer that links Runway, RunwayCurl, RunwayMediator or the other Foundation-only
+// A consumer that links Runway, RunwayCurl, RunwayMediator or the other trait-free
 // products resolves no other package. A product built on another package needs its trait, so
 // that package is resolved only by the apps that use it:
 //
@@ -17,7 +17,7 @@ let package = Package(
     name: "Runway",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
-        // Foundation only (and libcurl, zlib from the system).
+        // FoundationEssentials only (and libcurl, zlib from the system); RunwayURLSession needs Foundation.
         .library(name: "Runway", targets: ["Runway"]),
         .library(name: "RunwayCore", targets: ["RunwayCore"]),
         .library(name: "RunwayCurl", targets: ["RunwayCurl"]),
@@ -56,8 +56,9 @@ let package = Package(
         .default(enabledTraits: []),
     ],
     dependencies: [
-        // Library dependencies, each behind a trait.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Library dependencies, each behind a trait. swift-crypto 4 imports FoundationEssentials
+        // (3 imports Foundation); an app that pins 3 still builds.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -87,7 +88,7 @@ var libraryTargets: [Target] {
         // The pipeline: requests, responses, errors, the interceptor and dispatcher contract.
         .target(name: "RunwayCore", dependencies: ["RunwaySync"]),
         // The app layer on the pipeline: API managers, services, reformers, reachability, and the
-        // standard Foundation-only interceptors (validation, retry, merging).
+        // standard interceptors that need no other package (validation, retry, merging).
         .target(name: "Runway", dependencies: ["RunwayCore", "RunwaySync"]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -95,10 +96,10 @@ var libraryTargets: [Target] {
         .target(name: "RunwayURLSession", dependencies: ["RunwayCore"]),
         .target(name: "RunwayTesting", dependencies: ["Runway"]),
         .target(name: "RunwayDNSBypass", dependencies: ["Runway"]),
-        // The HAR recorder: Foundation only, with the logging interceptor's `Redaction` (in `Runway`).
+        // The HAR recorder: no other package, with the logging interceptor's `Redaction` (in `Runway`).
         .target(name: "RunwayHAR", dependencies: ["Runway", "RunwaySync"]),
         .target(name: "RunwayCompression", dependencies: ["RunwayCore", "CZlib"]),
-        // Server-Sent Events over any pipeline whose dispatcher streams: Foundation only.
+        // Server-Sent Events over any pipeline whose dispatcher streams: no other package.
         .target(name: "RunwayServerSentEvents", dependencies: ["RunwayCore"]),
         .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action
@@ -294,6 +295,18 @@ var testTargets: [Target] {
             ],
             exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]
         ),
+        // A client of every product that needs no Foundation, and the test that checks its binary
+        // loads FoundationEssentials and neither Foundation nor ICU (and runs it for its peak RSS).
+        .executableTarget(
+            name: "FoundationFreeClient",
+            dependencies: [
+                "Runway", "RunwayCurl", "RunwayCompression", "RunwayDNSBypass", "RunwayHAR", "RunwayServerSentEvents",
+                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning", logging,
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/FoundationFreeClient"
+        ),
+        .testTarget(name: "FoundationFreeTests", dependencies: ["FoundationFreeClient", testServer]),
         .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),
         .testTarget(
             name: "RunwayMediatorTests",

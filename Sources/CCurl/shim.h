@@ -3,7 +3,7 @@
 
 // Typed wrappers over libcurl's variadic calls (curl_easy_setopt, curl_easy_getinfo,
 // curl_multi_setopt), which Swift cannot call directly, and over CURLMsg's union; on Linux,
-// over epoll's packed event struct for the dispatcher's loop.
+// over epoll's packed event struct for the dispatcher's loop, and over prctl to name its thread.
 
 #include <curl/curl.h>
 
@@ -160,6 +160,14 @@ static inline int runway_epoll_wait(int epoll, int *fds, unsigned int *events, i
         events[i] = ready[i].events;
     }
     return count;
+}
+
+#include <sys/prctl.h>
+
+// Names the calling thread (at most 15 bytes are kept), as pthread_setname_np does; that one is
+// declared only with _GNU_SOURCE, which a shim included after curl.h cannot set.
+static inline void runway_name_this_thread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 #endif
 

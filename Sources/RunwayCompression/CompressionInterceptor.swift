@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Gzips request bodies above a threshold for the services and APIs that opted in, and makes
 /// sure responses are asked for compressed.

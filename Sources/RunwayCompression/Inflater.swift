@@ -1,5 +1,10 @@
 import CZlib
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Inflates one `Content-Encoding` layer of a body as it arrives, chunk by chunk, and says at
 /// the end whether the stream was complete — so a body cut short inside a complete HTTP message

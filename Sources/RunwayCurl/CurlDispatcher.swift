@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The collective dispatcher: every request of the app goes out through one libcurl **multi**
 /// handle driven by one dedicated thread.

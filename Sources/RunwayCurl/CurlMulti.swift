@@ -1,7 +1,12 @@
 import CCurl
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One libcurl multi handle and the thread that drives it.
 ///
@@ -70,9 +75,10 @@ final class CurlMulti: @unchecked Sendable {
         let user = Unmanaged.passUnretained(watch!).toOpaque()
         runway_multi_setopt_socket_callback(handle, curlSocketCallback, user)
         runway_multi_setopt_timer_callback(handle, curlTimerCallback, user)
-        let thread = Thread { [self] in run() }
-        thread.name = "runway.curl"
-        thread.start()
+        // The thread holds the multi until its loop ends (`stop`).
+        if !LoopThread.start(name: "runway.curl", { [self] in run() }) {
+            shared.withLock { $0.stopping = true }
+        }
     }
 
     deinit {

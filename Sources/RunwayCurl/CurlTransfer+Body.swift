@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCompression
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The response body on the loop thread, as it arrives (inflated there when the loop decodes),
 // and the guard on sending a request twice.
@@ -27,7 +32,7 @@ extension CurlTransfer {
         var layers: [Inflater] = []
         // Listed in the order they were applied: undone last to first.
         for token in header.split(separator: ",").reversed() {
-            let encoding = token.trimmingCharacters(in: .whitespaces)
+            let encoding = token.trimmingBlanks()
             if encoding.isEmpty || encoding.lowercased() == "identity" { continue }
             guard let inflater = Inflater(encoding: encoding) else {
                 // What the caller asked for itself is theirs to undo: the body as sent.

@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -116,7 +121,7 @@ extension CurlTransfer {
         guard line.count > name.count, line[0] | 0x20 == UInt8(ascii: "c"), line[16] == UInt8(ascii: ":") else { return nil }
         for index in 1..<16 where line[index] | 0x20 != name[index] { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: line[17...]), as: UTF8.self)
-            .trimmingCharacters(in: .whitespaces)
+            .trimmingBlanks()
     }
 
     /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded

@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension CurlTransfer {
     /// The options of a plain request apart from what is set for every request (URL, headers,
@@ -283,13 +288,13 @@ extension CurlTransfer {
         do {
             try manager.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
             if download.resume {
-                return ((try? manager.attributesOfItem(atPath: partial))?[.size] as? NSNumber)?.int64Value ?? 0
+                return (try? FileReader.attributes(ofPath: partial)).map { Int64($0.size) } ?? 0
             }
             if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
             return 0
         } catch {
             throw RunwayError(
-                .fileIO, "cannot prepare the download to \(download.file.path): \(error.localizedDescription)", underlying: error)
+                .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error)
         }
     }
 

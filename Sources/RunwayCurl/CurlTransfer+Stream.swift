@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Streamed response bodies (`Request.streamsResponseBody`), on the loop thread: the caller gets
 // the head as soon as the final header section ends, then each chunk goes to the caller's

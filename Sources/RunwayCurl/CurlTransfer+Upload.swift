@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Streamed request bodies (`Request.bodyStream`), on the loop thread: libcurl's read callback
 // takes the next bytes from the body's reader; when a sequence has none buffered yet, the upload

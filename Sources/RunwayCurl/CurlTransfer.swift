@@ -1,8 +1,13 @@
 import CCurl
-import Foundation
 import RunwayCompression
 import RunwayCore
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

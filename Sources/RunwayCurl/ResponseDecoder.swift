@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCompression
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Inflates a response body that libcurl handed over as sent
 /// (``CurlDispatcher/Configuration/ResponseDecoding/awaitingTask``).
@@ -19,7 +24,7 @@ enum ResponseDecoder {
         var body = response.body
         // Listed in the order they were applied: undone last to first.
         for token in header.split(separator: ",").reversed() {
-            let encoding = token.trimmingCharacters(in: .whitespaces).lowercased()
+            let encoding = token.trimmingBlanks().lowercased()
             switch encoding {
             case "", "identity":
                 continue

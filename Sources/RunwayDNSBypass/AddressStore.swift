@@ -1,4 +1,10 @@
+import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The IP list as last fetched, persisted to one JSON file so a restart does not refetch it.
 ///
@@ -28,7 +34,7 @@ struct AddressStore: Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            return .failure(.corruptStore("cannot read \(url.path): \(error.localizedDescription)"))
+            return .failure(.corruptStore("cannot read \(url.path): \(RunwayError.text(describing: error))"))
         }
         let file: File
         do {
@@ -57,7 +63,7 @@ struct AddressStore: Sendable {
             try encoder.encode(file).write(to: url, options: .atomic)
             return nil
         } catch {
-            return .storeWriteFailed("\(url.path): \(error.localizedDescription)")
+            return .storeWriteFailed("\(url.path): \(RunwayError.text(describing: error))")
         }
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DNSBypass {
     /// The addresses, the IP-list API, the store file and how addresses are measured.

@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Sends requests for some hosts straight to the fastest of a list of known IP addresses,
 /// skipping DNS, with the host name kept for SNI, `Host` and certificate checks.

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Routes requests for bypassed hosts to the best known address, failing over to the next
 /// when a connection cannot be made.

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Turns one call (its request, and its response or failure) into a HAR entry, secrets hidden
 /// and bodies cut, as the recorder keeps it.

@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Keeps the calls a ``HARInterceptor`` saw and writes them as an HTTP Archive (HAR 1.2).
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Renders requests as `curl` command lines and responses as HTTP text, redacted.
 struct HTTPDump {
@@ -60,7 +65,14 @@ struct HTTPDump {
         return cut + "… (\(shown.utf8.count - bodyLimit) more bytes)"
     }
 
+    /// `text` in single quotes for a shell: each `'` (the scalar, even before a combining mark)
+    /// becomes `'\''`.
     private func quote(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
+        var quoted = "'"
+        for scalar in text.unicodeScalars {
+            if scalar == "'" { quoted += "'\\''" } else { quoted.unicodeScalars.append(scalar) }
+        }
+        return quoted + "'"
     }
 }

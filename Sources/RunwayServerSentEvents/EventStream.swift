@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The events of a Server-Sent Events endpoint, as an `AsyncSequence` that reconnects: each
 /// connection is a call through a `Pipeline` (so every reconnection is signed again, routed by
@@ -185,7 +190,7 @@ public struct EventStream: AsyncSequence, Sendable {
                 throw RunwayError(.serverError, "the event stream answered HTTP \(response.status)", response: response)
             }
             let type = response.headers["Content-Type"] ?? ""
-            guard type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream" else {
+            guard type.split(separator: ";").first?.trimmingBlanks().lowercased() == "text/event-stream" else {
                 response.bodyStream?.cancel()
                 finished = true
                 throw RunwayError(

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One event of a `text/event-stream` (Server-Sent Events), as the WHATWG HTML standard
 /// dispatches it.

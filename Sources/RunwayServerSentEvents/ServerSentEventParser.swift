@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Parses a `text/event-stream` as the WHATWG HTML standard says (§ 9.2.6, "Interpreting an event
 /// stream"): fed bytes in chunks of any size, it returns the events they complete.

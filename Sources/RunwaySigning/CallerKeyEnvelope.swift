@@ -1,7 +1,11 @@
-import Foundation
-
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #endif
 
 /// Seals and opens a third-party caller's key with AES-GCM, bound to one request's timestamp

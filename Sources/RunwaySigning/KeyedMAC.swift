@@ -1,7 +1,11 @@
-import Foundation
-
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #endif
 
 /// HMAC-SHA256 (RFC 2104) under one key, keyed once: the hash states after the key's inner and

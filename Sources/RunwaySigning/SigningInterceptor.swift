@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto

@@ -1,5 +1,3 @@
-import Foundation
-
 /// State guarded by one lock: every read and write goes through ``withLock(_:)``.
 ///
 /// The package's one locked-state primitive; fields that share a lock are grouped into one
@@ -9,12 +7,12 @@ import Foundation
 ///
 /// Why not `Synchronization.Mutex`: on Linux, `swift test --sanitize=thread` reports a false data
 /// race on state guarded by a `Mutex` (it locks with a futex the sanitizer does not model as a
-/// lock), so the thread sanitizer could not be run clean. `NSLock` is a pthread mutex, which the
-/// sanitizer understands.
+/// lock), so the thread sanitizer could not be run clean. ``Lock`` is a pthread mutex, which the
+/// sanitizer understands (and, unlike `NSLock`, needs no Foundation).
 package final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is read and written only inside `withLock`, holding `lock`;
     // values go in and come out `sending`, so no unprotected reference to it escapes.
-    @usableFromInline let lock = NSLock()
+    @usableFromInline let lock = Lock()
     // Exclusivity is unchecked because the lock already guarantees it (a nested access would
     // deadlock on the lock first).
     @usableFromInline @exclusivity(unchecked) var state: State

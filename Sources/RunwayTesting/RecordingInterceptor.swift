@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// An interceptor that records what passes through it and changes nothing.
 ///

@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A reachability source whose status the test sets, for driving a `ReachabilityMonitor`
 /// through network changes without touching the machine's interfaces:

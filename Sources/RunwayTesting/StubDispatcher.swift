@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A dispatcher that answers from a closure instead of the network, and records every request.
 ///

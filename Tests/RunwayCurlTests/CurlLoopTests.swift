@@ -110,6 +110,37 @@ struct CurlLoopTests {
         let error = await runwayError { try await dispatcher.dispatch(gone, context: RequestContext()) }
         #expect(error?.code == .cannotConnect)
     }
+
+    /// This process's threads named runway.curl (their ids), once `done` says so or 2 s passed;
+    /// the names come from `/proc` (Linux).
+    static func loopThreads(until done: (Set<String>) -> Bool) async throws -> Set<String> {
+        var threads: Set<String> = []
+        for _ in 0..<100 {
+            threads = Set(
+                try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter { task in
+                    (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) == "runway.curl\n"
+                })
+            if done(threads) { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return threads
+    }
+
+    @Test("the loop runs on a thread of its own named runway.curl, which ends with the dispatcher")
+    func loopThread() async throws {
+        #if os(Linux)
+        let before = try await Self.loopThreads { _ in true }
+        var dispatcher: CurlDispatcher? = CurlDispatcher()
+        let ours = try await Self.loopThreads { !$0.subtracting(before).isEmpty }.subtracting(before)
+        #expect(ours.count == 1)
+        let status = try await withTestServer { server in
+            try await dispatcher?.dispatch(makeRequest(server.url("/json")), context: RequestContext()).status
+        }
+        #expect(status == 200)
+        dispatcher = nil
+        #expect(try await Self.loopThreads { $0.isDisjoint(with: ours) }.isDisjoint(with: ours))
+        #endif
+    }
 }
 
 /// ``SocketWatch`` against a socket pair: what it reports, and what it stops reporting.
@@ -227,6 +258,7 @@ struct SocketWatchTests {
         let slept = clock.measure { _ = ready(watch, within: 100) }
         #expect(slept >= .milliseconds(90))
     }
+
 }
 
 /// One easy handle reused for every request (a pool of one): a request with the same plain

@@ -69,6 +69,15 @@ import Testing
         #expect(handler.entries.filter { $0.level == .debug }.count == 2)
     }
 
+    @Test func singleQuotesAreEscapedForTheShell() async throws {
+        let request = try Request(
+            method: .post, "https://api.test/notes", headers: ["X-Note": "it's"],
+            body: Data("note=it's+a+'quote'&accent='\u{301}".utf8))
+        _ = try await Pipeline(interceptors: [LoggingInterceptor(logger: logger)], dispatcher: StubDispatcher(status: 200)).send(request)
+        #expect(text.contains(#"-H 'X-Note: it'\''s'"#))
+        #expect(text.contains("--data-binary 'note=it'\\''s+a+'\\''quote'\\''&accent='\\''\u{301}'"))
+    }
+
     @Test func aProxyIsLoggedWithoutItsCredentials() async throws {
         let stub = StubDispatcher(status: 200, body: Data("ok".utf8))
         var request = try Request(method: .get, "https://api.test/a")

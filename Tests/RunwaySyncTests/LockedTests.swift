@@ -59,3 +59,45 @@ struct LockedTests {
         #expect(box.withLock { $0 } == [1])
     }
 }
+
+@Suite("Lock")
+struct LockTests {
+    struct Refused: Error {}
+
+    /// Plain threads, not tasks: the lock is what guards `count`.
+    final class Counter: @unchecked Sendable {
+        // @unchecked Sendable: `count` is read and written only while holding `lock`.
+        let lock = Lock()
+        var count = 0
+    }
+
+    @Test("threads incrementing under the lock lose no update")
+    func contention() async {
+        let counter = Counter()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<10_000 { counter.lock.withLock { counter.count += 1 } }
+                }
+            }
+        }
+        #expect(counter.lock.withLock { counter.count } == 80_000)
+    }
+
+    @Test("a thrown error releases the lock and keeps its type; lock and unlock pair by hand")
+    func thrownError() {
+        let lock = Lock()
+        #expect(throws: Refused.self) { try lock.withLock { () throws(Refused) in throw Refused() } }
+        lock.lock()
+        lock.unlock()
+        #expect(lock.withLock { 42 } == 42)
+    }
+
+    @Test("many locks made and released (each mutex in memory of its own) leave nothing locked")
+    func manyLocks() {
+        for index in 0..<1_000 {
+            let box = Locked(index)
+            #expect(box.withLock { $0 } == index)
+        }
+    }
+}

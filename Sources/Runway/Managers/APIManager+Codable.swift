@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Codable both ways: typed results decoded from the bytes received, typed parameters encoded
 /// to JSON.

@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A response as a manager's validators and hooks see it: the HTTP response and its body parsed
 /// as JSON (`.null` for an empty body).

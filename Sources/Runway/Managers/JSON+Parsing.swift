@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension JSON {
     /// The deepest nesting the parser accepts; deeper input is an error, not a stack overflow.

@@ -1,5 +1,11 @@
-import Foundation
+import Dispatch
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Where a manager lands its calls: the delegate methods and the hooks around them
 /// (`beforePerformSuccess` ... `afterPerformFail`) run here.

@@ -1,5 +1,11 @@
-import Foundation
 import RunwayCore
+import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task; it holds the manager and the engine weakly while

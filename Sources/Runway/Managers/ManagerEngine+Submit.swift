@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension ManagerEngine {
     /// What became of a call when it was made.

@@ -1,5 +1,11 @@
-import Foundation
 import RunwayCore
+import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The base mechanism behind one API manager: its calls in flight, raw data, last error,
 /// delegate and param source, behind one lock.
@@ -24,8 +30,10 @@ public final class ManagerEngine: @unchecked Sendable {
     /// Where calls land (delegate and delivery hooks).
     public let delivery: ManagerDelivery
     let registryOverride: ServiceRegistry?
-    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
-    let lock = NSLock()
+    // A pthread mutex (RunwaySync's `Lock`) rather than `Locked`, whose `sending` contract refuses
+    // the weak non-Sendable delegate, or `Synchronization.Mutex`, which trips a false
+    // thread-sanitizer report on Linux.
+    let lock = Lock()
     // Unchecked: every access is under `lock`, so the runtime's dynamic exclusivity check (a
     // thread-local access set, entered and left on every read and write of a class's stored
     // `var`) only costs time on a manager's call path.

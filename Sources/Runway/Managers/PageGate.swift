@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A first-in, first-out async lock: one page load at a time, in call order.
 final class PageGate: Sendable {

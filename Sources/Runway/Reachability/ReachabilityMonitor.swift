@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Watches whether the network is reachable and tells whoever asked: an `AsyncSequence`
 /// (``updates``) and an observer API (``observe(_:)``).

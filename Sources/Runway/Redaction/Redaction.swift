@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What Runway hides before a request or a response is shown: in the logging interceptor's log
 /// (`LoggingInterceptor`, `RunwayLogging`) and in a HAR file (`HARRecorder`, `RunwayHAR`).
@@ -89,12 +93,12 @@ public struct Redaction: Sendable, Equatable {
         if components.password != nil { components.password = "redacted" }
         if let items = components.percentEncodedQueryItems {
             components.percentEncodedQueryItems = items.map { item in
-                let name = item.name.removingPercentEncoding ?? item.name
+                let name = item.name.percentDecoded() ?? item.name
                 guard hidesParameter(name), item.value != nil else { return item }
                 return URLQueryItem(name: item.name, value: "REDACTED")
             }
         }
-        return (components.string ?? url.absoluteString).replacingOccurrences(of: "=REDACTED", with: "=\(Self.placeholder)")
+        return (components.string ?? url.absoluteString).replacing("=REDACTED", with: "=\(Self.placeholder)")
     }
 
     /// A form body (`a=1&b=2`) with hidden values replaced.
@@ -102,31 +106,29 @@ public struct Redaction: Sendable, Equatable {
         text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             let rawName = String(pair[..<equals])
-            let name = rawName.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? rawName
+            let name = rawName.percentDecoded(plusIsSpace: true) ?? rawName
             return hidesParameter(name) ? "\(rawName)=\(Self.placeholder)" : String(pair)
         }.joined(separator: "&")
     }
 
-    /// A JSON body with hidden values replaced at any depth; `nil` when it is not JSON.
+    /// A JSON body with hidden values replaced at any depth, written back compact with its keys
+    /// sorted (``JSON/serialized()``); `nil` when it is not JSON.
     package func applyToJSON(_ data: Data) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
-        let cleaned = redactJSON(object)
-        guard
-            let out = try? JSONSerialization.data(
-                withJSONObject: cleaned, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
-        else { return nil }
-        return String(decoding: out, as: UTF8.self)
+        guard let json = try? JSON(parsing: data) else { return nil }
+        return redactJSON(json).serialized()
     }
 
-    private func redactJSON(_ value: Any) -> Any {
-        if let dictionary = value as? [String: Any] {
-            var result: [String: Any] = [:]
-            for (key, inner) in dictionary {
-                result[key] = hidesParameter(key) ? Self.placeholder : redactJSON(inner)
+    private func redactJSON(_ value: JSON) -> JSON {
+        switch value {
+        case .object(var members):
+            for (key, inner) in members {
+                members[key] = hidesParameter(key) ? .string(Self.placeholder) : redactJSON(inner)
             }
-            return result
+            return .object(members)
+        case .array(let elements):
+            return .array(elements.map(redactJSON))
+        default:
+            return value
         }
-        if let array = value as? [Any] { return array.map(redactJSON) }
-        return value
     }
 }

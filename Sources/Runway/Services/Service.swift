@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// An API provider: where its APIs live and what every call to it shares.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A registered service resolved for the registry's environment: its base URL, common headers
 /// and parameters read once, and its chain (app interceptors + token refresh + own interceptors).

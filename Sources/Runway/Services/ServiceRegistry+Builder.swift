@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension ServiceRegistry {
     /// Collects services at start-up; ``build()`` checks them and freezes the registry.

@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension ServiceRegistry {
     /// Sends a request whose body you built yourself to one API of a registered service, through

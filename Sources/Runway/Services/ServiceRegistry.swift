@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Every ``Service`` of the app, the environment, and the app's pipeline: built once at
 /// start-up and frozen.

@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Keeps a service's access token and refreshes it **once** when concurrent calls find it
 /// expired, then lets every one of them replay with the new token.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A `multipart/form-data` body (RFC 7578): text fields, bytes, and files streamed from disk.
 ///
@@ -147,7 +151,7 @@ public struct MultipartForm: Sendable {
             let end: Data
             var index = 0
             /// The open file of the current part, and how much of it is left.
-            var file: FileHandle?
+            var file: FileReader?
             var remaining = 0
             /// Whether a part's content has ended: the CR LF that closes it goes first in the
             /// next chunk.
@@ -173,28 +177,33 @@ public struct MultipartForm: Sendable {
                     closesPart = true
                 case .file(let url, let size):
                     do {
-                        file = try FileHandle(forReadingFrom: url)
+                        file = try FileReader(path: url.path)
                     } catch {
-                        throw RunwayError(.fileIO, "cannot open \(url.path) to send it: \(error.localizedDescription)", underlying: error)
+                        throw RunwayError(.fileIO, "cannot open \(url.path) to send it: \(error.message)", underlying: error)
                     }
                     remaining = size
-                    if size == 0 { try closeFile() }
+                    if size == 0 { closeFile() }
                 }
                 return chunk
             }
 
             /// The file's next bytes; empty once a file that shrank ends early (the stream's
             /// length check then fails the call).
-            private mutating func readFile() throws -> Data {
+            private mutating func readFile() throws(RunwayError) -> Data {
                 guard let file else { return Data() }
-                let data = try file.read(upToCount: Swift.min(64 << 10, remaining)) ?? Data()
+                let data: Data
+                do {
+                    data = try file.read(upTo: Swift.min(64 << 10, remaining))
+                } catch {
+                    throw RunwayError(.fileIO, "cannot read \(file.path): \(error.message)", underlying: error)
+                }
                 remaining = data.isEmpty ? 0 : remaining - data.count
-                if remaining == 0 { try closeFile() }
+                if remaining == 0 { closeFile() }
                 return data
             }
 
-            private mutating func closeFile() throws {
-                try file?.close()
+            private mutating func closeFile() {
+                file?.close()
                 file = nil
                 closesPart = true
             }

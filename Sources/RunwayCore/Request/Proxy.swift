@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a request's connections go: straight to the origin (the default), or through a proxy.
 ///
@@ -195,7 +199,7 @@ extension Proxy {
         /// Reads a proxy URL (see ``Proxy/init(url:)``).
         init(url text: String, source: String = "proxy URL") throws(RunwayError) {
             let shown = Self.redacted(text)
-            let schemeEnd = text.range(of: "://")
+            let schemeEnd = text.firstRange(of: "://")
             let withScheme = schemeEnd == nil ? "http://" + text : text
             guard let parts = URLComponents(string: withScheme), let scheme = parts.scheme?.lowercased() else {
                 throw RunwayError(.configuration, "\(source) \(shown) is not a URL", field: "proxy")
@@ -274,7 +278,7 @@ extension Proxy {
         /// `text` with whatever stands between `://` (or the start) and the last `@` before the
         /// host replaced by `<redacted>`, so a message never repeats a password.
         static func redacted(_ text: String) -> String {
-            let start = text.range(of: "://")?.upperBound ?? text.startIndex
+            let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
             let authorityEnd = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
             guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text.debugDescription }
             return (String(text[..<start]) + "<redacted>" + String(text[at...])).debugDescription
@@ -304,7 +308,7 @@ extension Proxy {
             }
             let exclusions = variables["no_proxy"] ?? variables["NO_PROXY"] ?? ""
             if Self.excludes(exclusions, host: url.host ?? "") { return nil }
-            return try Server(url: value.trimmingCharacters(in: .whitespaces), source: "environment variable \(name)")
+            return try Server(url: value.trimmingBlanks(), source: "environment variable \(name)")
         }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One HTTP request as it travels through the interceptor chain to the dispatcher.
 ///
@@ -184,7 +188,7 @@ public struct Request: Sendable {
         // leave the server waiting for bytes that never come (or cut the body short).
         for field in headers where field.name.utf8.count == 14 || field.name.utf8.count == 17 {
             if field.name.caseInsensitiveEquals("Content-Length") {
-                let length = Int(field.value.trimmingCharacters(in: .whitespaces))
+                let length = Int(field.value.trimmingBlanks())
                 let bodyLength = bodyStream.map { $0.length } ?? body?.count ?? 0
                 guard length == bodyLength else {
                     throw RunwayError(

@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One send of a ``RequestBodyStream``: where a dispatcher takes the bytes from, on its own
 /// thread, without blocking. A file is read as it is asked for; a sequence is read ahead by a
@@ -26,13 +31,13 @@ package final class RequestBodyReader: Sendable {
     }
 
     private struct FileState {
-        var handle: FileHandle?
+        var handle: FileReader?
         var sent = 0
     }
 
     private let source: Source
 
-    init(file: FileHandle, path: String, length: Int) {
+    init(file: FileReader, path: String, length: Int) {
         source = .file(Locked(FileState(handle: file)), path: path, length: length)
     }
 
@@ -63,10 +68,10 @@ package final class RequestBodyReader: Sendable {
                 let remaining = length - state.sent
                 if remaining <= 0 { return .end }
                 let data: Data
-                do {
-                    data = try handle.read(upToCount: Swift.min(count, remaining)) ?? Data()
+                do throws(POSIXError) {
+                    data = try handle.read(upTo: Swift.min(count, remaining))
                 } catch {
-                    return .failed(RunwayError(.fileIO, "cannot read \(path): \(error.localizedDescription)", underlying: error))
+                    return .failed(RunwayError(.fileIO, "cannot read \(path): \(error.message)", underlying: error))
                 }
                 guard !data.isEmpty else {
                     return .failed(
@@ -87,7 +92,7 @@ package final class RequestBodyReader: Sendable {
             return channel.rewind()
         case .file(let state, _, _):
             return state.withLock { state in
-                guard let handle = state.handle, (try? handle.seek(toOffset: 0)) != nil else { return false }
+                guard let handle = state.handle, (try? handle.rewind()) != nil else { return false }
                 state.sent = 0
                 return true
             }
@@ -110,7 +115,7 @@ package final class RequestBodyReader: Sendable {
                 defer { state.handle = nil }
                 return state.handle
             }
-            try? handle?.close()
+            handle?.close()
         }
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A request body sent as it is read, from a file or an `AsyncSequence` of chunks, never held
 /// whole in memory: set it as ``Request/bodyStream`` instead of ``Request/body``.
@@ -67,21 +72,19 @@ public struct RequestBodyStream: Sendable {
     /// The contents of a file, read as they are sent; its length is the file's size now.
     /// - Throws: `.fileIO` when the file does not exist, cannot be read, or is not a regular file.
     public static func file(_ url: URL, sha256: Data? = nil) throws(RunwayError) -> RequestBodyStream {
-        let size: Int
+        let attributes: (isRegularFile: Bool, size: Int)
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-            guard attributes[.type] as? FileAttributeType == .typeRegular else {
-                throw RunwayError(.fileIO, "\(url.path) is not a regular file: it cannot be sent as a request body")
-            }
-            size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-        } catch let error as RunwayError {
-            throw error
+            attributes = try FileReader.attributes(ofPath: url.path)
         } catch {
-            throw RunwayError(.fileIO, "cannot read \(url.path): \(error.localizedDescription)", underlying: error)
+            throw RunwayError(.fileIO, "cannot read \(url.path): \(error.message)", underlying: error)
+        }
+        guard attributes.isRegularFile else {
+            throw RunwayError(.fileIO, "\(url.path) is not a regular file: it cannot be sent as a request body")
         }
         guard FileManager.default.isReadableFile(atPath: url.path) else {
             throw RunwayError(.fileIO, "\(url.path) is not readable")
         }
+        let size = attributes.size
         return RequestBodyStream(source: .file(url), length: size, sha256: sha256)
     }
 
@@ -141,11 +144,11 @@ public struct RequestBodyStream: Sendable {
     package func makeReader(highWaterMark: Int = 256 << 10) throws(RunwayError) -> RequestBodyReader {
         switch source {
         case .file(let url):
-            let handle: FileHandle
+            let handle: FileReader
             do {
-                handle = try FileHandle(forReadingFrom: url)
+                handle = try FileReader(path: url.path)
             } catch {
-                throw RunwayError(.fileIO, "cannot open \(url.path) to send it: \(error.localizedDescription)", underlying: error)
+                throw RunwayError(.fileIO, "cannot open \(url.path) to send it: \(error.message)", underlying: error)
             }
             return RequestBodyReader(file: handle, path: url.path, length: length ?? 0)
         case .sequence(let pump, let once):

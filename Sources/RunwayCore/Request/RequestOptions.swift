@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Transport options carried by each request.
 ///
@@ -184,7 +188,7 @@ public struct DownloadTarget: Sendable, Equatable {
     /// The `a` of a `Content-Range: bytes a-b/n` header: where a 206 answer starts, which a
     /// dispatcher checks against the partial file's size before appending.
     package static func rangeStart(ofContentRange contentRange: String) -> Int64? {
-        let value = contentRange.trimmingCharacters(in: .whitespaces)
+        let value = contentRange.trimmingBlanks()
         guard value.hasPrefix("bytes ") else { return nil }
         return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
     }

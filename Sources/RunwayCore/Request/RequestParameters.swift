@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The name/value parameters a request carries in its query string and, for an
 /// `application/x-www-form-urlencoded` body, in its form fields.
@@ -246,6 +250,6 @@ public struct RequestParameters: Sendable, Equatable {
     /// Whether a `Content-Type` value names a URL-encoded form.
     static func isForm(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/x-www-form-urlencoded"
+        return mediaType.trimmingBlanks().lowercased() == "application/x-www-form-urlencoded"
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An HTTP response as it comes back up the interceptor chain.
 public struct Response: Sendable {

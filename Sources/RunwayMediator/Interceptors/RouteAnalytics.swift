@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reports every call that passes, with its outcome and duration; never changes a call.
 public struct RouteAnalytics: RouteInterceptor {

@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Whether the modules have been started; enforces start once, stop after start.
 final class LifecycleState: Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Mediator {
     /// Builds the URL that reaches `target`/`action` with `parameters` (reverse routing).

@@ -31,7 +31,7 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
             MediatorError(.malformedPattern, "route pattern '\(text)': \(why)")
         }
         description = text
-        guard let separator = text.range(of: "://") else { throw fail("no '://' after the scheme") }
+        guard let separator = text.firstRange(of: "://") else { throw fail("no '://' after the scheme") }
         let schemeText = text[..<separator.lowerBound]
         guard let first = schemeText.utf8.first, URLScanner.isLetter(first),
             schemeText.utf8.allSatisfy({

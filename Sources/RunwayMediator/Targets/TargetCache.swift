@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The instances of targets declared ``TargetCaching/keep``, shared by copies of a ``Mediator``.
 final class TargetCache: Sendable {

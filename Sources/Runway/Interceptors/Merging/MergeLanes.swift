@@ -1,6 +1,11 @@
-import Foundation
 import RunwayCore
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Every lane of one ``RequestMergingInterceptor``, behind one lock; applies the lanes' actions
 /// (resuming callers, starting and cancelling combined sends) outside it.

@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A parsed JSON value that keeps booleans, integers and other numbers apart, for validation.
 enum JSONValue: Sendable, Equatable, Decodable {

@@ -44,6 +44,16 @@ public struct ParameterConstraint: Sendable {
 
     /// The value must match a regular expression (searched anywhere in the value unless you
     /// anchor it with `^...$`). An invalid pattern is a `.configuration` error at registration.
+    ///
+    /// The pattern runs on the standard library's `Regex`, in the ICU syntax
+    /// `NSRegularExpression` reads, matching Unicode scalars as ICU does (`^.$` does not match
+    /// `e` followed by a combining accent). It differs from `NSRegularExpression` in three ways:
+    /// - `$` matches at the very end only; ICU also matched before a final line break (write `\Z`
+    ///   for that), so `^\d+$` does not accept `"123\n"`;
+    /// - case-insensitive matching folds one scalar to one, so `(?i)straße` does not match
+    ///   `STRASSE` (it matches `STRAẞE`);
+    /// - lookbehind (`(?<=…)`, `(?<!…)`), `\K` and the `(?w)` word-boundary mode are not
+    ///   supported: such a pattern is refused at registration.
     public static func pattern(_ pattern: String) -> ParameterConstraint {
         ParameterConstraint(kind: .pattern(pattern))
     }

@@ -1,5 +1,10 @@
-import Foundation
 import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The parameters of a request as validation sees them: query and form values as text, and
 /// the top-level members of a JSON object body with their JSON types.
@@ -70,7 +75,7 @@ struct ParameterValues {
     private static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let mediaType = (contentType.split(separator: ";", maxSplits: 1).first ?? "")
-            .trimmingCharacters(in: .whitespaces).lowercased()
+            .trimmingBlanks().lowercased()
         return mediaType == "application/json" || mediaType.hasSuffix("+json")
     }
 }
