@@ -37,7 +37,7 @@ struct StreamingMemoryTests {
     func gigabyteStreamKeepsMemoryFlat() async throws {
         let size = 1 << 30
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/stream_server.py")
-        let python = try PythonServer(script, [String(size)])
+        let python = try await PythonServer.start(script, [String(size)])
         let (server, port) = (python.process, python.port)
         defer { python.stop() }
         let dispatcher = CurlDispatcher()
@@ -68,7 +68,8 @@ struct StreamingMemoryTests {
         #expect(received == size)
         #expect(firstBytesMatch)
         #expect(growth < 64 << 10, "peak RSS grew by \(growth) kB while streaming 1 GiB")
-        server.waitUntilExit()
+        // Not `waitUntilExit()`: it would block a thread of the cooperative pool.
+        #expect(await eventually { !server.isRunning })
         #expect(server.terminationStatus == 0)
     }
 }

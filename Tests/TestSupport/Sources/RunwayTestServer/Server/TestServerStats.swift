@@ -42,7 +42,7 @@ public final class TestServerStats: Sendable {
     /// Waits until at least `count` aborts have been recorded, polling every 10 ms.
     ///
     /// - Returns: `true` once they have, `false` if `timeout` passed first.
-    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(30)) async -> Bool {
+    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(60)) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while aborts < count {
@@ -52,10 +52,11 @@ public final class TestServerStats: Sendable {
         return true
     }
 
-    /// Waits until `condition` holds for these counters, polling every 10 ms.
+    /// Waits until `condition` holds for these counters, polling every 10 ms. The deadline is
+    /// generous (see ``eventually(isolation:timeout:_:)``): a condition that holds returns at once.
     ///
     /// - Returns: `true` once it holds, `false` if `timeout` passed first.
-    public func wait(timeout: Duration = .seconds(30), until condition: (TestServerStats) -> Bool) async -> Bool {
+    public func wait(timeout: Duration = .seconds(60), until condition: (TestServerStats) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while !condition(self) {

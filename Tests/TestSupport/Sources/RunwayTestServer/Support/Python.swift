@@ -1,28 +1,9 @@
 import Foundation
 
-/// How a run of a Python script ended.
-public struct PythonOutcome: Sendable, CustomStringConvertible {
-    /// The exit status.
-    public let status: Int32
-    /// Standard output and error together.
-    public let output: String
-
-    public var description: String { "exit \(status): \(output)" }
-}
-
-/// Runs `python3 script arguments...` to its end (the tests' Python checkers and verifiers).
-public func runPython(_ script: URL, _ arguments: [String]) throws -> PythonOutcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return PythonOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+/// Runs `python3 script arguments...` to its end (the tests' Python checkers and verifiers),
+/// waiting on a thread of its own (see ``runToEnd(_:_:environment:)``).
+public func runPython(_ script: URL, _ arguments: [String]) async throws -> ProcessOutcome {
+    try await runToEnd(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments)
 }
 
 /// A Python server script started as a process of its own (`python3 script arguments...`), which
@@ -35,8 +16,12 @@ public final class PythonServer: Sendable {
     public let port: Int
     private let input: Pipe
 
-    /// Starts `script` and reads its port.
-    public init(_ script: URL, _ arguments: [String] = []) throws {
+    /// Starts `script` and reads its port, waiting on a thread of its own (see ``runToEnd(_:_:environment:)``).
+    public static func start(_ script: URL, _ arguments: [String] = []) async throws -> PythonServer {
+        try await offThePool { try PythonServer(script, arguments) }
+    }
+
+    private init(_ script: URL, _ arguments: [String]) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path] + arguments

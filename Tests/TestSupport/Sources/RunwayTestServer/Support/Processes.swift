@@ -1,0 +1,41 @@
+import Foundation
+
+/// How a run of a program ended.
+public struct ProcessOutcome: Sendable, CustomStringConvertible {
+    /// The exit status.
+    public let status: Int32
+    /// Standard output and error together.
+    public let output: String
+
+    public var description: String { "exit \(status): \(output)" }
+}
+
+/// Runs `executable arguments...` to its end, with `environment` (this process's when `nil`),
+/// standard input empty.
+///
+/// The process is waited for on a thread of its own, never one of the cooperative pool: a
+/// blocked pool thread (there may be only two) would hold up every other test meanwhile,
+/// the in-process test servers included.
+public func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutcome {
+    try await offThePool {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ProcessOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Runs `work`, which blocks (on a process, a pipe), on a new thread, and returns its result.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
