@@ -30,7 +30,7 @@ final class ProxyProcess: @unchecked Sendable {
 
     /// Waits until the log holds `text` (proxies write a line per connection, a moment after it).
     func logEventually(contains text: String) async -> Bool {
-        await eventually(timeout: .seconds(10)) { log.contains(text) }
+        await eventually { log.contains(text) }
     }
 
     /// `tinyproxy` in the foreground, with `BasicAuth` when `credentials` are given. It adds a
@@ -108,7 +108,7 @@ final class ProxyProcess: @unchecked Sendable {
     func stop() async {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         // Not `waitUntilExit()`: it would block a thread of the cooperative pool.
-        _ = await eventually(timeout: .seconds(10)) { !process.isRunning }
+        _ = await eventually { !process.isRunning }
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -133,7 +133,7 @@ final class ProxyProcess: @unchecked Sendable {
         process.standardError = handle
         try process.run()
         let proxy = ProxyProcess(port: port, directory: directory, logFile: log, process: process)
-        let listening = await eventually(timeout: .seconds(10)) { process.isRunning && acceptsConnections(port: port) }
+        let listening = await eventually { process.isRunning && acceptsConnections(port: port) }
         guard listening else {
             let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             await proxy.stop()
