@@ -49,11 +49,11 @@ struct TestServerTests {
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 try process.run()
-                #expect(await server.stats.wait(timeout: .seconds(60)) { $0.requests(path: "/slow") == 1 }, "http2: \(http2)")
+                #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 }, "http2: \(http2)")
                 // SIGKILL: a SIGTERM went unheeded when other tests ran alongside (a child can inherit a
                 // blocked signal mask from the thread that spawned it).
                 kill(process.processIdentifier, SIGKILL)
-                #expect(await server.waitForAbort(timeout: .seconds(10)))
+                #expect(await server.waitForAbort())
                 #expect(server.stats.aborts(path: "/slow") == 1)
             }
         }
