@@ -122,4 +122,3 @@ private func withEnvironment(_ variables: [String: String], _ body: () async thr
     }
     try await body()
 }
-
