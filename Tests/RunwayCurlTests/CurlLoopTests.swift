@@ -72,10 +72,13 @@ struct CurlLoopTests {
         // Every reset closes a connection; the next request opens one, usually with the same
         // descriptor number. Interleaved with keep-alive requests on another server whose idle
         // connection stays open the whole time.
+        // A stalled loop never sees the socket again: the request times out. Two minutes, as the
+        // thread sanitizer and the 200 slow transfers of the test beside this one can keep the
+        // in-process servers from answering for more than ten seconds.
         try await withTestServer { resetting in
             try await withTestServer { steady in
-                let reset = makeRequest(resetting.url("/reset")) { $0.timeout = .seconds(10) }
-                let json = makeRequest(steady.url("/json")) { $0.timeout = .seconds(10) }
+                let reset = makeRequest(resetting.url("/reset")) { $0.timeout = .seconds(120) }
+                let json = makeRequest(steady.url("/json")) { $0.timeout = .seconds(120) }
                 for _ in 0..<40 {
                     let error = await runwayError { try await dispatcher.dispatch(reset, context: RequestContext()) }
                     #expect(error?.code == .connectionLost)
