@@ -207,8 +207,52 @@ struct UploadStreamingTests {
             gate.open()
             let error = await runwayError { try await call.value }
             #expect(error?.code == .cancelled)
-            #expect(await eventually { terminated.value == 1 })
+            #expect(
+                await eventually { terminated.value == 1 },
+                "the sequence was let go \(terminated.value) times; \(produced.value) bytes made")
             #expect(await eventually { cut.value == 1 })
+        }
+    }
+
+    @Test("cancelling an upload that waits for room tells the sequence its reader left, though the stream lives on")
+    func cancelWhileWaitingForRoom() async throws {
+        // The server reads nothing: the connection's buffers fill, then the reader's, and the
+        // reading task waits for room, not for the sequence. The stream lives on meanwhile (here,
+        // as in an app that keeps it), so dropping its iterator ends nothing: only a reader that
+        // is cancelled tells an AsyncStream to stop its producer (the producer ran on, into the
+        // stream's unbounded buffer, for as long as the stream lived).
+        let gate = Gate()
+        let taken = Counter()
+        let terminated = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(gate: gate)) { server in
+            defer { gate.open() }
+            // Four chunks at most wait in the stream: beyond that a chunk is dropped, so `taken`
+            // counts only what the reader made room for.
+            let endless = AsyncStream<Data>(bufferingPolicy: .bufferingOldest(4)) { continuation in
+                let task = Task {
+                    var offset = 0
+                    while !Task.isCancelled {
+                        if case .enqueued = continuation.yield(DeterministicBytes.data(count: 64 << 10, offset: offset)) {
+                            taken.increment()
+                            offset += 64 << 10
+                        }
+                        try? await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+                continuation.onTermination = { _ in
+                    terminated.increment()
+                    task.cancel()
+                }
+            }
+            let call = Task { try await dispatcher.dispatch(Self.upload(server, .sequence(endless)), context: RequestContext()) }
+            #expect(await eventually { taken.value > 0 })
+            _ = await settled { taken.value }
+            call.cancel()
+            let error = await runwayError { try await call.value }
+            #expect(error?.code == .cancelled)
+            #expect(await eventually { terminated.value == 1 }, "the sequence was let go \(terminated.value) times")
+            withExtendedLifetime(endless) {}
         }
     }
 
