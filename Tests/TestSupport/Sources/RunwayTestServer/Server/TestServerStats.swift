@@ -9,6 +9,7 @@ public final class TestServerStats: Sendable {
         var requestsByPath: [String: Int] = [:]
         var http2Requests = 0
         var abortsByPath: [String: Int] = [:]
+        var bodiesStartedByPath: [String: Int] = [:]
         var cutDownloadKeys: Set<String> = []
     }
 
@@ -38,6 +39,10 @@ public final class TestServerStats: Sendable {
 
     /// Aborted responses for `path`.
     public func aborts(path: String) -> Int { lock.withLock { state.abortsByPath[path, default: 0] } }
+
+    /// Responses for `path` whose body the server began to write (`/slow` and `/bytes` count
+    /// theirs): a client that gave up before one began may never make the server see an abort.
+    public func bodiesStarted(path: String) -> Int { lock.withLock { state.bodiesStartedByPath[path, default: 0] } }
 
     /// Waits until at least `count` aborts have been recorded, polling every 10 ms.
     ///
@@ -77,6 +82,13 @@ public final class TestServerStats: Sendable {
             state.requestsByPath[path, default: 0] += 1
             if http2 { state.http2Requests += 1 }
         }
+    }
+
+    /// Records that the server began to write the body of a response for `path`.
+    ///
+    /// Custom routes that stream a body may call this as their body starts.
+    public func recordBodyStart(path: String) {
+        lock.withLock { state.bodiesStartedByPath[path, default: 0] += 1 }
     }
 
     /// Records that the response for `path` could not be completed because the client left.
