@@ -111,7 +111,7 @@ private func runCurl(_ arguments: [String]) throws -> String {
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = readToEnd(output.fileHandleForReading)
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw CurlFailure(status: process.terminationStatus) }
     return String(decoding: data, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import Testing
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ final class HelperProcess: @unchecked Sendable {
         Thread { [self] in
             var pending = Data()
             while true {
-                let chunk = reader.availableData
+                let chunk = readAvailable(reader)
                 if chunk.isEmpty { break }
                 pending += chunk
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import Testing
 
 /// Runs the built `house-hunter` executable, as a user would.
@@ -75,7 +76,7 @@ final class Collector: Sendable {
     init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = readAvailable(handle)
                 if chunk.isEmpty { break }
                 lock.withLock { data.append(chunk) }
             }

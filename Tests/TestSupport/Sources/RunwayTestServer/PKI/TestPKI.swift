@@ -133,7 +133,7 @@ private struct OpenSSLRunner {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
+        let output = readToEnd(errors.fileHandleForReading)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw TestServerError(

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How a run of a program ended.
 public struct ProcessOutcome: Sendable, CustomStringConvertible {
     /// The exit status.
@@ -27,7 +33,7 @@ public func runToEnd(_ executable: URL, _ arguments: [String], environment: [Str
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = readToEnd(output.fileHandleForReading)
         process.waitUntilExit()
         return ProcessOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
@@ -37,5 +43,25 @@ public func runToEnd(_ executable: URL, _ arguments: [String], environment: [Str
 func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// Reads `handle` (a pipe) to its end. Foundation's own `readDataToEndOfFile()` and
+/// `availableData` end the process when a read is interrupted by a signal (`try!` on `EINTR`),
+/// and in a test process children exit all the time, each with a `SIGCHLD`: these retry instead.
+public func readToEnd(_ handle: FileHandle) -> Data {
+    var data = Data()
+    while case let chunk = readAvailable(handle), !chunk.isEmpty { data.append(chunk) }
+    return data
+}
+
+/// What `handle` (a pipe) has now, waiting for something if it is empty; empty at its end (or
+/// on an error other than an interrupted read). See ``readToEnd(_:)``.
+public func readAvailable(_ handle: FileHandle, upTo count: Int = 64 << 10) -> Data {
+    var buffer = [UInt8](repeating: 0, count: count)
+    while true {
+        let received = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, count) }
+        if received >= 0 { return Data(buffer[0..<received]) }
+        if errno != EINTR { return Data() }
     }
 }

@@ -32,7 +32,7 @@ public final class PythonServer: Sendable {
         try process.run()
         var line = Data()
         while true {
-            let byte = try output.fileHandleForReading.read(upToCount: 1) ?? Data()
+            let byte = readAvailable(output.fileHandleForReading, upTo: 1)
             if byte.isEmpty || byte == Data("\n".utf8) { break }
             line.append(byte)
         }
