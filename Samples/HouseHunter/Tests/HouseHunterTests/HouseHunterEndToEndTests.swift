@@ -5,7 +5,7 @@ import Testing
 /// HouseHunter end to end: the built `house-hunter` opens URLs through its mediator against the
 /// embedded sample server (or a dead or slow one), and the tests read the screens it prints.
 /// Timings vary from run to run, so the tests check structure, never numbers.
-@Suite("HouseHunter end to end", .serialized)
+@Suite("HouseHunter end to end")
 struct HouseHunterEndToEndTests {
     func lines(_ text: String) -> [String] { text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
 
