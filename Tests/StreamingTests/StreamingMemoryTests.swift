@@ -73,9 +73,7 @@ struct StreamingMemoryTests {
         #expect(received == size)
         #expect(firstBytesMatch)
         #expect(growth < 64 << 10, "peak RSS grew by \(growth) kB while streaming 1 GiB")
-        // Not `waitUntilExit()`: it would block a thread of the cooperative pool.
-        #expect(await eventually { !server.isRunning })
-        #expect(server.terminationStatus == 0)
+        #expect(await server.waitForExit() == .exited(0))
     }
 }
 

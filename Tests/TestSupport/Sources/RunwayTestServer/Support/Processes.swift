@@ -8,7 +8,7 @@ import Darwin
 
 /// How a run of a program ended.
 public struct ProcessOutcome: Sendable, CustomStringConvertible {
-    /// The exit status.
+    /// The exit status (128 and the signal's number for a program a signal ended, as shells say).
     public let status: Int32
     /// Standard output and error together.
     public let output: String
@@ -21,21 +21,18 @@ public struct ProcessOutcome: Sendable, CustomStringConvertible {
 ///
 /// The process is waited for on a thread of its own, never one of the cooperative pool: a
 /// blocked pool thread (there may be only two) would hold up every other test meanwhile,
-/// the in-process test servers included.
+/// the in-process test servers included. It is started with ``ChildProcess``, not `Process`.
 public func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutcome {
     try await offThePool {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = readToEnd(output.fileHandleForReading)
-        process.waitUntilExit()
-        return ProcessOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let child = try ChildProcess(
+            executable.path, arguments, environment: environment, standardOutput: .pipe, standardError: .output)
+        let data = child.standardOutput.map(readToEnd) ?? Data()
+        let status: Int32 =
+            switch child.waitForExitBlocking() {
+            case .exited(let status): status
+            case .signalled(let signal): 128 + signal
+            }
+        return ProcessOutcome(status: status, output: String(decoding: data, as: UTF8.self))
     }
 }
 

@@ -11,10 +11,10 @@ public func runPython(_ script: URL, _ arguments: [String]) async throws -> Proc
 /// a script may exit when it closes, which ``stop()`` (and the deinit) does before terminating it.
 public final class PythonServer: Sendable {
     /// The process.
-    public let process: Process
+    public let process: ChildProcess
     /// The port the script printed.
     public let port: Int
-    private let input: Pipe
+    private let input: FileHandle
 
     /// Starts `script` and reads its port, waiting on a thread of its own (see ``runToEnd(_:_:environment:)``).
     public static func start(_ script: URL, _ arguments: [String] = []) async throws -> PythonServer {
@@ -22,22 +22,16 @@ public final class PythonServer: Sendable {
     }
 
     private init(_ script: URL, _ arguments: [String]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + arguments
-        let output = Pipe()
-        input = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
+        process = try ChildProcess("/usr/bin/env", ["python3", script.path] + arguments, standardInput: .pipe, standardOutput: .pipe)
+        input = process.standardInput!
         var line = Data()
-        while true {
-            let byte = readAvailable(output.fileHandleForReading, upTo: 1)
+        while let output = process.standardOutput {
+            let byte = readAvailable(output, upTo: 1)
             if byte.isEmpty || byte == Data("\n".utf8) { break }
             line.append(byte)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
+            process.signal()
             throw PythonServerError(script: script.lastPathComponent, firstLine: String(decoding: line, as: UTF8.self))
         }
         self.port = port
@@ -45,8 +39,8 @@ public final class PythonServer: Sendable {
 
     /// Closes the script's standard input and terminates it if it still runs.
     public func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        try? input.close()
+        if process.isRunning { process.signal() }
     }
 
     deinit {
