@@ -201,22 +201,23 @@ struct ProxyTests {
 
     @Test("a proxy nobody listens on is .cannotConnect naming the proxy", arguments: DispatcherUnderTest.all(supporting: .proxies))
     func unreachableProxy(_ dut: DispatcherUnderTest) async throws {
-        let port = try freePort()
-        try await withTestServer { server in
-            let proxies: [(Proxy, String)] = [
-                (.http(host: "127.0.0.1", port: port, credentials: Self.credentials), "HTTP proxy 127.0.0.1:\(port)"),
-                (.socks5(host: "127.0.0.1", port: port, credentials: Self.credentials), "SOCKS5 proxy 127.0.0.1:\(port)"),
-            ]
-            for (proxy, name) in proxies {
-                let request = makeRequest(server.url("/echo")) { $0.proxy = proxy }
-                let error = await runwayError { try await dut.send(dut.make(), request) }
-                #expect(error?.code == .cannotConnect)
-                #expect(error?.field == "proxy")
-                #expect(error?.neverSent == true)
-                #expect(error?.message.contains("cannot connect to the \(name)") == true, "\(String(describing: error))")
-                #expect(error?.message.contains(Self.password) == false)
+        try await withRefusingPort { port in
+            try await withTestServer { server in
+                let proxies: [(Proxy, String)] = [
+                    (.http(host: "127.0.0.1", port: port, credentials: Self.credentials), "HTTP proxy 127.0.0.1:\(port)"),
+                    (.socks5(host: "127.0.0.1", port: port, credentials: Self.credentials), "SOCKS5 proxy 127.0.0.1:\(port)"),
+                ]
+                for (proxy, name) in proxies {
+                    let request = makeRequest(server.url("/echo")) { $0.proxy = proxy }
+                    let error = await runwayError { try await dut.send(dut.make(), request) }
+                    #expect(error?.code == .cannotConnect)
+                    #expect(error?.field == "proxy")
+                    #expect(error?.neverSent == true)
+                    #expect(error?.message.contains("cannot connect to the \(name)") == true, "\(String(describing: error))")
+                    #expect(error?.message.contains(Self.password) == false)
+                }
+                #expect(server.stats.totalRequests == 0)
             }
-            #expect(server.stats.totalRequests == 0)
         }
     }
 
@@ -242,15 +243,16 @@ struct ProxyTests {
                     #expect(await proxy.logEventually(contains: ".\(server.port)"), "\(proxy.log)")
                 }
             }
-            let port = try freePort()
-            let request = makeRequest(URL(string: "http://127.0.0.1:\(port)/echo")!) {
-                $0.proxy = .socks5(host: "127.0.0.1", port: proxy.port)
+            try await withRefusingPort { port in
+                let request = makeRequest(URL(string: "http://127.0.0.1:\(port)/echo")!) {
+                    $0.proxy = .socks5(host: "127.0.0.1", port: proxy.port)
+                }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .cannotConnect)
+                #expect(
+                    error?.message.contains("SOCKS5 proxy 127.0.0.1:\(proxy.port) could not connect to the origin") == true,
+                    "\(String(describing: error))")
             }
-            let error = await runwayError { try await dut.send(dispatcher, request) }
-            #expect(error?.code == .cannotConnect)
-            #expect(
-                error?.message.contains("SOCKS5 proxy 127.0.0.1:\(proxy.port) could not connect to the origin") == true,
-                "\(String(describing: error))")
         }
     }
 
