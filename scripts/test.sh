@@ -3,11 +3,11 @@
 # package that depends on Runway by path), what a consumer of Runway resolves, and the
 # documentation (DocC; a warning fails). It starts with the format check (scripts/format.sh).
 # Arguments go to both `swift test` runs (e.g. --filter RetryTests); with arguments, the last
-# two checks and the format check are left out.
+# two checks and the format check are left out. Tests run in parallel, swift test's default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -eq 0 ]; then scripts/format.sh --check; fi
-flags=(--no-parallel --explicit-target-dependency-import-check error)
+flags=(--explicit-target-dependency-import-check error)
 swift test --enable-all-traits "${flags[@]}" "$@"
 swift test --package-path Samples/HouseHunter "${flags[@]}" "$@"
 if [ $# -eq 0 ]; then

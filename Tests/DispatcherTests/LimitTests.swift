@@ -36,10 +36,8 @@ extension DispatcherSuite {
         try await withTestServer { server in
             // About 256 KiB on the wire, 256 MiB decompressed.
             let request = makeRequest(server.url("/gzip-bomb/256")) { $0.maxResponseSize = 8 << 20 }
-            let start = ContinuousClock.now
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .responseTooLarge)
-            #expect(ContinuousClock.now - start < .seconds(20))
         }
     }
 

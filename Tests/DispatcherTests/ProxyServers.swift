@@ -10,15 +10,14 @@ import Glibc
 /// `CONNECT`), `danted` (SOCKS5) or a small SOCKS5 server with username authentication in Python
 /// (``socks5WithAuth(user:password:)``), each with its configuration and log in a temporary
 /// directory, on a free port, stopped by ``stop()``.
-/// `@unchecked Sendable`: `Process` is not marked Sendable; it is only started, signalled and waited for.
-final class ProxyProcess: @unchecked Sendable {
+final class ProxyProcess: Sendable {
     /// The port it listens on, on 127.0.0.1.
     let port: Int
     let directory: URL
     let logFile: URL
-    private let process: Process
+    private let process: ChildProcess
 
-    private init(port: Int, directory: URL, logFile: URL, process: Process) {
+    private init(port: Int, directory: URL, logFile: URL, process: ChildProcess) {
         self.port = port
         self.directory = directory
         self.logFile = logFile
@@ -30,7 +29,7 @@ final class ProxyProcess: @unchecked Sendable {
 
     /// Waits until the log holds `text` (proxies write a line per connection, a moment after it).
     func logEventually(contains text: String) async -> Bool {
-        await eventually(timeout: .seconds(10)) { log.contains(text) }
+        await eventually { log.contains(text) }
     }
 
     /// `tinyproxy` in the foreground, with `BasicAuth` when `credentials` are given. It adds a
@@ -103,43 +102,43 @@ final class ProxyProcess: @unchecked Sendable {
         }
     }
 
-    /// Stops it and removes its directory. SIGKILL: a SIGTERM can go unheeded (a child inherits
-    /// the signal mask of the thread that spawned it), and Dante's children leave with it.
+    /// Stops it and removes its directory. SIGKILL: Dante's children leave with it.
     func stop() async {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        // Not `waitUntilExit()`: it would block a thread of the cooperative pool.
-        _ = await eventually(timeout: .seconds(10)) { !process.isRunning }
+        process.signal(SIGKILL)
+        _ = await process.waitForExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Writes the configuration `arguments` makes, starts the command (its first element) and
-    /// waits until its port accepts connections.
+    /// waits until its port accepts connections. The port is free when chosen, but tests run in
+    /// parallel and another one's server may take it before the proxy does: a proxy that exits
+    /// without listening is started again on another port (three tries).
     private static func start(
         name: String, arguments: (_ port: Int, _ directory: URL, _ log: URL) throws -> [String]
     ) async throws -> ProxyProcess {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-\(name)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let log = directory.appendingPathComponent("\(name).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let port = try freePort()
-        let process = Process()
-        let command = try arguments(port, directory, log)
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let output = directory.appendingPathComponent("\(name).out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        let proxy = ProxyProcess(port: port, directory: directory, logFile: log, process: process)
-        let listening = await eventually(timeout: .seconds(10)) { process.isRunning && acceptsConnections(port: port) }
-        guard listening else {
-            let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        var said = ""
+        for _ in 1...3 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-\(name)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let log = directory.appendingPathComponent("\(name).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let port = try freePort()
+            let command = try arguments(port, directory, log)
+            let output = directory.appendingPathComponent("\(name).out")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: output)
+            let process = try ChildProcess(
+                command[0], Array(command.dropFirst()), standardOutput: .file(handle), standardError: .file(handle))
+            try handle.close()
+            let proxy = ProxyProcess(port: port, directory: directory, logFile: log, process: process)
+            _ = await eventually { !process.isRunning || acceptsConnections(port: port) }
+            if process.isRunning && acceptsConnections(port: port) { return proxy }
+            said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            let exited = !process.isRunning
             await proxy.stop()
-            throw ProxyProcessError("\(name) did not start listening on 127.0.0.1:\(port): \(said)")
+            guard exited else { throw ProxyProcessError("\(name) did not start listening on 127.0.0.1:\(port): \(said)") }
         }
-        return proxy
+        throw ProxyProcessError("\(name) exited three times without listening: \(said)")
     }
 }
 
@@ -173,20 +172,41 @@ func requireExecutable(_ name: String, in directories: [String]) throws -> Strin
 
 /// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, then closed).
 func freePort() throws -> Int {
+    let (socket, port) = try boundLoopbackSocket()
+    close(socket)
+    return port
+}
+
+/// Runs `body` with a TCP port on 127.0.0.1 that refuses connections all along: a socket holds
+/// it bound but does not listen. A port from ``freePort()`` would not do: tests run in parallel,
+/// and another one's server or proxy may take it meanwhile.
+func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
+    let (socket, port) = try boundLoopbackSocket()
+    defer { close(socket) }
+    return try await body(port)
+}
+
+/// A new TCP socket bound to 127.0.0.1 and a port the system chose, and that port.
+private func boundLoopbackSocket() throws -> (socket: Int32, port: Int) {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard socket >= 0 else { throw ProxyProcessError("socket() failed") }
-    defer { close(socket) }
     var address = loopback(port: 0)
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard bound == 0 else { throw ProxyProcessError("bind() failed") }
+    guard bound == 0 else {
+        close(socket)
+        throw ProxyProcessError("bind() failed")
+    }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let named = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
     }
-    guard named == 0 else { throw ProxyProcessError("getsockname() failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard named == 0 else {
+        close(socket)
+        throw ProxyProcessError("getsockname() failed")
+    }
+    return (socket, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 /// Whether something accepts a TCP connection on 127.0.0.1:`port`.

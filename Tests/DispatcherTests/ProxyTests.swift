@@ -11,9 +11,9 @@ import TestHelpers
 
 /// Proxies against real ones on 127.0.0.1: `tinyproxy` (HTTP, `CONNECT`, Basic authentication),
 /// `danted` (SOCKS5) and a small SOCKS5 server with username authentication
-/// (``ProxyProcess/socks5WithAuth(user:password:)``). Serialized: some tests set proxy variables
-/// in this process's environment.
-@Suite("Proxies", .serialized)
+/// (``ProxyProcess/socks5WithAuth(user:password:)``). The tests that set proxy variables in the
+/// environment are ``ProxyEnvironmentTests``, in a process of their own.
+@Suite("Proxies")
 struct ProxyTests {
     static let user = "alice"
     static let password = "pr0xy-s3cret"
@@ -201,22 +201,23 @@ struct ProxyTests {
 
     @Test("a proxy nobody listens on is .cannotConnect naming the proxy", arguments: DispatcherUnderTest.all(supporting: .proxies))
     func unreachableProxy(_ dut: DispatcherUnderTest) async throws {
-        let port = try freePort()
-        try await withTestServer { server in
-            let proxies: [(Proxy, String)] = [
-                (.http(host: "127.0.0.1", port: port, credentials: Self.credentials), "HTTP proxy 127.0.0.1:\(port)"),
-                (.socks5(host: "127.0.0.1", port: port, credentials: Self.credentials), "SOCKS5 proxy 127.0.0.1:\(port)"),
-            ]
-            for (proxy, name) in proxies {
-                let request = makeRequest(server.url("/echo")) { $0.proxy = proxy }
-                let error = await runwayError { try await dut.send(dut.make(), request) }
-                #expect(error?.code == .cannotConnect)
-                #expect(error?.field == "proxy")
-                #expect(error?.neverSent == true)
-                #expect(error?.message.contains("cannot connect to the \(name)") == true, "\(String(describing: error))")
-                #expect(error?.message.contains(Self.password) == false)
+        try await withRefusingPort { port in
+            try await withTestServer { server in
+                let proxies: [(Proxy, String)] = [
+                    (.http(host: "127.0.0.1", port: port, credentials: Self.credentials), "HTTP proxy 127.0.0.1:\(port)"),
+                    (.socks5(host: "127.0.0.1", port: port, credentials: Self.credentials), "SOCKS5 proxy 127.0.0.1:\(port)"),
+                ]
+                for (proxy, name) in proxies {
+                    let request = makeRequest(server.url("/echo")) { $0.proxy = proxy }
+                    let error = await runwayError { try await dut.send(dut.make(), request) }
+                    #expect(error?.code == .cannotConnect)
+                    #expect(error?.field == "proxy")
+                    #expect(error?.neverSent == true)
+                    #expect(error?.message.contains("cannot connect to the \(name)") == true, "\(String(describing: error))")
+                    #expect(error?.message.contains(Self.password) == false)
+                }
+                #expect(server.stats.totalRequests == 0)
             }
-            #expect(server.stats.totalRequests == 0)
         }
     }
 
@@ -242,15 +243,16 @@ struct ProxyTests {
                     #expect(await proxy.logEventually(contains: ".\(server.port)"), "\(proxy.log)")
                 }
             }
-            let port = try freePort()
-            let request = makeRequest(URL(string: "http://127.0.0.1:\(port)/echo")!) {
-                $0.proxy = .socks5(host: "127.0.0.1", port: proxy.port)
+            try await withRefusingPort { port in
+                let request = makeRequest(URL(string: "http://127.0.0.1:\(port)/echo")!) {
+                    $0.proxy = .socks5(host: "127.0.0.1", port: proxy.port)
+                }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .cannotConnect)
+                #expect(
+                    error?.message.contains("SOCKS5 proxy 127.0.0.1:\(proxy.port) could not connect to the origin") == true,
+                    "\(String(describing: error))")
             }
-            let error = await runwayError { try await dut.send(dispatcher, request) }
-            #expect(error?.code == .cannotConnect)
-            #expect(
-                error?.message.contains("SOCKS5 proxy 127.0.0.1:\(proxy.port) could not connect to the origin") == true,
-                "\(String(describing: error))")
         }
     }
 
@@ -288,49 +290,6 @@ struct ProxyTests {
                 #expect(missing?.code == .cannotConnect)
                 #expect(missing?.message.contains("\(name) asks for credentials") == true, "\(String(describing: missing))")
                 #expect(server.stats.requests(path: "/echo") == 2)
-            }
-        }
-    }
-
-    // MARK: The environment
-
-    @Test("proxy variables in the environment are ignored unless the app opts in", arguments: DispatcherUnderTest.all(supporting: .proxies))
-    func environmentOnlyWhenAsked(_ dut: DispatcherUnderTest) async throws {
-        let dispatcher = dut.make()
-        try await withProxy(try await .tinyproxy()) { proxy in
-            try await withTestServer { server in
-                let proxyURL = "http://127.0.0.1:\(proxy.port)"
-                try await withEnvironment(["http_proxy": proxyURL, "HTTP_PROXY": proxyURL, "ALL_PROXY": proxyURL]) {
-                    for setting in [nil, Proxy.direct] {
-                        let direct = makeRequest(server.url("/echo")) { $0.proxy = setting }
-                        let echo = try decodeEcho(try await dut.send(dispatcher, direct))
-                        #expect(echo.headers["via"] == nil, "\(String(describing: setting)) went through the proxy")
-                    }
-                    #expect(server.stats.requests(path: "/echo") == 2)
-
-                    let opted = makeRequest(server.url("/echo")) { $0.proxy = .environment }
-                    let echo = try decodeEcho(try await dut.send(dispatcher, opted))
-                    #expect(echo.headers["via"]?.contains("tinyproxy") == true)
-                    #expect(await proxy.logEventually(contains: "GET http://127.0.0.1:\(server.port)/echo"))
-                    #expect(proxy.log.components(separatedBy: "GET http://").count == 2, "\(proxy.log)")
-                }
-                // no_proxy names the host: straight to it. An explicit proxy ignores no_proxy.
-                try await withEnvironment(["http_proxy": proxyURL, "no_proxy": "localhost, 127.0.0.1"]) {
-                    let excluded = makeRequest(server.url("/echo")) { $0.proxy = .environment }
-                    let direct = try decodeEcho(try await dut.send(dispatcher, excluded))
-                    #expect(direct.headers["via"] == nil)
-                    let explicit = makeRequest(server.url("/echo")) { $0.proxy = Self.tinyproxy(proxy, credentials: nil) }
-                    let proxied = try decodeEcho(try await dut.send(dispatcher, explicit))
-                    #expect(proxied.headers["via"] != nil)
-                }
-                try await withEnvironment(["http_proxy": "socks4://bob:hunter2@127.0.0.1:1"]) {
-                    let bad = makeRequest(server.url("/echo")) { $0.proxy = .environment }
-                    let error = await runwayError { try await dut.send(dispatcher, bad) }
-                    #expect(error?.code == .configuration)
-                    #expect(error?.message.contains("environment variable http_proxy") == true, "\(String(describing: error))")
-                    #expect(error?.message.contains("hunter2") == false)
-                }
-                #expect(server.stats.requests(path: "/echo") == 5)
             }
         }
     }
@@ -403,43 +362,6 @@ struct ProxyTests {
         }
     }
 
-    @Test("a dispatcher that cannot use a proxy refuses the request", arguments: DispatcherUnderTest.all(lacking: .proxies))
-    func refusedWhereUnsupported(_ dut: DispatcherUnderTest) async throws {
-        let dispatcher = dut.make()
-        try await withProxy(try await .tinyproxy()) { proxy in
-            try await withTestServer { server in
-                let explicit = makeRequest(server.url("/echo")) { $0.proxy = Self.tinyproxy(proxy, credentials: nil) }
-                let error = await runwayError { try await dut.send(dispatcher, explicit) }
-                #expect(error?.code == .configuration)
-                #expect(error?.field == "proxy")
-                try await withEnvironment(["http_proxy": "http://127.0.0.1:\(proxy.port)"]) {
-                    let fromEnvironment = makeRequest(server.url("/echo")) { $0.proxy = .environment }
-                    #expect(await runwayError { try await dut.send(dispatcher, fromEnvironment) }?.code == .configuration)
-                }
-                #expect(server.stats.totalRequests == 0)
-                // No proxy set, but the environment names one that FoundationNetworking would follow.
-                for name in ["http_proxy", "HTTP_PROXY", "ALL_PROXY"] {
-                    try await withEnvironment([name: "http://127.0.0.1:\(proxy.port)"]) {
-                        for setting in [nil, Proxy.direct] {
-                            let plain = makeRequest(server.url("/echo")) { $0.proxy = setting }
-                            let error = await runwayError { try await dut.send(dispatcher, plain) }
-                            #expect(error?.code == .configuration, "\(name)")
-                            #expect(error?.message.contains("environment variable \(name)") == true, "\(String(describing: error))")
-                        }
-                    }
-                }
-                #expect(server.stats.totalRequests == 0)
-                // The environment naming no proxy for the host: sent, directly.
-                try await withEnvironment(["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "127.0.0.1"]) {
-                    let none = makeRequest(server.url("/echo")) { $0.proxy = .environment }
-                    let direct = try await dut.send(dispatcher, none)
-                    #expect(direct.status == 200)
-                }
-                #expect(proxy.log.contains("GET http://") == false)
-            }
-        }
-    }
-
     @Test("the Proxies article's example is this file's, verbatim")
     func articleExample() throws {
         let here = URL(fileURLWithPath: #filePath)
@@ -454,21 +376,6 @@ struct ProxyTests {
         let trimmed = code.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(trimmed == quoted.trimmingCharacters(in: .whitespacesAndNewlines))
     }
-}
-
-/// Sets `variables` in this process's environment for `body`, then puts back what was there.
-func withEnvironment(_ variables: [String: String], _ body: () async throws -> Void) async throws {
-    var previous: [String: String?] = [:]
-    for (name, value) in variables {
-        previous[name] = ProcessInfo.processInfo.environment[name]
-        setenv(name, value, 1)
-    }
-    defer {
-        for (name, value) in previous {
-            if let value { setenv(name, value, 1) } else { unsetenv(name) }
-        }
-    }
-    try await body()
 }
 
 /// A service whose proxy the test sets.

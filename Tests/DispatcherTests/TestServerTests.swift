@@ -40,20 +40,16 @@ struct TestServerTests {
             try await withTestServer(tls: pki.server) { server in
                 // The client goes away once the server has the request (a time limit on curl
                 // raced its start-up and handshake on a loaded machine).
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = [
-                    "curl", "-sS", http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath,
-                    server.url("/slow?ms=20000").absoluteString,
-                ]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                #expect(await server.stats.wait(timeout: .seconds(60)) { $0.requests(path: "/slow") == 1 }, "http2: \(http2)")
-                // SIGKILL: a SIGTERM went unheeded when other tests ran alongside (a child can inherit a
-                // blocked signal mask from the thread that spawned it).
-                kill(process.processIdentifier, SIGKILL)
-                #expect(await server.waitForAbort(timeout: .seconds(10)))
+                let client = try ChildProcess(
+                    "/usr/bin/env",
+                    [
+                        "curl", "-sS", http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath,
+                        server.url("/slow?ms=20000").absoluteString,
+                    ], standardOutput: .null, standardError: .null)
+                #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 }, "http2: \(http2)")
+                client.signal(SIGKILL)
+                #expect(await client.waitForExit() == .signalled(SIGKILL))
+                #expect(await server.waitForAbort())
                 #expect(server.stats.aborts(path: "/slow") == 1)
             }
         }
@@ -89,7 +85,7 @@ struct TestServerTests {
 
 /// `curl` exited with a non-zero status.
 struct CurlFailure: Error {
-    let status: Int32
+    let exit: ChildProcess.Exit
 }
 
 /// Runs the `curl` command line silently, on a thread outside Swift's cooperative pool (the
@@ -104,15 +100,9 @@ func curl(_ arguments: [String]) async throws -> String {
 }
 
 private func runCurl(_ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["curl", "-sS"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CurlFailure(status: process.terminationStatus) }
+    let curl = try ChildProcess("/usr/bin/env", ["curl", "-sS"] + arguments, standardOutput: .pipe, standardError: .null)
+    let data = curl.standardOutput.map(readToEnd) ?? Data()
+    let exit = curl.waitForExitBlocking()
+    guard case .exited(0) = exit else { throw CurlFailure(exit: exit) }
     return String(decoding: data, as: UTF8.self)
 }

@@ -61,7 +61,7 @@ import Testing
                 helper.kill()
                 let exit = await helper.exitStatus()
                 #expect(
-                    exit?.reason == .uncaughtSignal && exit?.status == SIGKILL,
+                    exit == .signalled(SIGKILL),
                     "run \(run) (seed \(seed)) ended \(String(describing: exit))")
                 durable[run] = helper.lastDurable
             }
@@ -71,7 +71,7 @@ import Testing
             let drained = await drain.line(timeout: .seconds(120)) { $0.hasPrefix("DRAINED ") }
             #expect(drained == "DRAINED 0", "the drain run printed \(drain.output.suffix(5)) (seed \(seed))")
             let exit = await drain.exitStatus()
-            #expect(exit?.reason == .exit && exit?.status == 0)
+            #expect(exit == .exited(0))
 
             // Every durable action arrived, once; nothing arrived that was not recorded.
             let stored = sink.stored

@@ -32,7 +32,7 @@ import Testing
             #expect(sink.duplicates == 0)
             // Exponential with half jitter: 50-100 ms, then 100-200 ms, then 200-400 ms.
             let delays = events.of(.uploadFailed).compactMap(\.retryDelay)
-            #expect(delays.count == 3)
+            try #require(delays.count == 3 && requests.count == 4)
             #expect(delays[0] <= .milliseconds(100) && delays[0] >= .milliseconds(50))
             #expect(delays[2] >= .milliseconds(200) && delays[2] <= .milliseconds(400))
             // The server saw each retry no sooner than the delay announced before it.
@@ -63,15 +63,17 @@ import Testing
             configuration.maxBackoff = .seconds(1200)
             let actions = try ActionLogger(configuration)
             for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
-            #expect(await eventually(timeout: .seconds(30)) { actions.statistics.uploadFailures == 1 })
+            #expect(await eventually { actions.statistics.uploadFailures == 1 })
             source.set(.unreachable)
             monitor.refresh()
-            try await Task.sleep(for: .milliseconds(100))
-            #expect(sink.requests.count == 1)
             source.set(.reachable)
             monitor.refresh()
-            #expect(await eventually(timeout: .seconds(30)) { sink.stored.count == 30 })
+            // Within the generous wait below, ten minutes before the backoff ends: the network
+            // coming back sent the batch, and nothing else was tried (an upload while offline
+            // would be a second failure, `.noNetwork` before the server).
+            #expect(await eventually { sink.stored.count == 30 })
             #expect(sink.requests.map(\.status) == [503, 200])
+            #expect(actions.statistics.uploadFailures == 1)
             await actions.shutdown()
         }
     }
@@ -87,11 +89,18 @@ import Testing
             configuration.requestOptions = RequestOptions(connectTimeout: .seconds(5), timeout: .milliseconds(500))
             let actions = try ActionLogger(configuration)
             for n in 0..<45 { actions.record("tap", attributes: ["n": String(n)]) }
-            #expect(await eventually(timeout: .seconds(60)) { sink.requests.count >= 3 && actions.statistics.stored == 15 })
-            try await actions.flush()
+            #expect(await eventually(timeout: .seconds(120)) { sink.requests.count >= 3 && actions.statistics.stored == 15 })
+            // The last 15 go out with the same 500 ms timeout, which a loaded machine can miss
+            // too: flush until one gets its answer in time (each try sends the same batch again).
+            #expect(await eventually(timeout: .seconds(120), checking: { (try? await actions.flush()) != nil }))
             #expect(events.of(.uploadFailed).prefix(2).allSatisfy { $0.error?.code == .timeout })
             #expect(sink.stored.compactMap(\.n).sorted() == Array(0..<45))
-            #expect(sink.duplicates == 60)  // the first batch arrived three times
+            // The first batch arrived at least three times (more when the answer to a third
+            // sending was late too, on a loaded machine); every sending after the first of each
+            // batch was dropped whole.
+            let sendings = Dictionary(grouping: sink.requests, by: \.batchID).values
+            #expect(sendings.map(\.count).max() ?? 0 >= 3)
+            #expect(sink.duplicates == sendings.reduce(0) { $0 + ($1.count - 1) * ($1.first?.recordIDs.count ?? 0) })
             #expect(sink.changedResendCount == 0)
             #expect(actions.statistics.uploaded == 45)
             await actions.shutdown()

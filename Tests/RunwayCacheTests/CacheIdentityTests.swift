@@ -9,7 +9,7 @@ import Testing
 
 /// Whose response a cached entry is, and which responses are never kept: through a registry,
 /// a manager, libcurl and the test server.
-@Suite(.timeLimit(.minutes(1))) struct CacheIdentityTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheIdentityTests {
     /// A service whose 200 `{"code":5000}` is a business error, optionally with a token.
     struct AccountService: Service {
         let id: ServiceID = "account"

@@ -7,7 +7,7 @@ import Testing
 
 @testable import RunwayCache
 
-@Suite(.timeLimit(.minutes(1))) struct CacheInterceptorTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheInterceptorTests {
     let clock = TestClock()
 
     func makeCache(
@@ -274,22 +274,20 @@ import Testing
         gate.open()
         // Once it has landed, the next stale hit may start another.
         #expect(await eventually { slow.requests.count == 2 && cache.statistics.memoryEntries == 1 })
-        var body = ""
-        for _ in 0..<200 where body != "/feed#2" {
-            body = String(decoding: try await call(pipeline, "https://api.test/feed", api: "feed").body, as: UTF8.self)
-            if body != "/feed#2" { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(body == "/feed#2")
+        #expect(
+            try await eventually(checking: {
+                String(decoding: try await call(pipeline, "https://api.test/feed", api: "feed").body, as: UTF8.self) == "/feed#2"
+            }))
         clock.advance(120)
         // The refresh that stored "/feed#2" releases its claim just after storing: a hit in
         // between starts none, so hit until one does. (Every hit of cacheThenNetwork may start
         // one once the claim is free, so a hit racing a refresh that has just landed may start
         // the next: the count is not pinned here; the burst above pins one per claim.)
-        for _ in 0..<200 where slow.requests.count < 3 {
-            _ = try await call(pipeline, "https://api.test/feed", api: "feed")
-            if slow.requests.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(await eventually { slow.requests.count >= 3 })
+        #expect(
+            try await eventually(checking: {
+                _ = try await call(pipeline, "https://api.test/feed", api: "feed")
+                return slow.requests.count >= 3
+            }))
     }
 
     @Test func cacheThenNetworkReportsUnchangedAndFailedRefreshes() async throws {

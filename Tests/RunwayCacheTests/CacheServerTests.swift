@@ -7,7 +7,7 @@ import RunwayTestServer
 import Testing
 
 /// The cache in front of libcurl and the real in-process server: a hit never reaches the server.
-@Suite(.timeLimit(.minutes(1))) struct CacheServerTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheServerTests {
     @Test func memoryAndDiskHitsDoNotReachTheServer() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -72,10 +72,13 @@ struct CurlLoopTests {
         // Every reset closes a connection; the next request opens one, usually with the same
         // descriptor number. Interleaved with keep-alive requests on another server whose idle
         // connection stays open the whole time.
+        // A stalled loop never sees the socket again: the request times out. Two minutes, as the
+        // thread sanitizer and the 200 slow transfers of the test beside this one can keep the
+        // in-process servers from answering for more than ten seconds.
         try await withTestServer { resetting in
             try await withTestServer { steady in
-                let reset = makeRequest(resetting.url("/reset")) { $0.timeout = .seconds(10) }
-                let json = makeRequest(steady.url("/json")) { $0.timeout = .seconds(10) }
+                let reset = makeRequest(resetting.url("/reset")) { $0.timeout = .seconds(120) }
+                let json = makeRequest(steady.url("/json")) { $0.timeout = .seconds(120) }
                 for _ in 0..<40 {
                     let error = await runwayError { try await dispatcher.dispatch(reset, context: RequestContext()) }
                     #expect(error?.code == .connectionLost)
@@ -246,14 +249,15 @@ struct SocketWatchTests {
 
         let clock = ContinuousClock()
         watch.setTimer(milliseconds: 50)
-        // Bounds far from both the timer (50 ms) and the wait's own limit (20 s), for a busy machine.
-        let timed = clock.measure { _ = ready(watch, within: 20_000) }
-        #expect(timed < .seconds(10))
+        // Bounds far from both the timer (50 ms) and the wait's own limit (two minutes), for a
+        // busy machine.
+        let timed = clock.measure { _ = ready(watch, within: 120_000) }
+        #expect(timed < .seconds(60))
         #expect(watch.takeExpiredTimer())
 
         watch.wake()
-        let woken = clock.measure { _ = ready(watch, within: 20_000) }
-        #expect(woken < .seconds(10))
+        let woken = clock.measure { _ = ready(watch, within: 120_000) }
+        #expect(woken < .seconds(60))
         // The wake-up is used up: the next wait sleeps its time.
         let slept = clock.measure { _ = ready(watch, within: 100) }
         #expect(slept >= .milliseconds(90))

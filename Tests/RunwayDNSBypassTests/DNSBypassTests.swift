@@ -8,12 +8,24 @@ import Testing
 
 /// A dispatcher standing in for the network: each address answers after its own delay, or
 /// refuses connections once killed.
+///
+/// The bypass ranks addresses by the round trips it measures, and on a loaded machine a task can
+/// wait far longer for a thread than any delay here: slept delays alone would rank by scheduling
+/// noise. So pings (`/ping`) keep the order the delays give whatever the noise: an address
+/// answers a ping only once every faster live address has answered one, and no sooner than
+/// ``rankGap`` after the slowest of their answers so far, measured from the moment each ping
+/// arrived, as the bypass measures it.
 final class FakeNetwork: Dispatcher, @unchecked Sendable {
+    /// How much longer than any faster address's slowest ping an address takes to answer one.
+    static let rankGap: Duration = .milliseconds(100)
+
     // @unchecked: every stored var is read and written under `lock`.
     private let lock = NSLock()
     private var delays: [String: Duration]
     private var dead: Set<String> = []
     private var seen: [Request] = []
+    /// The slowest ping each address has answered since the delays last changed.
+    private var slowestPing: [String: Duration] = [:]
     var ipList: Data?
 
     init(delays: [String: Duration]) { self.delays = delays }
@@ -21,9 +33,16 @@ final class FakeNetwork: Dispatcher, @unchecked Sendable {
     var requests: [Request] { lock.withLock { seen } }
     func kill(_ address: String) { lock.withLock { _ = dead.insert(address) } }
     func revive(_ address: String) { lock.withLock { _ = dead.remove(address) } }
-    func setDelay(_ address: String, _ delay: Duration) { lock.withLock { delays[address] = delay } }
+    func setDelay(_ address: String, _ delay: Duration) {
+        lock.withLock {
+            delays[address] = delay
+            slowestPing = [:]
+        }
+    }
 
     func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
+        let clock = ContinuousClock()
+        let start = clock.now
         try request.validate()
         lock.withLock { seen.append(request) }
         if request.url.path == "/iplist" {
@@ -34,10 +53,30 @@ final class FakeNetwork: Dispatcher, @unchecked Sendable {
         guard let target = request.options.connectOverrides.first(where: { $0.host == request.url.host }) else {
             throw RunwayError(.dnsFailure, "no DNS for \(request.url.host ?? "")")
         }
-        let (delay, isDead) = lock.withLock { (delays[target.connectHost], dead.contains(target.connectHost)) }
-        guard let delay, !isDead else { throw RunwayError(.cannotConnect, "connection refused by \(target.connectHost)") }
-        try await Task.sleep(for: delay)
-        return Response(status: 200, body: Data(target.connectHost.utf8))
+        let address = target.connectHost
+        let (delay, isDead) = lock.withLock { (delays[address], dead.contains(address)) }
+        guard let delay, !isDead else { throw RunwayError(.cannotConnect, "connection refused by \(address)") }
+        guard request.url.path == "/ping" else {
+            try await Task.sleep(for: delay)
+            return Response(status: 200, body: Data(address.utf8))
+        }
+        while true {
+            // nil while a faster live address has not answered a ping yet.
+            let earliest: Duration? = lock.withLock {
+                var earliest = delay
+                for (other, otherDelay) in delays where otherDelay < delay && !dead.contains(other) {
+                    guard let slowest = slowestPing[other] else { return nil }
+                    earliest = max(earliest, slowest + Self.rankGap)
+                }
+                return earliest
+            }
+            let elapsed = clock.now - start
+            if let earliest, elapsed >= earliest {
+                lock.withLock { slowestPing[address] = max(slowestPing[address] ?? .zero, elapsed) }
+                return Response(status: 200, body: Data(address.utf8))
+            }
+            try await Task.sleep(for: earliest.map { min($0 - elapsed, .milliseconds(5)) } ?? .milliseconds(5))
+        }
     }
 }
 
@@ -63,7 +102,6 @@ extension Response {
     }
 
     func network() -> FakeNetwork {
-        // Wide gaps: the suite runs in parallel on 2 cores, where scheduling noise reaches tens of ms.
         FakeNetwork(delays: ["127.0.0.2": .milliseconds(1), "127.0.0.3": .milliseconds(150), "127.0.0.4": .milliseconds(400)])
     }
 
@@ -159,15 +197,17 @@ extension Response {
         monitor.refresh()
         #expect(await eventually { bypass.endpoints(for: host).map(\.address) == ["127.0.0.4", "127.0.0.3", "127.0.0.2"] })
 
-        // Once the observation is cancelled the bypass no longer follows.
+        // Once the observation is cancelled the bypass no longer follows. A re-probe it started
+        // would begin (in a task of its own) as the network comes back, before the probe made
+        // here: when this one has pinged each address twice, such a re-probe would have pinged too.
         following.cancel()
         let pings = network.requests.count
         source.set(.unreachable)
         monitor.refresh()
         source.set(.reachable)
         monitor.refresh()
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(network.requests.count == pings)
+        await bypass.probe()
+        #expect(network.requests.count == pings + 6)
     }
 
     @Test func ipListIsFetchedPersistedAndNotRefetchedWithinADay() async throws {

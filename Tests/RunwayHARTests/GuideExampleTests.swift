@@ -33,7 +33,7 @@ func saveCalls(of recorder: HARRecorder, to path: String) throws {
 }
 // END guide: Record a HAR file
 
-@Suite(.timeLimit(.minutes(1))) struct GuideExampleTests {
+@Suite(.timeLimit(.minutes(5))) struct GuideExampleTests {
     @Test func theGuidesChainRecordsAValidFile() async throws {
         try await withTestServer { server in
             let recorder = try makeRecorder()
@@ -45,7 +45,7 @@ func saveCalls(of recorder: HARRecorder, to path: String) throws {
             let file = HARCheck.temporaryFile()
             defer { try? FileManager.default.removeItem(at: file) }
             try saveCalls(of: recorder, to: file.path)
-            let check = try HARCheck.run(file)
+            let check = try await HARCheck.run(file)
             #expect(check.status == 0 && check.output.contains("ok: 2 entries"), "\(check)")
             let har = try JSONDecoder().decode(HAR.self, from: Data(contentsOf: file))
             #expect(har.log.entries.map(\.fromCache) == [nil, "memory"])

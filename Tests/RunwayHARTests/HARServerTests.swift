@@ -8,13 +8,13 @@ import Testing
 
 /// The HAR recorder in front of the cache and libcurl, against the in-process server: every file
 /// it writes passes the HAR 1.2 schema check (`Schema/check_har.py`) with timings that add up.
-@Suite(.timeLimit(.minutes(1))) struct HARServerTests {
+@Suite(.timeLimit(.minutes(5))) struct HARServerTests {
     /// Writes `recorder`'s archive, checks it with the schema, and reads it back.
-    func writeAndCheck(_ recorder: HARRecorder, entries: Int) throws -> HAR {
+    func writeAndCheck(_ recorder: HARRecorder, entries: Int) async throws -> HAR {
         let file = HARCheck.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         try recorder.write(to: file)
-        let check = try HARCheck.run(file)
+        let check = try await HARCheck.run(file)
         #expect(check.status == 0, "\(check)")
         #expect(check.output.contains("ok: \(entries) entries"), "\(check)")
         let har = try JSONDecoder().decode(HAR.self, from: Data(contentsOf: file))
@@ -53,7 +53,7 @@ import Testing
             let missing = try await pipeline.send(Request(url: server.url("/status/404")))
             await #expect(throws: RunwayError.self) { try await pipeline.send(try Request("http://127.0.0.1:1/json")) }
 
-            let har = try writeAndCheck(recorder, entries: 8)
+            let har = try await writeAndCheck(recorder, entries: 8)
             #expect(har.log.version == "1.2" && har.log.creator.name == "Runway")
             let entries = har.log.entries
             try #require(entries.count == 8)
@@ -142,7 +142,7 @@ import Testing
             }
             #expect(String(decoding: try await pipeline.send(unknown).body, as: UTF8.self) == #"{"received":3}"#)
 
-            let entries = try writeAndCheck(recorder, entries: 2).log.entries
+            let entries = try await writeAndCheck(recorder, entries: 2).log.entries
             try #require(entries.count == 2)
             #expect(entries[0].request.bodySize == 4_000)
             #expect(entries[0].request.postData?.text == "")
@@ -157,7 +157,7 @@ import Testing
             let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
             for page in 1...3 { _ = try await pipeline.send(Request(url: server.url("/json?page=\(page)"))) }
             #expect(recorder.count == 2 && recorder.droppedCount == 1)
-            let har = try writeAndCheck(recorder, entries: 2)
+            let har = try await writeAndCheck(recorder, entries: 2)
             #expect(har.log.entries.map(\.request.queryString) == [[.init(name: "page", value: "2")], [.init(name: "page", value: "3")]])
             #expect(har.log.comment == "1 older call dropped (the recorder keeps 2)")
             recorder.removeAll()
@@ -183,8 +183,8 @@ import Testing
                 #expect(
                     entry.response.content.text == nil && entry.response.content.comment?.hasSuffix("not recorded (body limit 0)") == true)
             }
-            _ = try writeAndCheck(short, entries: 2)
-            _ = try writeAndCheck(none, entries: 2)
+            _ = try await writeAndCheck(short, entries: 2)
+            _ = try await writeAndCheck(none, entries: 2)
         }
     }
 
@@ -198,7 +198,7 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            let har = try writeAndCheck(recorder, entries: 20)
+            let har = try await writeAndCheck(recorder, entries: 20)
             #expect(Set(har.log.entries.map(\.request.url)).count == 20)
             #expect(har.log.entries.map(\.startedDateTime) == har.log.entries.map(\.startedDateTime).sorted())
         }
@@ -211,11 +211,11 @@ import Testing
             _ = try await Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher()).send(Request(url: server.url("/json")))
             var har = recorder.har()
             har.log.entries[0].time += 5
-            let wrongTime = try check(har)
+            let wrongTime = try await check(har)
             #expect(wrongTime.status == 1 && wrongTime.output.contains("is not the sum of its timings"), "\(wrongTime)")
             har = recorder.har()
             har.log.entries[0].timings.blocked = -2
-            #expect(try check(har).status == 1)
+            #expect(try await check(har).status == 1)
             var object = try #require(try JSONSerialization.jsonObject(with: recorder.data()) as? [String: Any])
             var log = try #require(object["log"] as? [String: Any])
             log["version"] = "1.1"
@@ -223,14 +223,14 @@ import Testing
             let file = HARCheck.temporaryFile()
             defer { try? FileManager.default.removeItem(at: file) }
             try JSONSerialization.data(withJSONObject: object).write(to: file)
-            #expect(try HARCheck.run(file).status == 1)
+            #expect(try await HARCheck.run(file).status == 1)
         }
     }
 
-    func check(_ har: HAR) throws -> PythonOutcome {
+    func check(_ har: HAR) async throws -> ProcessOutcome {
         let file = HARCheck.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
         try JSONEncoder().encode(har).write(to: file)
-        return try HARCheck.run(file)
+        return try await HARCheck.run(file)
     }
 }

@@ -10,7 +10,7 @@ import Testing
         let arrivals = Counter()
         let stub = StubDispatcher { request in
             arrivals.increment()
-            let allArrived = await eventually(timeout: .seconds(10)) { arrivals.value == 3 }
+            let allArrived = await eventually { arrivals.value == 3 }
             guard allArrived else { return Response(status: 500) }
             let q = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value ?? ""
             return Response(status: 200, body: Data(#"{"q":"\#(q)"}"#.utf8))
@@ -23,7 +23,7 @@ import Testing
 
     @Test func theFirstFailureCancelsTheRestAndIsThrown() async throws {
         let cancellations = Counter()
-        let slow = try makeRegistry(slowEchoStub(delay: .seconds(10), cancellations: cancellations))
+        let slow = try makeRegistry(slowEchoStub(delay: neverDuringATest, cancellations: cancellations))
         let failing = try makeRegistry(jsonStub("{}", status: 500))
         let managers: [any APIManager] = [ItemListAPIManager(registry: slow), ItemListAPIManager(registry: failing)]
         do {

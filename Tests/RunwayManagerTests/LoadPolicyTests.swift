@@ -7,10 +7,24 @@ import Testing
 /// A stub that waits `delay` (cancellably), counts requests and cancellations, and echoes the
 /// `q` query parameter.
 func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations: Counter = Counter()) -> StubDispatcher {
+    heldEchoStub(requests: requests, cancellations: cancellations) { try await Task.sleep(for: delay) }
+}
+
+/// A stub that holds every request until `gate` opens (a cancelled call leaves at once, as at a
+/// real dispatcher), counts requests and cancellations, and echoes the `q` query parameter.
+func gatedEchoStub(_ gate: Gate, requests: Counter = Counter(), cancellations: Counter = Counter()) -> StubDispatcher {
+    heldEchoStub(requests: requests, cancellations: cancellations) { try await gate.waitUnlessCancelled() }
+}
+
+/// A call that does not end on its own during a test: a stub's wait for an answer that a
+/// cancellation must cut short.
+let neverDuringATest: Duration = .seconds(600)
+
+private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @escaping @Sendable () async throws -> Void) -> StubDispatcher {
     StubDispatcher { request in
         requests.increment()
         do {
-            try await Task.sleep(for: delay)
+            try await hold()
         } catch {
             cancellations.increment()
             throw error
@@ -20,19 +34,20 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
     }
 }
 
+/// Each policy with 100 calls made at once, against a stub that holds every request until the
+/// policy has dealt with every call (``callsAtOnce(_:opening:once:_:)``): a call in flight never
+/// ends before the last one is made, however slowly a loaded machine starts them.
 @Suite struct LoadPolicyTests {
     @Test func dropNewKeepsTheCallInFlightAndDropsTheOthers() async throws {
         let requests = Counter()
-        let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(300), requests: requests)), policy: .dropNew)
+        let gate = Gate()
+        let manager = ItemListAPIManager(registry: try makeRegistry(gatedEchoStub(gate, requests: requests)), policy: .dropNew)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
-        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
-            for index in 0..<100 {
-                group.addTask { await outcome { try await manager.load(params: ["q": .int(Int64(index))]) } }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
+        // The dropped calls end at once; the one in flight waits for the gate.
+        let results = await callsAtOnce(100, opening: gate, once: .ended(99)) { index in
+            await outcome { try await manager.load(params: ["q": .int(Int64(index))]) }
         }
         #expect(requests.value == 1)
         #expect(results.filter { $0.success != nil }.count == 1)
@@ -46,17 +61,15 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
     @Test func cancelPreviousLetsOnlyTheLatestCallLand() async throws {
         let cancellations = Counter()
         let requests = Counter()
+        let gate = Gate()
         let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .seconds(2), requests: requests, cancellations: cancellations)),
-            policy: .cancelPrevious)
+            registry: try makeRegistry(gatedEchoStub(gate, requests: requests, cancellations: cancellations)), policy: .cancelPrevious)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
-        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
-            for index in 0..<100 {
-                group.addTask { await outcome { try await manager.load(params: ["q": .int(Int64(index))]) } }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
+        // Each call supersedes the one before it, which ends at once; the last waits for the gate.
+        let results = await callsAtOnce(100, opening: gate, once: .ended(99)) { index in
+            await outcome { try await manager.load(params: ["q": .int(Int64(index))]) }
         }
         let successes = results.compactMap(\.success)
         #expect(successes.count == 1)
@@ -69,17 +82,15 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
 
     @Test func shareInFlightSendsOneRequestForIdenticalCalls() async throws {
         let requests = Counter()
-        let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(300), requests: requests)), policy: .shareInFlight)
+        let gate = Gate()
+        let manager = ItemListAPIManager(registry: try makeRegistry(gatedEchoStub(gate, requests: requests)), policy: .shareInFlight)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
-        let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
-            for _ in 0..<100 {
-                group.addTask { await outcome { try await manager.load(params: ["q": "same"]) } }
-            }
-            group.addTask { await outcome { try await manager.load(params: ["q": "other"]) } }
-            return await group.reduce(into: []) { $0.append($1) }
+        // A call joins the one in flight right after `configure`, under the engine's lock: the
+        // gate opens once all 101 have got that far.
+        let results = await callsAtOnce(101, opening: gate, once: .configured(manager, 101)) { index in
+            await outcome { try await manager.load(params: ["q": index == 100 ? "other" : "same"]) }
         }
         #expect(requests.value == 2)
         #expect(results.compactMap(\.success).filter { $0 == ["q": "same"] }.count == 100)
@@ -90,9 +101,9 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
     @Test func underShareInFlightACancelledCallerLeavesAtOnceAndTheSharedCallGoesOn() async throws {
         let requests = Counter()
         let cancellations = Counter()
+        let gate = Gate()
         let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .seconds(2), requests: requests, cancellations: cancellations)),
-            policy: .shareInFlight)
+            registry: try makeRegistry(gatedEchoStub(gate, requests: requests, cancellations: cancellations)), policy: .shareInFlight)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
@@ -103,9 +114,10 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         first.cancel()
         let cancelled = await first.value
         #expect(cancelled.failure?.code == .cancelled)
-        // It left without waiting for the shared call, which goes on for the delegate.
+        // It left without waiting for the shared call (held at the gate), which goes on for the delegate.
         #expect(log.events.isEmpty)
         #expect(manager.isLoading)
+        gate.open()
         #expect(await eventually { log.events == ["delegate.success"] })
         #expect(requests.value == 1)
         #expect(cancellations.value == 0)
@@ -115,7 +127,7 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         let requests = Counter()
         let cancellations = Counter()
         let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)),
+            registry: try makeRegistry(slowEchoStub(delay: neverDuringATest, requests: requests, cancellations: cancellations)),
             policy: .shareInFlight)
         let callers = (0..<3).map { _ in Task { await outcome { try await manager.load(params: ["q": "same"]) } } }
         #expect(await eventually { requests.value == 1 })
@@ -142,8 +154,8 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
 
     @Test func thePolicyAlsoGovernsTheDelegatePath() async throws {
         let requests = Counter()
-        let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .milliseconds(200), requests: requests)), policy: .dropNew)
+        let gate = Gate()
+        let manager = ItemListAPIManager(registry: try makeRegistry(gatedEchoStub(gate, requests: requests)), policy: .dropNew)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
@@ -152,6 +164,7 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         #expect(manager.loadData() == false)
         let awaited = await outcome { try await manager.load() }
         #expect(awaited.failure?.code == .cancelled)
+        gate.open()
         #expect(await eventually { !manager.isLoading })
         #expect(requests.value == 1)
         #expect(log.events == ["delegate.success"])
@@ -161,7 +174,7 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         let cancellations = Counter()
         let requests = Counter()
         let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)))
+            registry: try makeRegistry(slowEchoStub(delay: neverDuringATest, requests: requests, cancellations: cancellations)))
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
@@ -204,7 +217,7 @@ func slowEchoStub(delay: Duration, requests: Counter = Counter(), cancellations:
         let cancellations = Counter()
         let requests = Counter()
         let manager = ItemListAPIManager(
-            registry: try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations)))
+            registry: try makeRegistry(slowEchoStub(delay: neverDuringATest, requests: requests, cancellations: cancellations)))
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate

@@ -8,13 +8,15 @@ import Testing
     @Test func releasingTheManagerCancelsItsCallsAndDeliversNothing() async throws {
         let cancellations = Counter()
         let requests = Counter()
-        let registry = try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations))
+        let registry = try makeRegistry(slowEchoStub(delay: neverDuringATest, requests: requests, cancellations: cancellations))
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         weak var weakManager: ItemListAPIManager?
+        weak var weakEngine: ManagerEngine?
         do {
             let manager = ItemListAPIManager(registry: registry)
             weakManager = manager
+            weakEngine = manager.engine
             manager.delegate = delegate
             #expect(manager.loadData())
             #expect(await eventually { requests.value == 1 })
@@ -22,14 +24,15 @@ import Testing
         // Nothing but the caller kept the manager: the call in flight does not.
         #expect(weakManager == nil)
         #expect(await eventually { cancellations.value == 1 })
-        try await Task.sleep(for: .milliseconds(50))
+        // Nor its engine, the only holder of the delegate: nothing can be delivered any more.
+        #expect(weakEngine == nil)
         #expect(log.events.isEmpty)
     }
 
     @Test func releasingAPagedManagerCancelsItsPageLoad() async throws {
         let cancellations = Counter()
         let requests = Counter()
-        let registry = try makeRegistry(slowEchoStub(delay: .seconds(10), requests: requests, cancellations: cancellations))
+        let registry = try makeRegistry(slowEchoStub(delay: neverDuringATest, requests: requests, cancellations: cancellations))
         let weakManager: WeakBox<PagedItemsAPIManager>
         do {
             let manager = PagedItemsAPIManager(registry: registry)

@@ -1,9 +1,21 @@
 import Foundation
-import Runway
 import RunwayCurl
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 import Testing
+
+@testable import Runway
+
+/// A clock that stands still until the test moves it.
+final class ManualClock: Sendable {
+    private let start = ContinuousClock.now
+    private let offset = Locked(Duration.zero)
+
+    var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
+
+    func advance(by duration: Duration) { offset.withLock { $0 += duration } }
+}
 
 @Suite struct ReachabilityMonitorTests {
     @Test func updatesAndObserversSeeEveryChange() async throws {
@@ -56,10 +68,15 @@ import Testing
     }
 
     /// A dead service must not block a live one, and must be tried again after the interval
-    /// even when nobody polls (it blocked every service, and forever without `start()`).
+    /// even when nobody polls (it blocked every service, and forever without `start()`). The
+    /// monitor's clock moves only when the test says: however slow the calls, the dead host fails
+    /// fast until the interval has passed, and is tried again once it has.
     @Test func oneDeadServiceNeverBlocksTheOthers() async throws {
         try await withTestServer { server in
-            let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), interval: .milliseconds(300))
+            let clock = ManualClock()
+            let monitor = ReachabilityMonitor(
+                source: ScriptedReachabilitySource(.reachable), interval: .milliseconds(300), probeFailureThreshold: 3,
+                now: { clock.now })
             let dead = TestService(id: .rental, baseURL: "http://127.0.0.1:1/v1")
             let alive = TestService(id: .listings, baseURL: server.url("/").absoluteString)
             let registry = try makeRegistry(CurlDispatcher(), services: [dead, alive], reachability: monitor)
@@ -73,8 +90,11 @@ import Testing
             let live = await outcome { try await aliveManager.load() }
             #expect(live.success != nil, "\(String(describing: live.failure))")
             #expect(await outcome { try await deadManager.load() }.failure?.code == .noNetwork)
-            // After the interval (no poller running) the dead host is tried again.
-            try await Task.sleep(for: .milliseconds(400))
+            // Just before the interval has passed it still fails fast; once it has (no poller
+            // running), the dead host is tried again.
+            clock.advance(by: .milliseconds(299))
+            #expect(await outcome { try await deadManager.load() }.failure?.code == .noNetwork)
+            clock.advance(by: .milliseconds(1))
             #expect(await outcome { try await deadManager.load() }.failure?.code == .cannotConnect)
         }
     }

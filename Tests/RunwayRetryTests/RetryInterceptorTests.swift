@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -195,14 +196,23 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
 
     @Test func cancellationDuringBackoffStopsAtOnce() async throws {
         let stub = scripted([.success(Response(status: 503))])
-        let policy = try RetryPolicy(maxAttempts: 5, initialBackoff: .seconds(30), maxBackoff: .seconds(30))
-        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy)], dispatcher: stub)
-        let start = ContinuousClock.now
+        let policy = try RetryPolicy(maxAttempts: 5, initialBackoff: .seconds(600), maxBackoff: .seconds(600))
+        // The real sleep, and a signal once the backoff has begun.
+        let backingOff = Counter()
+        let retry = RetryInterceptor(
+            policy: policy,
+            sleep: { delay in
+                backingOff.increment()
+                try await Task.sleep(for: delay)
+            }, random: { 0.5 })
+        let pipeline = Pipeline(interceptors: [retry], dispatcher: stub)
         let task = Task { try await pipeline.send(try Request("http://api.test/")) }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually { backingOff.value == 1 })
+        let start = ContinuousClock.now
         task.cancel()
         await #expect { try await task.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // Long before the backoff's five minutes or more would have run out.
+        #expect(ContinuousClock.now - start < .seconds(60))
         #expect(stub.requests.count == 1)
     }
 

@@ -13,26 +13,26 @@ import Testing
     static let secret = "python-shared-secret"
 
     /// How a run of the verifier ended.
-    typealias Outcome = PythonOutcome
+    typealias Outcome = ProcessOutcome
 
     /// Runs `python3 verify_runway_signature.py arguments...` to its end, standard output and
     /// error together.
-    static func python(_ arguments: [String]) throws -> Outcome {
-        try runPython(SigningVector.directory.appending(path: "Verifier/verify_runway_signature.py"), arguments)
+    static func python(_ arguments: [String]) async throws -> Outcome {
+        try await runPython(SigningVector.directory.appending(path: "Verifier/verify_runway_signature.py"), arguments)
     }
 
     /// Writes `data` to a fresh temporary file, runs `body` with it and removes it.
-    static func withTemporaryFile<T>(_ data: Data, _ body: (URL) throws -> T) throws -> T {
+    static func withTemporaryFile<T>(_ data: Data, _ body: (URL) async throws -> T) async throws -> T {
         let file = FileManager.default.temporaryDirectory.appending(path: "runway-signing-\(UUID().uuidString).json")
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try body(file)
+        return try await body(file)
     }
 
     /// The Python verifier's verdict on `request` as the server received it.
-    static func verify(_ request: CapturedRequest, keyID: String? = nil) throws -> Outcome {
+    static func verify(_ request: CapturedRequest, keyID: String? = nil) async throws -> Outcome {
         let secrets = keyID.map { ["--key", $0, secret] } ?? ["--secret", secret]
-        return try withTemporaryFile(try JSONEncoder().encode(request)) { try python(secrets + ["--request", $0.path]) }
+        return try await withTemporaryFile(try JSONEncoder().encode(request)) { try await python(secrets + ["--request", $0.path]) }
     }
 
     /// `request` with one byte of its body changed or, without a body, its last query value
@@ -56,14 +56,14 @@ import Testing
         return try JSONDecoder().decode(CapturedRequest.self, from: response.body)
     }
 
-    @Test func theVerifierMatchesEveryVector() throws {
-        let outcome = try Self.python(["--vectors", SigningVector.file.path])
+    @Test func theVerifierMatchesEveryVector() async throws {
+        let outcome = try await Self.python(["--vectors", SigningVector.file.path])
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.output.contains("ok: every vector matches"), "\(outcome)")
     }
 
     /// The verifier notices one changed byte in an expected signature or canonical request.
-    @Test func theVerifierRejectsAlteredVectors() throws {
+    @Test func theVerifierRejectsAlteredVectors() async throws {
         let text = try String(contentsOf: SigningVector.file, encoding: .utf8)
         let vectors = try SigningVector.all()
         let signed = try #require(vectors.first { $0.name == "key-id" })
@@ -72,7 +72,7 @@ import Testing
         for (original, name) in [(signed.expected.signature, signed.name), (bodyHash, gzipped.name)] {
             #expect(text.components(separatedBy: original).count == 2, "\(original) is not unique in the file")
             let altered = text.replacingOccurrences(of: original, with: SigningVectorTests.altered(original))
-            let outcome = try Self.withTemporaryFile(Data(altered.utf8)) { try Self.python(["--vectors", $0.path]) }
+            let outcome = try await Self.withTemporaryFile(Data(altered.utf8)) { try await Self.python(["--vectors", $0.path]) }
             #expect(outcome.status == 1, "\(outcome)")
             #expect(outcome.output.hasPrefix("\(name): "), "\(outcome)")
         }
@@ -96,10 +96,10 @@ import Testing
                 through: pipeline)
             for request in [get, form] {
                 #expect(request.headers["x-runway-key-id"] == "2026-11")
-                let accepted = try Self.verify(request, keyID: "2026-11")
+                let accepted = try await Self.verify(request, keyID: "2026-11")
                 #expect(accepted.status == 0, "\(accepted)")
                 #expect(accepted.output == "ok\n", "\(accepted)")
-                let rejected = try Self.verify(Self.tampered(request), keyID: "2026-11")
+                let rejected = try await Self.verify(Self.tampered(request), keyID: "2026-11")
                 #expect(rejected.status == 1, "\(rejected)")
                 #expect(rejected.output.hasPrefix("signatureMismatch"), "\(rejected)")
             }
@@ -128,9 +128,9 @@ import Testing
             for request in [json, form] {
                 #expect(request.headers["content-encoding"] == "gzip")
                 #expect(request.body.prefix(2) == Data([0x1F, 0x8B]))
-                let accepted = try Self.verify(request)
+                let accepted = try await Self.verify(request)
                 #expect(accepted.status == 0, "\(accepted)")
-                let rejected = try Self.verify(Self.tampered(request))
+                let rejected = try await Self.verify(Self.tampered(request))
                 #expect(rejected.status == 1, "\(rejected)")
                 #expect(rejected.output.hasPrefix("signatureMismatch"), "\(rejected)")
             }

@@ -20,8 +20,9 @@ struct ParsedPart: Decodable, Equatable {
 struct MultipartTests {
     /// The Python server that parses uploads (`Scripts/multipart_server.py`); it exits when its
     /// standard input closes.
-    static func startParser() throws -> PythonServer {
-        try PythonServer(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/multipart_server.py"))
+    static func startParser() async throws -> PythonServer {
+        try await PythonServer.start(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/multipart_server.py"))
     }
 
     static func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
@@ -36,7 +37,7 @@ struct MultipartTests {
 
     @Test("fields, bytes and files of every size reach the parser whole, each with its name, file name and type")
     func partsArriveWhole() async throws {
-        let server = try Self.startParser()
+        let server = try await Self.startParser()
         let dispatcher = CurlDispatcher()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-multipart-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -82,7 +83,7 @@ struct MultipartTests {
 
     @Test("a form can be sent again from its start, and an empty form is a valid body")
     func sentAgain() async throws {
-        let server = try Self.startParser()
+        let server = try await Self.startParser()
         let dispatcher = CurlDispatcher()
         var form = MultipartForm()
         form.append("1", name: "a")
@@ -94,7 +95,7 @@ struct MultipartTests {
 
     @Test("a file that changes size before it is sent fails the call; bad input is refused typed")
     func badInput() async throws {
-        let server = try Self.startParser()
+        let server = try await Self.startParser()
         let dispatcher = CurlDispatcher()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("runway-shrinks-\(UUID().uuidString)")
         try Data(count: 100_000).write(to: file)

@@ -58,7 +58,7 @@ struct UploadGuideTests {
             #expect(echo.body == rows.map { $0.joined(separator: ",") + "\n" }.joined())
             #expect(echo.headers["transfer-encoding"]?.lowercased() == "chunked")
         }
-        let parser = try MultipartTests.startParser()
+        let parser = try await MultipartTests.startParser()
         let listing = try await postListing(
             title: "Loft", photos: [file, file], to: URL(string: "http://127.0.0.1:\(parser.port)/form")!, pipeline: pipeline)
         let parts = try JSONDecoder().decode([ParsedPart].self, from: listing.body)

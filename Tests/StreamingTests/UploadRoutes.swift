@@ -30,8 +30,8 @@ enum UploadRoutes {
                     var matches = true
                     do {
                         for try await buffer in request.body {
-                            for (index, byte) in buffer.readableBytesView.enumerated() where matches {
-                                matches = byte == DeterministicBytes.byte(at: received + index)
+                            if matches {
+                                matches = buffer.withUnsafeReadableBytes { DeterministicBytes.matches($0, offset: received) }
                             }
                             received += buffer.readableBytes
                         }

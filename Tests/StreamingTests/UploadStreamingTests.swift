@@ -120,7 +120,7 @@ struct UploadStreamingTests {
         }
     }
 
-    @Test("a server that does not read holds the producer back: it runs at most a few MiB ahead")
+    @Test("a server that does not read holds the producer back: it runs at most the reader's buffer ahead of what was sent")
     func backpressure() async throws {
         let gate = Gate()
         let produced = Counter()
@@ -129,16 +129,23 @@ struct UploadStreamingTests {
         try await withTestServer(routes: UploadRoutes.routes(gate: gate)) { server in
             var request = Self.upload(server, .sequence(Self.chunks(size: size, chunk: 64 << 10, produced: produced), length: size))
             request.options.timeout = nil
-            let call = Task { try await dispatcher.dispatch(request, context: RequestContext()) }
-            // Unbounded, the producer makes all 48 MiB in well under a second; bounded, it stops
-            // once the buffer and the sockets are full.
-            #expect(await eventually { produced.value > 0 })
-            var last = -1
-            for _ in 0..<10 where produced.value != last {
-                last = produced.value
-                try await Task.sleep(for: .milliseconds(200))
+            // libcurl's upload count: the bytes the client has sent.
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 1)
+            request.progress = reporter
+            let sent = Counter()
+            let watcher = Task {
+                for await report in progress { sent.add(Int(report.bytesSent) - sent.value) }
             }
-            #expect(produced.value < 24 << 20, "the producer ran \(produced.value) bytes ahead of a server that reads nothing")
+            defer { watcher.cancel() }
+            let call = Task { try await dispatcher.dispatch(request, context: RequestContext()) }
+            // The server reads nothing: once the connection's buffers are full (the kernel's and
+            // the test server's, tens of MiB on some machines) nothing more is sent, and the
+            // producer stops once the reader's 256 KiB buffer is full. Unbounded, it would make
+            // the whole body meanwhile.
+            #expect(await eventually { produced.value > 0 })
+            let made = await settled { produced.value }
+            let ahead = made - sent.value
+            #expect(ahead < 1 << 20, "the producer made \(made) bytes, \(ahead) of them not sent, for a server that reads nothing")
             gate.open()
             let report = try Self.report(try await call.value)
             #expect(report.received == size)
@@ -211,8 +218,52 @@ struct UploadStreamingTests {
             gate.open()
             let error = await runwayError { try await call.value }
             #expect(error?.code == .cancelled)
-            #expect(await eventually { terminated.value == 1 })
+            #expect(
+                await eventually { terminated.value == 1 },
+                "the sequence was let go \(terminated.value) times; \(produced.value) bytes made")
             #expect(await eventually { cut.value == 1 })
+        }
+    }
+
+    @Test("cancelling an upload that waits for room tells the sequence its reader left, though the stream lives on")
+    func cancelWhileWaitingForRoom() async throws {
+        // The server reads nothing: the connection's buffers fill, then the reader's, and the
+        // reading task waits for room, not for the sequence. The stream lives on meanwhile (here,
+        // as in an app that keeps it), so dropping its iterator ends nothing: only a reader that
+        // is cancelled tells an AsyncStream to stop its producer (the producer ran on, into the
+        // stream's unbounded buffer, for as long as the stream lived).
+        let gate = Gate()
+        let taken = Counter()
+        let terminated = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(gate: gate)) { server in
+            defer { gate.open() }
+            // Four chunks at most wait in the stream: beyond that a chunk is dropped, so `taken`
+            // counts only what the reader made room for.
+            let endless = AsyncStream<Data>(bufferingPolicy: .bufferingOldest(4)) { continuation in
+                let task = Task {
+                    var offset = 0
+                    while !Task.isCancelled {
+                        if case .enqueued = continuation.yield(DeterministicBytes.data(count: 64 << 10, offset: offset)) {
+                            taken.increment()
+                            offset += 64 << 10
+                        }
+                        try? await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+                continuation.onTermination = { _ in
+                    terminated.increment()
+                    task.cancel()
+                }
+            }
+            let call = Task { try await dispatcher.dispatch(Self.upload(server, .sequence(endless)), context: RequestContext()) }
+            #expect(await eventually { taken.value > 0 })
+            _ = await settled { taken.value }
+            call.cancel()
+            let error = await runwayError { try await call.value }
+            #expect(error?.code == .cancelled)
+            #expect(await eventually { terminated.value == 1 }, "the sequence was let go \(terminated.value) times")
+            withExtendedLifetime(endless) {}
         }
     }
 

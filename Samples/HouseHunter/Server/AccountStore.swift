@@ -21,14 +21,17 @@ public final class AccountStore: Sendable {
     let users: [String: String]
     /// How long an access token lives.
     let tokenLifetime: Duration
+    /// The time tokens are issued and checked at.
+    private let now: @Sendable () -> Date
     // NSLock rather than Mutex: `Synchronization.Mutex` trips a false TSan report on Linux.
     private let lock = NSLock()
     // Only read or written under `lock`.
     nonisolated(unsafe) private var state = State()
 
-    init(users: [String: String], tokenLifetime: Duration) {
+    init(users: [String: String], tokenLifetime: Duration, now: @escaping @Sendable () -> Date) {
         self.users = users
         self.tokenLifetime = tokenLifetime
+        self.now = now
     }
 
     /// Successful logins so far.
@@ -41,12 +44,13 @@ public final class AccountStore: Sendable {
     func favourites(of user: String) -> [Int] { [42, 7, 88] }
 
     /// A new session for `user`, or `nil` when the password is wrong.
-    func login(user: String, password: String, now: Date = Date()) -> (access: String, refresh: String)? {
+    func login(user: String, password: String) -> (access: String, refresh: String)? {
         guard let expected = users[user], ConstantTimeText.equals(expected, password) else { return nil }
         let access = Self.token()
         let refresh = Self.token()
+        let expires = now().addingTimeInterval(tokenLifetime.seconds)
         lock.withLock {
-            state.accessTokens[access] = (user, now.addingTimeInterval(tokenLifetime.seconds))
+            state.accessTokens[access] = (user, expires)
             state.refreshTokens[refresh] = user
             state.logins += 1
         }
@@ -54,19 +58,21 @@ public final class AccountStore: Sendable {
     }
 
     /// A new access token for the session of `refreshToken`, or `nil` when it is unknown.
-    func refresh(_ refreshToken: String, now: Date = Date()) -> String? {
-        lock.withLock {
+    func refresh(_ refreshToken: String) -> String? {
+        let expires = now().addingTimeInterval(tokenLifetime.seconds)
+        return lock.withLock {
             guard let user = state.refreshTokens[refreshToken] else { return nil }
             let access = Self.token()
-            state.accessTokens[access] = (user, now.addingTimeInterval(tokenLifetime.seconds))
+            state.accessTokens[access] = (user, expires)
             state.refreshes += 1
             return access
         }
     }
 
     /// Whether `accessToken` is valid now.
-    func check(_ accessToken: String, now: Date = Date()) -> TokenCheck {
-        lock.withLock {
+    func check(_ accessToken: String) -> TokenCheck {
+        let now = now()
+        return lock.withLock {
             guard let entry = state.accessTokens[accessToken] else { return .unknown }
             return entry.expires > now ? .valid(user: entry.user) : .expired
         }

@@ -49,12 +49,14 @@ public final class SampleServer: Sendable {
         public var filterDelay: Duration
         /// User names and passwords.
         public var users: [String: String]
+        /// The time access tokens are issued and checked at: the system clock, or a test's.
+        public var now: @Sendable () -> Date
 
         /// Creates a configuration; see each property for the defaults.
         public init(
             addresses: [Address] = Configuration.defaultAddresses, port: Int = 0, secret: String, hostNames: [String],
             tokenLifetime: Duration = .seconds(60), filterDelay: Duration = .milliseconds(800),
-            users: [String: String] = ["demo": "househunter"]
+            users: [String: String] = ["demo": "househunter"], now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.addresses = addresses
             self.port = port
@@ -63,6 +65,7 @@ public final class SampleServer: Sendable {
             self.tokenLifetime = tokenLifetime
             self.filterDelay = filterDelay
             self.users = users
+            self.now = now
         }
 
         /// 127.0.0.1 (150 ms), 127.0.0.2 (1 ms), 127.0.0.3 (400 ms).
@@ -106,7 +109,7 @@ public final class SampleServer: Sendable {
         guard !configuration.addresses.isEmpty else { throw SampleServerError("no address to listen on") }
         let verifier = try SignatureVerifier.hmacSHA256(secret: configuration.secret)
         let actionLog = ActionLogStore()
-        let accounts = AccountStore(users: configuration.users, tokenLifetime: configuration.tokenLifetime)
+        let accounts = AccountStore(users: configuration.users, tokenLifetime: configuration.tokenLifetime, now: configuration.now)
         let endpoints = EndpointList()
         let hostNames = configuration.hostNames
         let routes: TestServer.Routes = { router in

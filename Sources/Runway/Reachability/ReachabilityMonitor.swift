@@ -30,6 +30,8 @@ public final class ReachabilityMonitor: Sendable {
     /// Consecutive connection failures that make the status unreachable.
     public let probeFailureThreshold: Int
     private let source: any ReachabilitySource
+    /// The time host failures are stamped and aged with (tests move it by hand).
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let state = Locked(State())
 
     private struct State {
@@ -48,10 +50,20 @@ public final class ReachabilityMonitor: Sendable {
     private static let maxHosts = 256
 
     /// Creates a monitor; call ``start()`` to poll, or ``refresh()`` to poll once.
-    public init(source: any ReachabilitySource = .interfaces, interval: Duration = .seconds(2), probeFailureThreshold: Int = 3) {
+    public convenience init(source: any ReachabilitySource = .interfaces, interval: Duration = .seconds(2), probeFailureThreshold: Int = 3)
+    {
+        self.init(source: source, interval: interval, probeFailureThreshold: probeFailureThreshold, now: { ContinuousClock.now })
+    }
+
+    /// A monitor whose host failures are timed by `now` instead of the continuous clock.
+    init(
+        source: any ReachabilitySource, interval: Duration, probeFailureThreshold: Int,
+        now: @escaping @Sendable () -> ContinuousClock.Instant
+    ) {
         self.source = source
         self.interval = interval
         self.probeFailureThreshold = max(1, probeFailureThreshold)
+        self.now = now
     }
 
     deinit {
@@ -101,7 +113,7 @@ public final class ReachabilityMonitor: Sendable {
     /// Records a call's outcome: `false` for a connection that could not be made, `true` for
     /// any response; `host` is where it went (managers pass `host:port`). Managers do this for you.
     public func recordProbe(succeeded: Bool, host: String? = nil) {
-        let now = ContinuousClock.now
+        let now = self.now()
         update { state in
             if succeeded {
                 state.consecutiveProbeFailures = 0
@@ -127,7 +139,7 @@ public final class ReachabilityMonitor: Sendable {
         state.withLock { state in
             if state.sourceStatus == .unreachable { return true }
             guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else { return false }
-            return ContinuousClock.now - failures.last < interval
+            return now() - failures.last < interval
         }
     }
 

@@ -180,8 +180,17 @@ final class UploadChannel: Sendable {
     /// Reads `sequence` into the channel until its end, an error, or the channel closes.
     func pump<S: AsyncSequence & Sendable>(_ sequence: S) async where S.Element == Data {
         do {
-            for try await chunk in sequence {
-                guard await push(chunk) else { return }
+            var iterator = sequence.makeAsyncIterator()
+            while let chunk = try await iterator.next() {
+                guard await push(chunk) else {
+                    // Closed while waiting for room (the call ended): this task is cancelled. Ask
+                    // once more, so the sequence sees its reader cancelled as it would have inside
+                    // `next()`: an `AsyncStream` runs its `onTermination` then (its producer
+                    // stops), not when an iterator is dropped while the stream itself lives on in
+                    // the request.
+                    if Task.isCancelled { _ = try? await iterator.next() }
+                    return
+                }
             }
             finish(nil)
         } catch let error as RunwayError {

@@ -33,14 +33,17 @@ func analyticsRegistry(_ server: TestServer, interceptors: [any Interceptor] = [
     return try builder.build()
 }
 
-/// The configuration most tests use: batches of 30, no interval, a fast backoff.
+/// The configuration most tests use: batches of 30, no interval, a fast backoff. The request
+/// timeout is long: a test that counts requests or failures must not see an upload time out
+/// because the in-process server waited for a thread on a loaded machine (the tests of
+/// timeouts set their own).
 func testConfiguration(_ folder: TestFolder, registry: ServiceRegistry, events: EventRecorder? = nil) -> ActionLogger.Configuration {
     var configuration = ActionLogger.Configuration(file: folder.outbox, serviceID: .analytics)
     configuration.registry = registry
     configuration.flushInterval = nil
     configuration.initialBackoff = .milliseconds(20)
     configuration.maxBackoff = .milliseconds(200)
-    configuration.requestOptions = RequestOptions(connectTimeout: .seconds(5), timeout: .seconds(10))
+    configuration.requestOptions = RequestOptions(connectTimeout: .seconds(60), timeout: .seconds(120))
     if let events { configuration.onEvent = { events.append($0) } }
     return configuration
 }

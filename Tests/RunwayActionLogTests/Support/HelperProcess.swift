@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import Testing
 
 #if canImport(Glibc)
@@ -9,13 +10,12 @@ import Darwin
 
 /// `ActionLogCrashHelper` running as a child process: its stdout lines as they arrive, a
 /// SIGKILL, and its exit.
-final class HelperProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` is configured and started in `init` and afterwards only
-    // read for its process ID (immutable once running); `lines` and `exit` are guarded by `lock`.
-    private let process = Process()
+final class HelperProcess: Sendable {
+    private let process: ChildProcess
+    // NSLock rather than Mutex: `Synchronization.Mutex` trips a false thread-sanitizer report on Linux.
     private let lock = NSLock()
-    private var lines: [String] = []
-    private var exit: (reason: Process.TerminationReason, status: Int32)?
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var lines: [String] = []
 
     /// The helper binary: built by `swift build` next to the test bundle (the tests' target
     /// depends on it).
@@ -31,21 +31,12 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Starts the helper with `arguments`.
     init(_ arguments: [String]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        process.terminationHandler = { [weak self] process in
-            guard let self else { return }
-            lock.withLock { exit = (process.terminationReason, process.terminationStatus) }
-        }
-        try process.run()
-        let reader = output.fileHandleForReading
+        process = try ChildProcess(Self.executable.path, arguments, standardOutput: .pipe, standardError: .inherit)
+        guard let reader = process.standardOutput else { return }
         Thread { [self] in
             var pending = Data()
             while true {
-                let chunk = reader.availableData
+                let chunk = readAvailable(reader)
                 if chunk.isEmpty { break }
                 pending += chunk
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -66,9 +57,9 @@ final class HelperProcess: @unchecked Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            let (found, ended): ([String], Bool) = lock.withLock { (lines.filter(matches), exit != nil) }
+            let found = output.filter(matches)
             if found.count >= n { return found[n - 1] }
-            if ended {
+            if process.exit != nil {
                 try? await Task.sleep(for: .milliseconds(50))  // lines still in the pipe
                 let found = output.filter(matches)
                 return found.count >= n ? found[n - 1] : nil
@@ -80,19 +71,15 @@ final class HelperProcess: @unchecked Sendable {
 
     /// Kills the process with SIGKILL: no clean-up of any kind runs in it.
     func kill() {
-        #if canImport(Glibc)
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        #else
-        _ = Darwin.kill(process.processIdentifier, SIGKILL)
-        #endif
+        process.signal(SIGKILL)
     }
 
     /// Waits for the process to end; `nil` after `timeout`.
-    func exitStatus(timeout: Duration = .seconds(60)) async -> (reason: Process.TerminationReason, status: Int32)? {
+    func exitStatus(timeout: Duration = .seconds(60)) async -> ChildProcess.Exit? {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            if let exit = lock.withLock({ exit }) { return exit }
+            if let exit = process.exit { return exit }
             try? await Task.sleep(for: .milliseconds(5))
         }
         return nil

@@ -7,6 +7,8 @@ import RunwayTestServer
 final class ManagerRouteState: Sendable {
     /// Requests to `/v1/search`.
     let searches = Counter()
+    /// Where `/v1/search?hold=1` holds its requests.
+    let searchGate = Gate()
     /// Requests to `/auth/refresh`.
     let refreshes = Counter()
     /// 401s sent by `/v1/profile`.
@@ -22,7 +24,8 @@ final class ManagerRouteState: Sendable {
 }
 
 /// The endpoints the manager integration tests add to the ``TestServer``:
-/// - `GET /v1/search?q=&ms=`: waits `ms` (default 300), answers `{"q": q}`;
+/// - `GET /v1/search?q=&ms=&hold=`: waits `ms` (default 300), and with `hold=1` until the
+///   state's `searchGate` opens; answers `{"q": q}`;
 /// - `GET /v1/profile`: `{"name":"Ann"}` with `Authorization: Bearer fresh`, else 401;
 /// - `POST /auth/refresh`: waits 100 ms, answers `{"token":"fresh"}` (or 500 when set to fail);
 /// - `GET /v1/pages?page=&pageSize=`: 45 items in pages, records each page asked for.
@@ -33,6 +36,7 @@ func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
             let q = request.uri.queryParameters.get("q") ?? ""
             let milliseconds = request.uri.queryParameters.get("ms", as: Int.self) ?? 300
             try await Task.sleep(for: .milliseconds(milliseconds))
+            if request.uri.queryParameters.get("hold") == "1" { await state.searchGate.wait() }
             return json(#"{"q":"\#(q)"}"#)
         }
         router.get("/v1/profile") { request, _ -> Response in

@@ -44,33 +44,25 @@ import Testing
         await server.shutdown()
     }
 
-    private func hundredCalls(_ manager: ItemListAPIManager, params: @escaping @Sendable (Int) -> [String: JSON]) async -> [Result<
-        JSON, RunwayError
-    >] {
-        await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
-            for index in 0..<100 {
-                group.addTask { await outcome { try await manager.load(params: params(index)) } }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-    }
-
     @Test func releasingAManagerMidFlightAbortsTheTransferAtTheServer() async throws {
         try await withServer { server, registry, _ in
             let log = EventLog()
             let delegate = RecordingDelegate(log: log)
             weak var weakManager: ItemListAPIManager?
+            weak var weakEngine: ManagerEngine?
             do {
                 let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root)
                 weakManager = manager
+                weakEngine = manager.engine
                 manager.delegate = delegate
-                #expect(manager.loadData(params: ["ms": 10_000]))
+                #expect(manager.loadData(params: ["ms": 600_000]))
                 #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
             }
             #expect(weakManager == nil)
             #expect(await server.waitForAbort())
             #expect(server.stats.aborts(path: "/slow") == 1)
-            try await Task.sleep(for: .milliseconds(50))
+            // Nor is its engine, the only holder of the delegate: nothing can be delivered any more.
+            #expect(weakEngine == nil)
             #expect(log.events.isEmpty)
         }
     }
@@ -81,14 +73,15 @@ import Testing
         try await withServer { server, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root, policy: .cancelPrevious)
             let first = Task {
-                let result = await outcome { try await manager.load(params: ["ms": 10_000]) }
+                let result = await outcome { try await manager.load(params: ["ms": 600_000]) }
                 return (result, Task.isCancelled)
             }
             #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
             let started = ContinuousClock.now
             let second = await outcome { try await manager.load(params: ["ms": 1]) }
             let (result, callerCancelled) = await first.value
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // Long before its ten minutes of body.
+            #expect(ContinuousClock.now - started < .seconds(60))
             // `/slow` answers bytes, not JSON: the newer call lands (as a failure of its own).
             #expect(second.failure?.code == .responseInvalid)
             #expect(server.stats.requests(path: "/slow") == 2)
@@ -104,7 +97,7 @@ import Testing
     @Test func cancelAllStopsAnAwaitedLoadAtTheServer() async throws {
         try await withServer { server, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root)
-            let call = Task { await outcome { try await manager.load(params: ["ms": 10_000]) } }
+            let call = Task { await outcome { try await manager.load(params: ["ms": 600_000]) } }
             #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
             manager.cancelAll()
             #expect(await call.value.failure?.message.contains("cancelAll") == true)
@@ -114,11 +107,17 @@ import Testing
         }
     }
 
+    // The three policies with 100 calls made at once: `/v1/search?hold=1` holds every request
+    // until the policy has dealt with every call (``callsAtOnce(_:opening:once:_:)``), so no
+    // answer comes before the last call is made, however slowly a loaded machine starts them.
+
     @Test func dropNewUnderAHundredConcurrentCallsSendsOneRequest() async throws {
         let state = ManagerRouteState()
         try await withServer(state) { _, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .dropNew)
-            let results = await hundredCalls(manager) { ["q": .int(Int64($0))] }
+            let results = await callsAtOnce(100, opening: state.searchGate, once: .ended(99)) { index in
+                await outcome { try await manager.load(params: ["q": .int(Int64(index)), "hold": 1]) }
+            }
             #expect(state.searches.value == 1)
             #expect(results.compactMap(\.success).count == 1)
             #expect(results.compactMap(\.failure).filter { $0.code == .cancelled }.count == 99)
@@ -129,7 +128,9 @@ import Testing
         let state = ManagerRouteState()
         try await withServer(state) { _, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .shareInFlight)
-            let results = await hundredCalls(manager) { _ in ["q": "loft"] }
+            let results = await callsAtOnce(100, opening: state.searchGate, once: .configured(manager, 100)) { _ in
+                await outcome { try await manager.load(params: ["q": "loft", "hold": 1]) }
+            }
             #expect(state.searches.value == 1)
             #expect(results.compactMap(\.success) == Array(repeating: ["q": "loft"], count: 100))
         }
@@ -142,7 +143,9 @@ import Testing
             let log = EventLog()
             let delegate = RecordingDelegate(log: log)
             manager.delegate = delegate
-            let results = await hundredCalls(manager) { ["q": .int(Int64($0)), "ms": 1500] }
+            let results = await callsAtOnce(100, opening: state.searchGate, once: .ended(99)) { index in
+                await outcome { try await manager.load(params: ["q": .int(Int64(index)), "hold": 1]) }
+            }
             let successes = results.compactMap(\.success)
             #expect(successes.count == 1)
             #expect(results.compactMap(\.failure).allSatisfy { $0.code == .cancelled })

@@ -67,6 +67,9 @@ final class ItemListAPIManager: APIManager {
     let serviceID: ServiceID
     let loadPolicy: LoadPolicy
     let method: HTTPMethod
+    /// Counts the calls that reached `configure(_:params:)`, the step just before the load
+    /// policy starts, joins or drops a call (under the engine's lock, without a suspension).
+    let configured = Counter()
 
     init(
         registry: ServiceRegistry, apiName: String = "items", serviceID: ServiceID = .listings,
@@ -77,6 +80,54 @@ final class ItemListAPIManager: APIManager {
         self.serviceID = serviceID
         self.loadPolicy = policy
         self.method = method
+    }
+
+    func configure(_ context: inout RequestContext, params: [String: JSON]) {
+        configured.increment()
+    }
+}
+
+/// When ``callsAtOnce(_:opening:once:_:)`` opens its gate.
+enum GateOpening: Sendable {
+    /// Once this many calls have ended (dropped or superseded calls end at once).
+    case ended(Int)
+    /// Once this many calls have reached the manager's `configure(_:params:)` (a call joins one
+    /// in flight right after, under the engine's lock, without a suspension).
+    case configured(ItemListAPIManager, Int)
+
+    func holds(ended: Int) -> Bool {
+        switch self {
+        case .ended(let count): ended >= count
+        case .configured(let manager, let count): manager.configured.value >= count
+        }
+    }
+}
+
+/// `count` calls made at once (`call(index)`), their outcomes in the order they ended.
+///
+/// The calls run while a server or stub holds every request at `gate`; it opens once `opening`
+/// holds (the policy under test has started, joined or dropped every call), or after two
+/// minutes, when the policy let through calls it should not have held back: then the
+/// assertions on the outcomes fail instead of the test hanging. So no answer can come before
+/// the last call is made, however slowly a loaded machine starts them.
+func callsAtOnce(
+    _ count: Int, opening gate: Gate, once opening: GateOpening, _ call: @escaping @Sendable (Int) async -> Result<JSON, RunwayError>
+) async -> [Result<JSON, RunwayError>] {
+    let ended = Counter()
+    let opener = Task {
+        _ = await eventually(timeout: .seconds(120)) { opening.holds(ended: ended.value) }
+        gate.open()
+    }
+    defer { opener.cancel() }
+    return await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
+        for index in 0..<count {
+            group.addTask {
+                let result = await call(index)
+                ended.increment()
+                return result
+            }
+        }
+        return await group.reduce(into: []) { $0.append($1) }
     }
 }
 

@@ -18,7 +18,7 @@ struct HARExportTests {
         let entries = try #require(run.stderr.firstMatch(of: /(\d+) calls written to (.+) \(HAR 1\.2\)/))
         #expect(String(entries.2) == file.path)
 
-        let check = try HARCheck.run(file)
+        let check = try await HARCheck.run(file)
         #expect(check.status == 0, "\(check)")
         #expect(check.output.contains("ok: \(entries.1) entries"), "\(check)")
         let har = try JSONDecoder().decode(HAR.self, from: Data(contentsOf: file))

@@ -5,7 +5,7 @@ import Testing
 /// HouseHunter end to end: the built `house-hunter` opens URLs through its mediator against the
 /// embedded sample server (or a dead or slow one), and the tests read the screens it prints.
 /// Timings vary from run to run, so the tests check structure, never numbers.
-@Suite("HouseHunter end to end", .serialized)
+@Suite("HouseHunter end to end")
 struct HouseHunterEndToEndTests {
     func lines(_ text: String) -> [String] { text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
 
@@ -141,29 +141,24 @@ struct HouseHunterEndToEndTests {
     }
 
     @Test func aRunningServerCanBeUsedWithServer() async throws {
-        let serve = Process()
-        serve.executableURL = try HouseHunterProcess.binary
-        serve.arguments = ["serve", "--port", "0"]
-        let output = Pipe()
-        serve.standardOutput = output
-        serve.standardError = FileHandle.nullDevice
-        let collected = Collector(output.fileHandleForReading)
-        try serve.run()
-        defer { if serve.isRunning { serve.terminate() } }
+        let serve = try ChildProcess(
+            try HouseHunterProcess.binary.path, ["serve", "--port", "0"], standardOutput: .pipe, standardError: .null)
+        let collected = Collector(serve.standardOutput!)
+        defer { serve.signal() }
         // Read the URL it prints; it stays up until interrupted.
         let url = try await firstServerURL(printedBy: collected, process: serve)
         let run = try await HouseHunterProcess.run(["--server", url, "app://detail/show?id=7"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("== #7 "))
         #expect(run.stdout.contains("(fastest of 3)"))
-        serve.interrupt()
+        serve.signal(SIGINT)
         #expect(await HouseHunterProcess.wait(for: serve, timeout: .seconds(30)))
-        #expect(serve.terminationStatus == 0)
+        #expect(serve.exit == .exited(0))
         #expect(collected.text().contains("stopping"))
     }
 
     /// The `--server` URL `house-hunter serve` prints.
-    func firstServerURL(printedBy output: Collector, process: Process) async throws -> String {
+    func firstServerURL(printedBy output: Collector, process: ChildProcess) async throws -> String {
         let marker = "try: house-hunter --server "
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline, process.isRunning {

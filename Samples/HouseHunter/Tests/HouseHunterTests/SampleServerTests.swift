@@ -12,15 +12,16 @@ import Testing
 struct SampleServerTests {
     static let secret = "test-secret"
 
-    /// Runs `body` against a two-address server (1 ms and 300 ms) and always stops it.
+    /// Runs `body` against a two-address server (1 ms and 300 ms) and always stops it; its
+    /// access tokens live by `clock`.
     func withServer<T>(
-        tokenLifetime: Duration = .seconds(60), _ body: (SampleServer, Client) async throws -> T
+        tokenLifetime: Duration = .seconds(60), clock: TokenClock = TokenClock(), _ body: (SampleServer, Client) async throws -> T
     ) async throws -> T {
         let server = try await SampleServer.start(
             .init(
                 addresses: [.init("127.0.0.1", delay: .milliseconds(1)), .init("127.0.0.2", delay: .milliseconds(300))],
                 secret: Self.secret, hostNames: ["api.househunter.test", "rent.househunter.test"], tokenLifetime: tokenLifetime,
-                filterDelay: .milliseconds(20)))
+                filterDelay: .milliseconds(20), now: { clock.now }))
         do {
             let result = try await body(server, try Client(server: server))
             await server.shutdown()
@@ -134,7 +135,10 @@ struct SampleServerTests {
     }
 
     @Test func accessTokensExpireAndTheRefreshTokenMintsANewOne() async throws {
-        try await withServer(tokenLifetime: .seconds(1)) { server, client in
+        // The tokens' clock moves only when the test says: a token is valid however slowly the
+        // calls go, and expired once its minute has passed.
+        let clock = TokenClock()
+        try await withServer(tokenLifetime: .seconds(60), clock: clock) { server, client in
             let (wrong, wrongBody) = try await client.post("/api/account/login", ["user": "demo", "password": "nope"])
             #expect(wrong.status == 401 && wrongBody["code"] == 1002)
             let (_, tokens) = try await client.post("/api/account/login", ["user": "demo", "password": "househunter"])
@@ -144,7 +148,7 @@ struct SampleServerTests {
             #expect(ok.status == 200 && favourites["favourites"]?.array?.count == 3)
             let (anonymous, anonymousBody) = try await client.get("/api/account/favourites")
             #expect(anonymous.status == 401 && anonymousBody["code"] == 1004)
-            try await Task.sleep(for: .milliseconds(1300))
+            clock.advance(by: 60)
             let (expired, expiredBody) = try await client.get("/api/account/favourites", headers: ["Authorization": "Bearer \(access)"])
             #expect(expired.status == 401 && expiredBody["code"] == 1001)
             let (_, renewed) = try await client.post("/api/account/token/refresh", ["refresh_token": .string(refresh)])
@@ -264,4 +268,15 @@ extension Interceptor {
         guard let signing = self as? SigningInterceptor else { throw RunwayError(.configuration, "not a signing interceptor") }
         return try signing.sign(request, apiName: nil)
     }
+}
+
+/// The time the sample server's tokens live by: the system clock's, plus what the test added.
+final class TokenClock: Sendable {
+    private let lock = NSLock()
+    // Only read or written under `lock`.
+    nonisolated(unsafe) private var offset: TimeInterval = 0
+
+    var now: Date { Date().addingTimeInterval(lock.withLock { offset }) }
+
+    func advance(by seconds: TimeInterval) { lock.withLock { offset += seconds } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import Testing
 
 /// Runs the built `house-hunter` executable, as a user would.
@@ -29,25 +30,24 @@ enum HouseHunterProcess {
     }
 
     /// Runs `house-hunter arguments...` to the end (killing it after `timeout`), with its action
-    /// log in `actionLog` (a fresh file unless given).
+    /// log in `actionLog` (a fresh file unless given). Started with `ChildProcess`, not
+    /// Foundation's `Process` (whose start can crash a busy test process on Linux).
     static func run(_ arguments: [String], actionLog: URL = freshActionLog(), timeout: Duration = .seconds(120)) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = try binary
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOUSEHUNTER_ACTION_LOG"] = actionLog.path
-        process.environment = environment
-        let (stdout, stderr) = (Pipe(), Pipe())
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        let output = Collector(stdout.fileHandleForReading)
-        let errors = Collector(stderr.fileHandleForReading)
-        try process.run()
+        let process = try ChildProcess(
+            try binary.path, arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
+        let output = Collector(process.standardOutput!)
+        let errors = Collector(process.standardError!)
         let finished = await wait(for: process, timeout: timeout)
-        if !finished { process.terminate() }
-        process.waitUntilExit()
-        let outcome = Outcome(status: process.terminationStatus, stdout: output.text(), stderr: errors.text())
+        if !finished { process.signal() }
+        let exit = await process.waitForExit()
+        let status: Int32 =
+            switch exit {
+            case .exited(let status): status
+            case .signalled(let signal): 128 + signal
+            }
+        let outcome = Outcome(status: status, stdout: output.text(), stderr: errors.text())
         if !finished {
             throw ProcessFailure("house-hunter \(arguments) did not finish within \(timeout):\n\(outcome.stdout)\n\(outcome.stderr)")
         }
@@ -55,7 +55,7 @@ enum HouseHunterProcess {
     }
 
     /// Waits for `process` to exit, polling; `false` when `timeout` passed first.
-    static func wait(for process: Process, timeout: Duration) async -> Bool {
+    static func wait(for process: ChildProcess, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { return false }
@@ -75,7 +75,7 @@ final class Collector: Sendable {
     init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = readAvailable(handle)
                 if chunk.isEmpty { break }
                 lock.withLock { data.append(chunk) }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 
 /// HouseHunter's target graph as the manifest declares it, and the imports its sources write.
 struct ModuleGraph {
@@ -81,16 +82,11 @@ struct ModuleGraph {
     static func dumpPackage(_ root: URL) throws -> Data {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("househunter-dump-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]
-        let (output, errors) = (Pipe(), Pipe())
-        process.standardOutput = output
-        process.standardError = errors
-        let (out, err) = (Collector(output.fileHandleForReading), Collector(errors.fileHandleForReading))
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ProcessFailure("swift package dump-package failed: \(err.text())") }
+        let process = try ChildProcess(
+            "/usr/bin/env", ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"],
+            standardOutput: .pipe, standardError: .pipe)
+        let (out, err) = (Collector(process.standardOutput!), Collector(process.standardError!))
+        guard process.waitForExitBlocking() == .exited(0) else { throw ProcessFailure("swift package dump-package failed: \(err.text())") }
         return Data(out.text().utf8)
     }
 

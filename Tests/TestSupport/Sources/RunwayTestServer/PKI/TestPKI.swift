@@ -125,20 +125,13 @@ private struct OpenSSLRunner {
     }
 
     func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.currentDirectoryURL = directory
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let openssl = try ChildProcess(
+            "/usr/bin/env", ["openssl"] + arguments, currentDirectory: directory.path, standardOutput: .null, standardError: .pipe)
+        let output = openssl.standardError.map(readToEnd) ?? Data()
+        let exit = openssl.waitForExitBlocking()
+        guard exit == .exited(0) else {
             throw TestServerError(
-                "openssl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
-                    + (String(data: output, encoding: .utf8) ?? ""))
+                "openssl \(arguments.joined(separator: " ")) failed (\(exit)): " + (String(data: output, encoding: .utf8) ?? ""))
         }
     }
 }

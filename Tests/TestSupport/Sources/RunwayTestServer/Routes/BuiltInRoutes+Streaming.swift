@@ -18,6 +18,7 @@ extension BuiltInRoutes {
             return Response(
                 status: .ok, headers: [.contentType: "application/octet-stream"],
                 body: ResponseBody(contentLength: chunks * 64) { writer in
+                    stats.recordBodyStart(path: path)
                     do {
                         for index in 0..<chunks {
                             if index > 0 { try await Task.sleep(for: .milliseconds(10)) }
@@ -59,6 +60,7 @@ extension BuiltInRoutes {
         offset: Int, count: Int, cutAfter: Int? = nil, channel: (any Channel)? = nil, stats: TestServerStats, path: String
     ) -> ResponseBody {
         ResponseBody(contentLength: count) { writer in
+            stats.recordBodyStart(path: path)
             let limit = cutAfter.map { min($0, count) } ?? count
             var sent = 0
             do {

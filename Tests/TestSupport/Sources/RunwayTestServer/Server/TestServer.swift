@@ -66,7 +66,7 @@ public final class TestServer: Sendable {
 
     /// Waits until the server has recorded at least one aborted response.
     /// - Returns: `true` if it did within `timeout`.
-    public func waitForAbort(timeout: Duration = .seconds(30)) async -> Bool {
+    public func waitForAbort(timeout: Duration = .seconds(60)) async -> Bool {
         await stats.waitForAborts(1, timeout: timeout)
     }
 

@@ -9,6 +9,7 @@ public final class TestServerStats: Sendable {
         var requestsByPath: [String: Int] = [:]
         var http2Requests = 0
         var abortsByPath: [String: Int] = [:]
+        var bodiesStartedByPath: [String: Int] = [:]
         var cutDownloadKeys: Set<String> = []
     }
 
@@ -39,10 +40,14 @@ public final class TestServerStats: Sendable {
     /// Aborted responses for `path`.
     public func aborts(path: String) -> Int { lock.withLock { state.abortsByPath[path, default: 0] } }
 
+    /// Responses for `path` whose body the server began to write (`/slow` and `/bytes` count
+    /// theirs): a client that gave up before one began may never make the server see an abort.
+    public func bodiesStarted(path: String) -> Int { lock.withLock { state.bodiesStartedByPath[path, default: 0] } }
+
     /// Waits until at least `count` aborts have been recorded, polling every 10 ms.
     ///
     /// - Returns: `true` once they have, `false` if `timeout` passed first.
-    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(30)) async -> Bool {
+    public func waitForAborts(_ count: Int = 1, timeout: Duration = .seconds(60)) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while aborts < count {
@@ -52,10 +57,11 @@ public final class TestServerStats: Sendable {
         return true
     }
 
-    /// Waits until `condition` holds for these counters, polling every 10 ms.
+    /// Waits until `condition` holds for these counters, polling every 10 ms. The deadline is
+    /// generous (see ``eventually(isolation:timeout:_:)``): a condition that holds returns at once.
     ///
     /// - Returns: `true` once it holds, `false` if `timeout` passed first.
-    public func wait(timeout: Duration = .seconds(30), until condition: (TestServerStats) -> Bool) async -> Bool {
+    public func wait(timeout: Duration = .seconds(60), until condition: (TestServerStats) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while !condition(self) {
@@ -76,6 +82,13 @@ public final class TestServerStats: Sendable {
             state.requestsByPath[path, default: 0] += 1
             if http2 { state.http2Requests += 1 }
         }
+    }
+
+    /// Records that the server began to write the body of a response for `path`.
+    ///
+    /// Custom routes that stream a body may call this as their body starts.
+    public func recordBodyStart(path: String) {
+        lock.withLock { state.bodiesStartedByPath[path, default: 0] += 1 }
     }
 
     /// Records that the response for `path` could not be completed because the client left.

@@ -11,8 +11,8 @@ public enum HARCheck {
         .deletingLastPathComponent().appending(path: "RunwayHARTests/Schema")
 
     /// Runs `python3 check_har.py file` to its end: status 0 passed, 1 invalid, 3 `jsonschema` missing.
-    public static func run(_ file: URL) throws -> PythonOutcome {
-        try runPython(directory.appending(path: "check_har.py"), [file.path])
+    public static func run(_ file: URL) async throws -> ProcessOutcome {
+        try await runPython(directory.appending(path: "check_har.py"), [file.path])
     }
 
     /// A fresh file name in the temporary directory.

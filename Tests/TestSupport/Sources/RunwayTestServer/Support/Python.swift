@@ -1,28 +1,9 @@
 import Foundation
 
-/// How a run of a Python script ended.
-public struct PythonOutcome: Sendable, CustomStringConvertible {
-    /// The exit status.
-    public let status: Int32
-    /// Standard output and error together.
-    public let output: String
-
-    public var description: String { "exit \(status): \(output)" }
-}
-
-/// Runs `python3 script arguments...` to its end (the tests' Python checkers and verifiers).
-public func runPython(_ script: URL, _ arguments: [String]) throws -> PythonOutcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return PythonOutcome(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+/// Runs `python3 script arguments...` to its end (the tests' Python checkers and verifiers),
+/// waiting on a thread of its own (see ``runToEnd(_:_:environment:)``).
+public func runPython(_ script: URL, _ arguments: [String]) async throws -> ProcessOutcome {
+    try await runToEnd(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments)
 }
 
 /// A Python server script started as a process of its own (`python3 script arguments...`), which
@@ -30,29 +11,27 @@ public func runPython(_ script: URL, _ arguments: [String]) throws -> PythonOutc
 /// a script may exit when it closes, which ``stop()`` (and the deinit) does before terminating it.
 public final class PythonServer: Sendable {
     /// The process.
-    public let process: Process
+    public let process: ChildProcess
     /// The port the script printed.
     public let port: Int
-    private let input: Pipe
+    private let input: FileHandle
 
-    /// Starts `script` and reads its port.
-    public init(_ script: URL, _ arguments: [String] = []) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + arguments
-        let output = Pipe()
-        input = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
+    /// Starts `script` and reads its port, waiting on a thread of its own (see ``runToEnd(_:_:environment:)``).
+    public static func start(_ script: URL, _ arguments: [String] = []) async throws -> PythonServer {
+        try await offThePool { try PythonServer(script, arguments) }
+    }
+
+    private init(_ script: URL, _ arguments: [String]) throws {
+        process = try ChildProcess("/usr/bin/env", ["python3", script.path] + arguments, standardInput: .pipe, standardOutput: .pipe)
+        input = process.standardInput!
         var line = Data()
-        while true {
-            let byte = try output.fileHandleForReading.read(upToCount: 1) ?? Data()
+        while let output = process.standardOutput {
+            let byte = readAvailable(output, upTo: 1)
             if byte.isEmpty || byte == Data("\n".utf8) { break }
             line.append(byte)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
+            process.signal()
             throw PythonServerError(script: script.lastPathComponent, firstLine: String(decoding: line, as: UTF8.self))
         }
         self.port = port
@@ -60,8 +39,8 @@ public final class PythonServer: Sendable {
 
     /// Closes the script's standard input and terminates it if it still runs.
     public func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        try? input.close()
+        if process.isRunning { process.signal() }
     }
 
     deinit {
