@@ -169,6 +169,13 @@ static inline int runway_epoll_wait(int epoll, int *fds, unsigned int *events, i
 static inline void runway_name_this_thread(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
+
+#include <sys/syscall.h>
+
+// The calling thread's kernel ID (its /proc/self/task entry), for tests.
+static inline long runway_thread_id(void) {
+    return syscall(SYS_gettid);
+}
 #endif
 
 #endif

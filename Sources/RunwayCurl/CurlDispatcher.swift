@@ -29,7 +29,8 @@ import Foundation
 /// - per-phase timings and connection reuse on every `Response.metrics`.
 ///
 /// Create one at start-up and share it: it owns a thread, stopped when the dispatcher is
-/// released (transfers still running then fail with `.cancelled`).
+/// released (transfers still running then fail with `.cancelled`). The release returns once
+/// that thread has ended, so a process may exit right after it.
 ///
 /// h2c (cleartext HTTP/2) is not used by default: libcurl before 8.0 cannot reuse an h2c
 /// connection (curl issue #10634), so `HTTPVersionPreference.automatic` means HTTP/2 over TLS
@@ -52,6 +53,9 @@ public final class CurlDispatcher: Dispatcher {
 
     /// How the loop waits for sockets (nil when it could not start).
     var socketBackend: SocketWatch.Backend? { multi.backend }
+
+    /// The loop thread's kernel ID once it runs (Linux), for tests.
+    var loopThreadID: Int? { multi.loopThreadID }
 
     deinit {
         multi.stop()

@@ -29,6 +29,9 @@ final class CurlMulti: @unchecked Sendable {
     /// Nil when the system had no descriptors left for it: every request then fails.
     private let watch: SocketWatch?
     private let shared = Locked(Shared())
+    /// Nil when the loop could not start. Written once by `init` (after the thread starts, which
+    /// never reads it) and read by ``stop()``, which only the dispatcher's `deinit` calls.
+    private var thread: LoopThread?
 
     private struct Shared {
         var pending: [CurlTransfer] = []
@@ -36,6 +39,8 @@ final class CurlMulti: @unchecked Sendable {
         /// Paused streamed transfers whose reader has drained its buffer.
         var resumes: [CurlTransfer] = []
         var stopping = false
+        /// The loop thread's kernel ID, once it runs (Linux; for tests).
+        var loopThreadID: Int?
         /// Whether the loop is (about to be) blocked waiting for sockets. While it is not, it will
         /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
         /// syscall, and a spurious wake of the loop, per request under load).
@@ -76,9 +81,8 @@ final class CurlMulti: @unchecked Sendable {
         runway_multi_setopt_socket_callback(handle, curlSocketCallback, user)
         runway_multi_setopt_timer_callback(handle, curlTimerCallback, user)
         // The thread holds the multi until its loop ends (`stop`).
-        if !LoopThread.start(name: "runway.curl", { [self] in run() }) {
-            shared.withLock { $0.stopping = true }
-        }
+        thread = LoopThread.start(name: "runway.curl") { [self] in run() }
+        if thread == nil { shared.withLock { $0.stopping = true } }
     }
 
     deinit {
@@ -127,16 +131,25 @@ final class CurlMulti: @unchecked Sendable {
         if wake { watch?.wake() }
     }
 
-    /// Stops the loop: running and queued transfers fail with `.cancelled`.
+    /// Stops the loop: running and queued transfers fail with `.cancelled`. Returns once the loop
+    /// thread has ended (at once when called from that thread).
     func stop() {
         shared.withLock { $0.stopping = true }
         watch?.wake()
+        thread?.join()
     }
 
     // MARK: Loop thread
 
+    /// The loop thread's kernel ID once it runs (Linux), for tests that watch it end.
+    var loopThreadID: Int? { shared.withLock { $0.loopThreadID } }
+
     private func run() {
         guard let watch else { return }
+        #if os(Linux)
+        let id = runway_thread_id()
+        shared.withLock { $0.loopThreadID = id }
+        #endif
         var running: Int32 = 0
         while true {
             // Swap the shared queues with the loop's empty ones: both keep their storage.

@@ -8,14 +8,33 @@ import Musl
 import Darwin
 #endif
 
-/// Starts the dispatcher's loop thread: a detached pthread with the system's default stack,
-/// named for debuggers and `top -H`. Foundation's `Thread` did the same, but it is not in
+/// The dispatcher's loop thread: a pthread with the system's default stack, named for
+/// debuggers and `top -H`. Foundation's `Thread` did the same, but it is not in
 /// FoundationEssentials.
-enum LoopThread {
+///
+/// Joinable, so that releasing the dispatcher can wait until the thread has ended entirely
+/// (its thread-local destructors included): a process that calls `exit` right after must not
+/// have the loop thread tear down OpenSSL's per-thread state while `exit` tears down the rest.
+final class LoopThread: @unchecked Sendable {
+    // @unchecked Sendable: `handle` is set once at creation and never changes (on Darwin a
+    // `pthread_t` is a pointer, which Swift does not see as Sendable); pthread calls on it are
+    // thread-safe.
+    #if canImport(Darwin)
+    private typealias Handle = pthread_t?
+    #else
+    private typealias Handle = pthread_t
+    #endif
+
+    private let handle: Handle
+
+    private init(handle: Handle) {
+        self.handle = handle
+    }
+
     /// Runs `body` on a new thread named `name` (at most 15 bytes are kept on Linux).
-    /// - Returns: `false` when the system refused a thread (`pthread_create` failed); `body` is
+    /// - Returns: `nil` when the system refused a thread (`pthread_create` failed); `body` is
     ///   then never run.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> LoopThread? {
         let context = Unmanaged.passRetained(Context(name: name, body: body)).toOpaque()
         #if canImport(Darwin)
         var thread: pthread_t?
@@ -24,14 +43,30 @@ enum LoopThread {
         #endif
         guard pthread_create(&thread, nil, runLoopThread, context) == 0 else {
             Unmanaged<Context>.fromOpaque(context).release()
-            return false
+            return nil
         }
+        return LoopThread(handle: thread)
+    }
+
+    /// Whether the calling thread is this one.
+    var isCurrent: Bool {
         #if canImport(Darwin)
-        if let thread { pthread_detach(thread) }
-        #else
-        pthread_detach(thread)
+        guard let handle else { return false }
         #endif
-        return true
+        return pthread_equal(pthread_self(), handle) != 0
+    }
+
+    /// Waits until the thread has ended; called once. From the thread itself (its last
+    /// reference let go there) it only detaches it: a thread cannot wait for itself.
+    func join() {
+        #if canImport(Darwin)
+        guard let handle else { return }
+        #endif
+        if isCurrent {
+            pthread_detach(handle)
+        } else {
+            pthread_join(handle, nil)
+        }
     }
 
     /// What the new thread runs, handed over retained (the thread releases it).

@@ -21,15 +21,11 @@ struct FoundationFreeTests {
 
     /// What `executable` prints to standard output; a non-zero exit fails.
     static func output(of executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) \(arguments)")
+        // The test support's posix_spawn child, as in every other suite: safe in parallel runs.
+        let child = try ChildProcess(executable, arguments, standardOutput: .pipe)
+        let data = child.standardOutput.map(readToEnd) ?? Data()
+        let exit = child.waitForExitBlocking()
+        #expect(exit == .exited(0), "\(executable) \(arguments)")
         return String(decoding: data, as: UTF8.self)
     }
 
