@@ -59,13 +59,17 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         let isForm = body != nil && (request.headers["Content-Type"].map(Self.isFormContentType) ?? false)
         // The URL up to its query (or fragment), and the query, read from its text: cheaper
         // than URL's component accessors, and the same for the same request.
-        let utf8 = url.utf8
-        let mark = utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? utf8.endIndex
-        var query = Substring()
-        if mark < utf8.endIndex, utf8[mark] == UInt8(ascii: "?") {
-            let rest = utf8[utf8.index(after: mark)...]
-            query = Substring(rest[..<(rest.firstIndex(of: UInt8(ascii: "#")) ?? rest.endIndex)])
+        let (mark, queryEnd) = url.withUTF8Bytes { bytes -> (Int, Int) in
+            var mark = 0
+            while mark < bytes.count, bytes[mark] != UInt8(ascii: "?"), bytes[mark] != UInt8(ascii: "#") { mark += 1 }
+            guard mark < bytes.count, bytes[mark] == UInt8(ascii: "?") else { return (mark, mark) }
+            var end = mark + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+            return (mark, end)
         }
+        let utf8 = url.utf8
+        let query: Substring =
+            queryEnd > mark ? url[utf8.index(utf8.startIndex, offsetBy: mark + 1)..<utf8.index(utf8.startIndex, offsetBy: queryEnd)] : ""
         // A canonical query is used as it is (API managers build them so); others are decoded.
         let canonical: String? =
             if isForm {
@@ -82,15 +86,18 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         let method = request.method.rawValue
         var text: [UInt8] = []
         text.reserveCapacity(
-            service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + utf8.count
+            service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + url.utf8.count
                 + (canonical?.utf8.count ?? 0) + 70)
         Self.appendField(service, to: &text)
         Self.appendField(environment, to: &text)
         Self.appendField(api, to: &text)
         Self.appendField(method, to: &text)
-        text += utf8[..<mark]
-        text.append(0)
-        if let canonical { text += canonical.utf8 } else { text += query.utf8 }
+        url.withUTF8Bytes { bytes in
+            text.append(bytes, 0..<mark)
+            text.append(0)
+            if canonical == nil, queryEnd > mark { text.append(bytes, mark + 1..<queryEnd) }
+        }
+        if let canonical { text += canonical.utf8 }
         if let credentials {
             // Marked apart from the body's digest: a caller's key never equals an anonymous one.
             text.append(0)

@@ -3,13 +3,13 @@ import Runway
 import RunwayTesting
 import Testing
 
-/// Records the API and service each call's context carries.
+/// Records the API, service ID and service each call's context carries.
 private struct ContextProbe: Interceptor {
     let label: String
     let log: EventLog
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        log.append("\(label): \(context.apiName ?? "-") @ \(context.serviceID ?? "-")")
+        log.append("\(label): \(context.apiName ?? "-") @ \(context.serviceID ?? "-") by \(context.service?.id ?? "-")")
         return try await next(request, context)
     }
 }
@@ -35,7 +35,7 @@ private struct ContextProbe: Interceptor {
         #expect(sent.headers["X-Client"] == "app/1.0")
         #expect(sent.headers.values(for: "Content-Type") == ["application/json"])  // the call's header wins
         #expect(sent.headers["Idempotency-Key"] == "b")
-        #expect(seen.events == ["app: actions/batch @ listings", "service: actions/batch @ listings"])
+        #expect(seen.events == ["app: actions/batch @ listings by listings", "service: actions/batch @ listings by listings"])
     }
 
     @Test func anUnknownServiceAndAnUnreachableNetworkAreTypedErrors() async throws {
@@ -51,4 +51,24 @@ private struct ContextProbe: Interceptor {
         }
         #expect(stub.requests.isEmpty)
     }
+}
+
+@Suite struct RequestContextServiceTests {
+    @Test func aContextCarriesTheServiceSetOnItAndItsValuesApart() {
+        var context = RequestContext(apiName: "a", serviceID: "listings")
+        #expect(context.service == nil)
+        context[CallerTag.self] = "tagged"
+        context.service = TestService(id: .listings, baseURL: "https://api.example.test")
+        #expect(context.service?.id == .listings)
+        #expect(context[CallerTag.self] == "tagged")
+        var copy = context
+        copy.service = nil
+        #expect(copy.service == nil)
+        #expect(context.service?.id == .listings)  // a value: the copy's change is its own
+        #expect(copy[CallerTag.self] == "tagged")
+    }
+}
+
+private enum CallerTag: ContextKey {
+    typealias Value = String
 }

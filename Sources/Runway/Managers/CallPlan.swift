@@ -20,14 +20,13 @@ struct WeakManager: Sendable {
     }
 }
 
-/// Everything the task of one call needs, captured once. It holds the manager and the engine
-/// weakly, so a call never extends their lifetime.
+/// Everything the task of one call needs, kept in its ``ManagerCall`` (the task captures that one
+/// reference). It holds the manager and the engine weakly, so a call never extends their lifetime.
 struct CallPlan: Sendable {
     /// The call's context, as the manager configured it (``APIManager/configure(_:params:)``).
     let context: RequestContext
     let weakManager: WeakManager
     let weakEngine: WeakReference<ManagerEngine>
-    let call: ManagerCall
     let entry: ServiceEntry
     let request: Request
     let params: [String: JSON]
@@ -36,14 +35,13 @@ struct CallPlan: Sendable {
     let afterSuccess: (@Sendable (JSON) -> Void)?
 
     init(
-        context: RequestContext, manager: WeakManager, engine: WeakReference<ManagerEngine>, call: ManagerCall,
+        context: RequestContext, manager: WeakManager, engine: WeakReference<ManagerEngine>,
         entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String, monitor: ReachabilityMonitor?,
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) {
         self.context = context
         self.weakManager = manager
         self.weakEngine = engine
-        self.call = call
         self.entry = entry
         self.request = request
         self.params = params

@@ -10,8 +10,8 @@ import Foundation
 extension ManagerEngine {
     /// Steps 5–8 of a call, in its own task; it holds the manager and the engine weakly while
     /// the request is in flight.
-    static func execute(_ plan: CallPlan) async -> CallOutcome {
-        // The plan's fields are used in place (a copy of each would retain it once more).
+    static func execute(_ call: ManagerCall) async -> CallOutcome {
+        guard let plan = call.plan else { return .failure(RunwayError(.cancelled, "cancelled: the call has nothing to send")) }
         let stage = RunwayError.Stage.manager(plan.apiName)
         plan.manager?.afterCallingAPI(with: plan.params)
         let sent: Result<Response, RunwayError>
@@ -32,12 +32,12 @@ extension ManagerEngine {
             return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
         }
         // A call's task is cancelled only with a reason, by whoever cancelled it.
-        let reason: String? = engine.lock.withLock { plan.call.cancelReason }
+        let reason: String? = engine.lock.withLock { call.cancelReason }
         if let reason {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
         let outcome = evaluate(manager, engine: engine, entry: plan.entry, sent: sent, stage: stage)
-        if let landed = engine.landHere(manager, call: plan.call, outcome: outcome, afterSuccess: plan.afterSuccess) {
+        if let landed = engine.landHere(manager, call: call, outcome: outcome, afterSuccess: plan.afterSuccess) {
             return landed
         }
         return await engine.deliverElsewhere(manager, outcome)

@@ -99,14 +99,14 @@ extension ManagerEngine {
         // cancel that task, never the caller's. A call others may join (`shareInFlight`) or the
         // delegate path starts its task under the lock, so a joiner always finds it.
         var superseded: [Task<CallOutcome, Never>] = []
-        // Made before the lock so the task's closure is built outside it.
-        let call = ManagerCall(shareKey: shareKey)
         var context = RequestContext(apiName: manager.apiName, serviceID: entry.id)
-        context.service = entry.service
+        context.setService(of: entry)
         manager.configure(&context, params: params)
         let plan = CallPlan(
-            context: context, manager: WeakManager(manager), engine: WeakReference(self), call: call, entry: entry,
+            context: context, manager: WeakManager(manager), engine: WeakReference(self), entry: entry,
             request: request, params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
+        // Made before the lock so the task's closure is built outside it.
+        let call = ManagerCall(shareKey: shareKey, plan: plan)
         let registered: Submission? = lock.withLock {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
@@ -123,14 +123,14 @@ extension ManagerEngine {
             state.calls.append(call)
             // A `load()` nobody can join starts below, outside the lock.
             if awaiting, shareKey == nil { return nil }
-            let task = Task { await Self.execute(plan) }
+            let task = Task { await Self.execute(call) }
             call.task = task
             return .running(call, task)
         }
         // Outside the lock: cancellation handlers run synchronously and may take it.
         for task in superseded { task.cancel() }
         if let registered { return registered }
-        let task = Self.start(plan)
+        let task = Self.start(call)
         // A cancel that came between the registration and now found no task to cancel.
         let stopped = lock.withLock {
             call.task = task
@@ -145,11 +145,11 @@ extension ManagerEngine {
     /// without waiting (a cache hit, a stub) ends before `load()` waits for it, with no thread
     /// hop. The caller is `load()` itself, which runs off any actor, so no chain work runs on the
     /// caller's actor.
-    private static func start(_ plan: CallPlan) -> Task<CallOutcome, Never> {
+    private static func start(_ call: ManagerCall) -> Task<CallOutcome, Never> {
         if #available(macOS 26, iOS 26, *) {
-            return Task.immediate { await execute(plan) }
+            return Task.immediate { await execute(call) }
         }
-        return Task { await execute(plan) }
+        return Task { await execute(call) }
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
@@ -159,7 +159,7 @@ extension ManagerEngine {
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
-        let call = ManagerCall(shareKey: nil)
+        let call = ManagerCall(shareKey: nil, plan: nil)
         let failure = error
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)

@@ -124,13 +124,16 @@ final class ManagerCall: @unchecked Sendable {
     // written only under the owning ManagerEngine's lock (`task` is written once, under that
     // lock, when the call is registered).
     let shareKey: String?
+    /// What the call's task runs; `nil` for a call that failed before it was sent.
+    let plan: CallPlan?
     var task: Task<CallOutcome, Never>?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
 
-    init(shareKey: String?) {
+    init(shareKey: String?, plan: CallPlan?) {
         self.shareKey = shareKey
+        self.plan = plan
     }
 
     /// Records why the call ends; call under the engine's lock.

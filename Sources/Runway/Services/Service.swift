@@ -113,12 +113,22 @@ extension RequestContext {
     /// `Pipeline`. Interceptors read how it maps responses to errors (``Service/error(for:json:)``):
     /// the cache keeps no business error that came with status 200.
     public var service: (any Service)? {
-        get { self[ServiceKey.self] }
-        set { self[ServiceKey.self] = newValue }
+        get { (serviceObject as? ServiceReference)?.service }
+        set { serviceObject = newValue.map(ServiceReference.init) }
+    }
+
+    /// Sets ``service`` to the service of `entry`, shared by reference: no copy of the service
+    /// (an existential) per call.
+    mutating func setService(of entry: ServiceEntry) {
+        serviceObject = entry.reference
     }
 }
 
-/// Where ``RequestContext/service`` is kept.
-private enum ServiceKey: ContextKey {
-    typealias Value = any Service
+/// A service, shared by reference.
+final class ServiceReference: Sendable {
+    let service: any Service
+
+    init(_ service: any Service) {
+        self.service = service
+    }
 }

@@ -10,6 +10,8 @@ import Foundation
 /// and parameters read once, and its chain (app interceptors + token refresh + own interceptors).
 final class ServiceEntry: Sendable {
     let service: any Service
+    /// The service, as calls' contexts carry it (``RequestContext/service``).
+    let reference: ServiceReference
     let baseURL: URL
     let pipeline: Pipeline
     let commonHeaders: HTTPHeaders
@@ -22,6 +24,7 @@ final class ServiceEntry: Sendable {
 
     init(service: any Service, baseURL: URL, pipeline: Pipeline) {
         self.service = service
+        self.reference = ServiceReference(service)
         self.baseURL = baseURL
         self.pipeline = pipeline
         self.commonHeaders = service.commonHeaders
@@ -50,18 +53,21 @@ final class ServiceEntry: Sendable {
         } catch {
             throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
         }
-        var text = base
+        // One string, grown once: this runs for every call.
+        var text = ""
+        text.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
+        text += base
         if !apiName.isEmpty {
             if !apiName.hasPrefix("/") { text += "/" }
             text += apiName
         }
-        let path = text
+        let pathEnd = text.endIndex  // not a copy of the text: appending to it would copy it
         if let parameters, !parameters.isEmpty {
             text += text.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
-            text += Self.query(parameters)
+            Self.appendQuery(parameters, to: &text)
         }
         if let url = URL(string: text) { return url }
-        guard URL(string: path) != nil else {
+        guard URL(string: String(text[..<pathEnd])) != nil else {
             throw RunwayError(
                 .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
@@ -93,21 +99,20 @@ final class ServiceEntry: Sendable {
         return options
     }
 
-    /// `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters kept,
-    /// every other UTF-8 byte as `%XX`); an array gives one pair per element.
-    static func query(_ parameters: [String: JSON]) -> String {
-        // Written as bytes into one buffer and made a String once: this runs for every GET call
-        // with parameters, and String appends of small pieces cost more than the encoding.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(parameters.count * 24)
+    /// Appends `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters
+    /// kept, every other UTF-8 byte as `%XX`); an array gives one pair per element.
+    static func appendQuery(_ parameters: [String: JSON], to text: inout String) {
+        var first = true
         func append(_ name: String, _ value: JSON) {
-            if !bytes.isEmpty { bytes.append(UInt8(ascii: "&")) }
-            appendPercentEncoded(name, to: &bytes)
-            bytes.append(UInt8(ascii: "="))
+            if !first { text += "&" }
+            first = false
+            // `encode` returns a name or value of unreserved characters as it is, not a copy.
+            text += RequestParameters.encode(name)
+            text += "="
             switch value {
-            case .int(let number): bytes.append(contentsOf: String(number).utf8)
-            case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-            default: appendPercentEncoded(value.queryText, to: &bytes)
+            case .int(let number): text += String(number)
+            case .bool(let flag): text += flag ? "true" : "false"
+            default: text += RequestParameters.encode(value.queryText)
             }
         }
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
@@ -116,30 +121,6 @@ final class ServiceEntry: Sendable {
             } else {
                 append(key, value)
             }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func appendPercentEncoded(_ text: String, to bytes: inout [UInt8]) {
-        let hex: StaticString = "0123456789ABCDEF"
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hex.utf8Start[Int(byte >> 4)])
-                bytes.append(hex.utf8Start[Int(byte & 0x0F)])
-            }
-        }
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default: false
         }
     }
 }

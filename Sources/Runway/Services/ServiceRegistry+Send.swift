@@ -49,7 +49,7 @@ extension ServiceRegistry {
         var context = context
         context.apiName = apiName
         context.serviceID = serviceID
-        context.service = entry.service
+        context.setService(of: entry)
         do {
             let response = try await entry.pipeline.send(request, context: context)
             reachability?.recordProbe(succeeded: true, host: entry.endpoint)

@@ -28,6 +28,9 @@ public struct RequestContext: Sendable {
     /// chain, before the app's interceptors; `nil` for a call that carries no credentials of a
     /// service's. A response cache keeps entries of different scopes apart.
     public var credentialScope: String?
+    /// The service sending the call, as the app layer keeps it (`RequestContext.service` in
+    /// `Runway`): by reference, outside ``values``, since nearly every call carries one.
+    package var serviceObject: (any AnyObject & Sendable)?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
@@ -37,6 +40,7 @@ public struct RequestContext: Sendable {
         self.serviceID = serviceID
         self.attempt = 1
         self.credentialScope = nil
+        self.serviceObject = nil
         self.values = [:]
     }
 

@@ -127,28 +127,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
-    /// Whether every UTF-8 byte passes `predicate`, read through a `Span` where the runtime has
-    /// one: as bounds-checked as the `UTF8View` iterator and several times faster (every field
-    /// of every request is checked).
-    @inline(__always)
-    package func allBytes(_ predicate: (UInt8) -> Bool) -> Bool {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            let bytes = utf8.span
-            for index in bytes.indices where !predicate(bytes[index]) { return false }
-            return true
-        }
-        return utf8.allSatisfy(predicate)
-    }
-
     /// ASCII case-insensitive comparison, without allocating.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
-        // Over contiguous UTF-8 (a no-op for native strings): header lookups run per response.
-        var a = self
-        var b = other
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                for i in 0..<x.count where x[i] != y[i] {
+        return withUTF8Bytes { x in
+            other.withUTF8Bytes { y in
+                for i in x.indices where x[i] != y[i] {
                     let lower = x[i] | 0x20
                     guard lower == y[i] | 0x20, lower >= 0x61, lower <= 0x7A else { return false }
                 }

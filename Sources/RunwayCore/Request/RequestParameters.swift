@@ -120,54 +120,72 @@ public struct RequestParameters: Sendable, Equatable {
     /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
     /// characters only, each with one `=`, sorted by name and then value.
     public static func isCanonical(_ query: Substring) -> Bool {
-        let bytes = query.utf8
-        var previous: (name: Substring.UTF8View, value: Substring.UTF8View)?
-        var start = bytes.startIndex
-        while start < bytes.endIndex {
+        query.withUTF8Bytes(isCanonical)
+    }
+
+    /// ``isCanonical(_:)`` of a query's UTF-8.
+    static func isCanonical(_ bytes: Span<UInt8>) -> Bool {
+        var previous: (name: Range<Int>, value: Range<Int>)?
+        var start = 0
+        while start < bytes.count {
             var end = start
-            var equals: String.Index?
-            while end < bytes.endIndex, bytes[end] != UInt8(ascii: "&") {
+            var equals: Int?
+            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
                 if bytes[end] == UInt8(ascii: "=") {
                     guard equals == nil else { return false }
                     equals = end
                 } else if !isUnreserved(bytes[end]) {
                     return false
                 }
-                bytes.formIndex(after: &end)
+                end += 1
             }
             guard let equals, equals > start else { return false }  // no "=", or an empty name
-            let name = bytes[start..<equals]
-            let value = bytes[bytes.index(after: equals)..<end]
+            let name = start..<equals
+            let value = equals + 1..<end
             if let previous {
-                let ordered =
-                    previous.name.elementsEqual(name)
-                    ? !value.lexicographicallyPrecedes(previous.value)
-                    : previous.name.lexicographicallyPrecedes(name)
-                guard ordered else { return false }
+                let byName = compare(bytes, previous.name, name)
+                guard byName < 0 || (byName == 0 && compare(bytes, previous.value, value) <= 0) else { return false }
             }
             previous = (name, value)
-            guard end < bytes.endIndex else { return true }
-            start = bytes.index(after: end)
-            guard start < bytes.endIndex else { return false }  // a trailing "&"
+            guard end < bytes.count else { return true }
+            start = end + 1
+            guard start < bytes.count else { return false }  // a trailing "&"
         }
         return true
     }
 
+    /// The byte-wise order of two ranges of `bytes`: negative, zero or positive.
+    private static func compare(_ bytes: Span<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Int {
+        for offset in 0..<min(a.count, b.count) {
+            let x = bytes[a.lowerBound + offset]
+            let y = bytes[b.lowerBound + offset]
+            if x != y { return x < y ? -1 : 1 }
+        }
+        return a.count - b.count
+    }
+
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
     public static func encode(_ text: String) -> String {
-        guard !text.utf8.allSatisfy(isUnreserved) else { return text }
+        guard !text.allBytes(isUnreserved) else { return text }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count * 3)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0x0F))
+        appendEncoded(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func appendEncoded(_ text: String, to bytes: inout [UInt8]) {
+        text.withUTF8Bytes { text in
+            for index in text.indices {
+                let byte = text[index]
+                if isUnreserved(byte) {
+                    bytes.append(byte)
+                } else {
+                    bytes.append(UInt8(ascii: "%"))
+                    bytes.append(hexDigit(byte >> 4))
+                    bytes.append(hexDigit(byte & 0x0F))
+                }
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
