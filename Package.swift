@@ -122,7 +122,7 @@ var libraryTargets: [Target] {
             ]
         ),
         .target(name: "RunwayLogging", dependencies: ["Runway", product("Logging", "swift-log", traits: ["Logging"])]),
-        .target(name: "RunwayMetrics", dependencies: ["Runway", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
+        .target(name: "RunwayMetrics", dependencies: ["Runway", "RunwaySync", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
         .target(name: "RunwayTracing", dependencies: ["RunwayCore", product("Tracing", "swift-distributed-tracing", traits: ["Tracing"])]),
         .target(name: "RunwayHTTPTypes", dependencies: ["RunwayCore", product("HTTPTypes", "swift-http-types", traits: ["HTTPTypes"])]),
         // A swift-openapi-runtime `ClientTransport` that sends through a Pipeline; the trait
@@ -209,8 +209,8 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayMetricsTests",
             dependencies: [
-                "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl",
-                testServer, .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "Runway", "RunwayMetrics", "RunwayTracing", "RunwayTesting", "RunwayCache", "RunwaySigning", "RunwayCurl", "RunwaySync",
+                testServer, .product(name: "MetricsTestKit", package: "swift-metrics"), .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import Runway
+import RunwaySync
 
 #if Metrics  // the package trait that brings this dependency (TraitCheck.swift)
 import CoreMetrics
@@ -36,13 +37,13 @@ import CoreMetrics
 public struct MetricsInterceptor: Interceptor {
     /// The label prefix.
     public let prefix: String
-    private let factory: (any MetricsFactory)?
 
     /// Creates the interceptor.
     /// - Parameters:
     ///   - prefix: Starts every label; letters, digits and `_`, starting with a letter.
     ///   - factory: Where metrics go; `nil` uses the process-wide `MetricsSystem` (bootstrap it
-    ///     once at start-up).
+    ///     once at start-up, before the first call: each metric is made at its first use and
+    ///     kept).
     /// - Throws: `RunwayError` `.configuration` for an invalid prefix.
     public init(prefix: String = "runway", factory: (any MetricsFactory)? = nil) throws(RunwayError) {
         guard let first = prefix.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII,
@@ -51,12 +52,18 @@ public struct MetricsInterceptor: Interceptor {
             throw RunwayError(.configuration, "metrics prefix \"\(prefix)\" must be letters, digits and _, starting with a letter")
         }
         self.prefix = prefix
-        self.factory = factory
-        labels = Labels(prefix: prefix)
+        let handles = Handles(labels: Labels(prefix: prefix), factory: factory)
+        self.handles = handles
+        retryObserver = [
+            { event in
+                let cause = event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "unknown"
+                handles.retries(event.context.serviceID?.rawValue ?? "", event.context.apiName ?? "", cause: cause).increment()
+            }
+        ]
     }
 
     /// The metric names, made once: a call records several metrics.
-    private struct Labels: Sendable {
+    fileprivate struct Labels: Sendable {
         let requests: String
         let duration: String
         let retries: String
@@ -70,22 +77,23 @@ public struct MetricsInterceptor: Interceptor {
         }
     }
 
-    private let labels: Labels
+    private let handles: Handles
+    /// The retry observer every call carries, made once: the event's context names the call.
+    private let retryObserver: RetryInterceptor.Observers.Value
 
     public var name: String { "metrics" }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let clock = ContinuousClock()
         let start = clock.now
+        var context = context
+        if let others = context[RetryInterceptor.Observers.self] {
+            context[RetryInterceptor.Observers.self] = others + retryObserver
+        } else {
+            context[RetryInterceptor.Observers.self] = retryObserver
+        }
         let service = context.serviceID?.rawValue ?? ""
         let api = context.apiName ?? ""
-        var context = context
-        var observers = context[RetryInterceptor.Observers.self] ?? []
-        observers.append { [self] event in
-            let cause = event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "unknown"
-            counter(labels.retries, [("service", service), ("api", api), ("cause", cause)]).increment()
-        }
-        context[RetryInterceptor.Observers.self] = observers
         do {
             let response = try await next(request, context)
             let outcome =
@@ -94,35 +102,147 @@ public struct MetricsInterceptor: Interceptor {
                 case 400..<500: "client_error"
                 default: "success"
                 }
-            record(request, service: service, api: api, outcome: outcome, origin: response.origin.name, elapsed: clock.now - start)
-            recordPhases(response.metrics, service: service, api: api)
+            let elapsed = clock.now - start
+            let key = Handles.CallKey(
+                service: service, api: api, method: request.method.rawValue, outcome: outcome, origin: response.origin.name)
+            let (call, phases) = handles.call(key, phases: Handles.Phase.taken(by: response.metrics))
+            call.requests.increment()
+            call.duration.recordNanoseconds(Self.nanoseconds(elapsed))
+            for phase in Handles.Phase.allCases {
+                let duration = phase.duration(in: response.metrics)
+                if duration > .zero { phases[phase.rawValue]?.recordNanoseconds(Self.nanoseconds(duration)) }
+            }
             return response
         } catch {
             let code = (error as? RunwayError)?.code.description ?? (error is CancellationError ? "cancelled" : "interceptorFailed")
-            record(request, service: service, api: api, outcome: code, origin: "none", elapsed: clock.now - start)
+            let elapsed = clock.now - start
+            let key = Handles.CallKey(service: service, api: api, method: request.method.rawValue, outcome: code, origin: "none")
+            let (call, _) = handles.call(key, phases: 0)
+            call.requests.increment()
+            call.duration.recordNanoseconds(Self.nanoseconds(elapsed))
             throw error
         }
     }
 
-    private func record(_ request: Request, service: String, api: String, outcome: String, origin: String, elapsed: Duration) {
-        counter(
-            labels.requests,
-            [("service", service), ("api", api), ("method", request.method.rawValue), ("outcome", outcome), ("origin", origin)]
-        ).increment()
-        timer(labels.duration, [("service", service), ("api", api), ("outcome", outcome)])
-            .recordNanoseconds(Self.nanoseconds(elapsed))
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}
+
+/// The counters and timers of one interceptor, made once per label and dimensions and reused
+/// (as swift-metrics recommends: a backend looks a metric up, or registers it, when it is made).
+/// A call finds its own in one lookup under one lock.
+private final class Handles: Sendable {
+    /// The dimensions of a call's request counter and duration timer.
+    struct CallKey: Hashable, Sendable {
+        let service: String
+        let api: String
+        let method: String
+        let outcome: String
+        let origin: String
     }
 
-    private func recordPhases(_ metrics: TransferMetrics, service: String, api: String) {
-        func record(_ phase: String, _ duration: Duration) {
-            guard duration > .zero else { return }
-            timer(labels.phase, [("service", service), ("api", api), ("phase", phase)]).recordNanoseconds(Self.nanoseconds(duration))
+    struct CallHandles: Sendable {
+        let requests: Counter
+        let duration: CoreMetrics.Timer
+    }
+
+    /// The dimensions shared by an API's phase timers.
+    struct APIKey: Hashable, Sendable {
+        let service: String
+        let api: String
+    }
+
+    /// A phase of a transfer, `runway_transfer_phase`'s `phase` dimension.
+    enum Phase: Int, CaseIterable, Sendable {
+        case dns, connect, tls, firstByte, total
+
+        var name: String {
+            switch self {
+            case .dns: "dns"
+            case .connect: "connect"
+            case .tls: "tls"
+            case .firstByte: "first_byte"
+            case .total: "total"
+            }
         }
-        record("dns", metrics.nameLookup)
-        record("connect", metrics.connect)
-        record("tls", metrics.tlsHandshake)
-        record("first_byte", metrics.firstByte)
-        record("total", metrics.total)
+
+        func duration(in metrics: TransferMetrics) -> Duration {
+            switch self {
+            case .dns: metrics.nameLookup
+            case .connect: metrics.connect
+            case .tls: metrics.tlsHandshake
+            case .firstByte: metrics.firstByte
+            case .total: metrics.total
+            }
+        }
+
+        /// The phases a transfer went through (a phase it skipped is zero), one bit each.
+        static func taken(by metrics: TransferMetrics) -> UInt8 {
+            allCases.reduce(0) { $0 | ($1.duration(in: metrics) > .zero ? 1 << $1.rawValue : 0) }
+        }
+    }
+
+    struct State {
+        var calls: [CallKey: CallHandles] = [:]
+        /// An API's phase timers by `Phase.rawValue`, each made when a transfer first goes
+        /// through that phase (a timer made is a metric a backend shows).
+        var phases: [APIKey: [CoreMetrics.Timer?]] = [:]
+    }
+
+    /// Past this many entries, handles are made per call and not kept: dimensions come from API
+    /// names, methods and outcomes, a small set, unless something sends unbounded names.
+    static let limit = 4096
+
+    private let labels: MetricsInterceptor.Labels
+    private let factory: (any MetricsFactory)?
+    private let state = Locked(State())
+
+    init(labels: MetricsInterceptor.Labels, factory: (any MetricsFactory)?) {
+        self.labels = labels
+        self.factory = factory
+    }
+
+    /// The request counter and duration timer of `key`, and its API's phase timers, those of
+    /// the `phases` bits (``Phase/taken(by:)``) made.
+    func call(_ key: CallKey, phases: UInt8) -> (CallHandles, [CoreMetrics.Timer?]) {
+        let api = APIKey(service: key.service, api: key.api)
+        let found = state.withLock { ($0.calls[key], phases == 0 ? nil : $0.phases[api]) }
+        if let handles = found.0, Self.has(found.1, phases) { return (handles, found.1 ?? []) }
+        // Made outside the lock: a backend may take locks of its own.
+        let handles =
+            found.0
+            ?? CallHandles(
+                requests: counter(
+                    labels.requests,
+                    [("service", key.service), ("api", key.api), ("method", key.method), ("outcome", key.outcome), ("origin", key.origin)]),
+                duration: timer(labels.duration, [("service", key.service), ("api", key.api), ("outcome", key.outcome)]))
+        var timers = found.1 ?? Array(repeating: nil, count: Phase.allCases.count)
+        for phase in Phase.allCases where phases & (1 << phase.rawValue) != 0 && timers[phase.rawValue] == nil {
+            timers[phase.rawValue] = timer(labels.phase, [("service", key.service), ("api", key.api), ("phase", phase.name)])
+        }
+        return state.withLock { state in
+            let kept = state.calls[key] ?? handles
+            if state.calls.count < Self.limit { state.calls[key] = kept }
+            guard phases != 0 else { return (kept, []) }
+            var keptTimers = state.phases[api] ?? timers
+            for index in keptTimers.indices where keptTimers[index] == nil { keptTimers[index] = timers[index] }
+            if state.phases.count < Self.limit { state.phases[api] = keptTimers }
+            return (kept, keptTimers)
+        }
+    }
+
+    /// Whether `timers` has one for each phase of `phases`.
+    private static func has(_ timers: [CoreMetrics.Timer?]?, _ phases: UInt8) -> Bool {
+        guard phases != 0 else { return true }
+        guard let timers else { return false }
+        return Phase.allCases.allSatisfy { phases & (1 << $0.rawValue) == 0 || timers[$0.rawValue] != nil }
+    }
+
+    /// The retry counter of one retry: made for each (retries are rare).
+    func retries(_ service: String, _ api: String, cause: String) -> Counter {
+        counter(labels.retries, [("service", service), ("api", api), ("cause", cause)])
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
@@ -133,11 +253,6 @@ public struct MetricsInterceptor: Interceptor {
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
         if let factory { return CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory) }
         return CoreMetrics.Timer(label: label, dimensions: dimensions)
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
     }
 }
 

@@ -1,7 +1,9 @@
+import CoreMetrics
 import Foundation
 import MetricsTestKit
 import Runway
 import RunwayMetrics
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -95,4 +97,67 @@ import Testing
         }
         #expect(throws: Never.self) { try MetricsInterceptor(prefix: "house_hunter2") }
     }
+
+    /// Each metric is made once, at its first use, and kept: a backend registers a metric when
+    /// it is made. A phase's timer is made when a transfer first goes through that phase.
+    @Test func eachMetricIsMadeOnceAndAPhaseTimerWhenATransferFirstHasThePhase() async throws {
+        let made = MadeMetrics(metrics)
+        let plain = TransferMetrics(
+            nameLookup: .zero, connect: .zero, tlsHandshake: .zero, firstByte: .milliseconds(3), total: .milliseconds(4))
+        let secure = TransferMetrics(
+            nameLookup: .zero, connect: .milliseconds(1), tlsHandshake: .milliseconds(2), firstByte: .milliseconds(3),
+            total: .milliseconds(4))
+        let transfers = Locked([plain, plain, plain, secure, secure])
+        let stub = StubDispatcher { _ in Response(status: 200, metrics: transfers.withLock { $0.removeFirst() }) }
+        let pipeline = Pipeline(interceptors: [try MetricsInterceptor.metrics(factory: made)], dispatcher: stub)
+        let context = RequestContext(apiName: "listing.rent", serviceID: "listings")
+        for _ in 0..<3 { _ = try await pipeline.send(try Request("https://api.test/rent"), context: context) }
+        #expect(made.labels == ["runway_requests_total", "runway_request_duration", "runway_transfer_phase", "runway_transfer_phase"])
+        for _ in 0..<2 { _ = try await pipeline.send(try Request("https://api.test/rent"), context: context) }
+        #expect(made.labels.count == 6)  // connect and TLS, at the first transfer that had them
+        let dims = [("service", "listings"), ("api", "listing.rent"), ("method", "GET"), ("outcome", "success"), ("origin", "stub")]
+        #expect(try metrics.expectCounter("runway_requests_total", dims).totalValue == 5)
+        let tls = try metrics.expectTimer("runway_transfer_phase", [("service", "listings"), ("api", "listing.rent"), ("phase", "tls")])
+        #expect(tls.values == [2_000_000, 2_000_000])
+        let total = try metrics.expectTimer(
+            "runway_transfer_phase", [("service", "listings"), ("api", "listing.rent"), ("phase", "total")])
+        #expect(total.values.count == 5)
+        #expect(metrics.timers(label: "runway_transfer_phase").allSatisfy { !$0.dimensions.contains { $0 == ("phase", "dns") } })
+    }
+}
+
+/// A metrics factory that records the label of each counter and timer it makes, and makes them
+/// with `base`.
+private final class MadeMetrics: MetricsFactory, Sendable {
+    let base: TestMetrics
+    private let made = Locked([String]())
+
+    init(_ base: TestMetrics) {
+        self.base = base
+    }
+
+    var labels: [String] { made.withLock { $0 } }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        made.withLock { $0.append(label) }
+        return base.makeCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        base.makeFloatingPointCounter(label: label, dimensions: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        made.withLock { $0.append(label) }
+        return base.makeTimer(label: label, dimensions: dimensions)
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
 }
