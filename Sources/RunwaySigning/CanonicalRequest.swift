@@ -161,14 +161,17 @@ public struct CanonicalRequest: Sendable, Equatable {
     }
 }
 
-extension Sequence<UInt8> {
+extension ContiguousBytes {
     /// Lower-case hexadecimal.
     var hexString: String {
         var digits: [UInt8] = []
         digits.reserveCapacity(64)
-        for byte in self {
-            digits.append(hexDigit(byte >> 4))
-            digits.append(hexDigit(byte & 0x0F))
+        // The bytes in place: iterating a digest as a sequence copies it first.
+        withUnsafeBytes { bytes in
+            for byte in bytes {
+                digits.append(hexDigit(byte >> 4))
+                digits.append(hexDigit(byte & 0x0F))
+            }
         }
         return String(decoding: digits, as: UTF8.self)
     }

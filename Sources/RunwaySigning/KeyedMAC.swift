@@ -42,15 +42,18 @@ struct KeyedMAC: @unchecked Sendable {
         code(forLines: [text])
     }
 
-    /// The MAC of `lines` joined by line feeds, lower-case hex: the text is hashed as it is,
-    /// without being built.
+    /// The MAC of `lines` joined by line feeds, lower-case hex. The lines are joined into one
+    /// buffer and hashed in one update: each update of the digest costs about as much as
+    /// hashing a hundred bytes.
     func code(forLines lines: [String]) -> String {
-        var inner = self.inner
+        var message: [UInt8] = []
+        message.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
         for (index, line) in lines.enumerated() {
-            if index > 0 { withUnsafeBytes(of: UInt8(ascii: "\n")) { inner.update(bufferPointer: $0) } }
-            var line = line
-            line.withUTF8 { inner.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            if index > 0 { message.append(UInt8(ascii: "\n")) }
+            message += line.utf8
         }
+        var inner = self.inner
+        inner.update(data: message)
         var outer = self.outer
         inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
         return outer.finalize().hexString
