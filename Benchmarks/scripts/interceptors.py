@@ -8,8 +8,10 @@ chain of none, over Runway's libcurl dispatcher and a local nginx (300 B JSON, p
 - Instructions per request: `valgrind --tool=callgrind` counts every instruction of the client
   process (all threads) at c=1, for N and for 2N requests; (I(2N) - I(N)) / N cancels start-up
   and warm-up. Stable on a noisy machine.
-- CPU µs per request: getrusage of the client process over 20,000 requests at c=16, median of
-  --rounds interleaved rounds (every variant once per round). Noisy to about ±2 µs on a busy VM.
+- CPU µs per request: getrusage of the client process over 20,000 requests at c=16, in --rounds
+  interleaved rounds (every variant once per round). The added µs is the median over rounds of the
+  variant minus the empty chain in the same round: a VM whose speed shifts between rounds (seen
+  here: 21 and 31 µs for the same client) moves both alike.
 """
 
 import argparse
@@ -83,6 +85,9 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
     base = results["none"]
+    for v in variants:
+        r = results[v]
+        r["added_us_paired"] = median([x - y for x, y in zip(r["cpu_us"], base["cpu_us"])]) if r["cpu_us"] else None
     rows = ["| interceptor | instructions / request | added instructions | CPU µs / request (c=16) | added µs |",
             "| --- | ---: | ---: | ---: | ---: |"]
     for v in variants:
@@ -90,7 +95,7 @@ def main():
         r["cpu_us_median"] = median(r["cpu_us"])
         added = "–" if v == "none" else f"{r['instructions'] - base['instructions']:+,.0f}"
         if r["cpu_us"]:
-            added_us = "–" if v == "none" else f"{r['cpu_us_median'] - median(base['cpu_us']):+.1f}"
+            added_us = "–" if v == "none" else f"{r['added_us_paired']:+.1f}"
             us = f"{r['cpu_us_median']:.1f}"
         else:
             added_us = us = "–"
