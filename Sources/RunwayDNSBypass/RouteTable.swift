@@ -14,15 +14,19 @@ struct RouteTable: Sendable {
         var demotion: UInt64?
     }
 
-    private(set) var routes: [String: [Route]] = [:]
+    private(set) var routes: [String: [Route]] = [:] {
+        // Ordered when the routes change (a probe, a demotion: rarely), not when a request
+        // asks for them (every request to a bypassed host).
+        didSet { ordered = routes.mapValues { Self.sort($0).map(\.endpoint) } }
+    }
     private var demotions: UInt64 = 0
 
     /// Every host and its addresses, in current order.
-    var ordered: [String: [Endpoint]] { routes.mapValues { sort($0).map(\.endpoint) } }
+    private(set) var ordered: [String: [Endpoint]] = [:]
 
     /// The addresses for `host`, best first; empty when the host is not bypassed.
     func endpoints(for host: String) -> [Endpoint] {
-        sort(routes[host] ?? []).map(\.endpoint)
+        ordered[host] ?? []
     }
 
     /// Replaces the address list of `host`, keeping what is known about addresses still listed.
@@ -53,17 +57,18 @@ struct RouteTable: Sendable {
     mutating func demote(_ endpoint: Endpoint, of host: String) {
         guard let index = routes[host]?.firstIndex(where: { $0.endpoint == endpoint }) else { return }
         demotions += 1
-        routes[host]?[index].demotion = demotions
+        let order = demotions
+        routes[host]?[index].demotion = order
     }
 
     /// Forgets every demotion (the network changed: old failures say nothing now).
     mutating func clearDemotions() {
-        for host in routes.keys {
+        for host in Array(routes.keys) {
             for index in routes[host, default: []].indices { routes[host]?[index].demotion = nil }
         }
     }
 
-    private func sort(_ list: [Route]) -> [Route] {
+    private static func sort(_ list: [Route]) -> [Route] {
         func rank(_ route: Route) -> Int {
             if route.demotion != nil { return 3 }
             if route.latency != nil { return 0 }
