@@ -13,7 +13,7 @@ extension ManagerEngine {
         /// Not started (vetoed, dropped, no more pages): nothing is delivered.
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
-        case running(ManagerCall, Task<CallOutcome, Never>)
+        case running(ManagerCall, CallTask)
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -98,7 +98,7 @@ extension ManagerEngine {
         // Every call runs in a task of its own; policies, `cancelAll()` and the manager's release
         // cancel that task, never the caller's. A call others may join (`shareInFlight`) or the
         // delegate path starts its task under the lock, so a joiner always finds it.
-        var superseded: [Task<CallOutcome, Never>] = []
+        var superseded: [CallTask] = []
         var context = RequestContext(apiName: manager.apiName, serviceID: entry.id)
         context.setService(of: entry)
         manager.configure(&context, params: params)
@@ -123,7 +123,7 @@ extension ManagerEngine {
             state.calls.append(call)
             // A `load()` nobody can join starts below, outside the lock.
             if awaiting, shareKey == nil { return nil }
-            let task = Task { await Self.execute(call) }
+            let task = CallTask { await Self.execute(call) }
             call.task = task
             return .running(call, task)
         }
@@ -145,7 +145,7 @@ extension ManagerEngine {
     /// without waiting (a cache hit, a stub) ends before `load()` waits for it, with no thread
     /// hop. The caller is `load()` itself, which runs off any actor, so no chain work runs on the
     /// caller's actor.
-    private static func start(_ call: ManagerCall) -> Task<CallOutcome, Never> {
+    private static func start(_ call: ManagerCall) -> CallTask {
         if #available(macOS 26, iOS 26, *) {
             return Task.immediate { await execute(call) }
         }
@@ -163,7 +163,7 @@ extension ManagerEngine {
         let failure = error
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
-        let task = Task {
+        let task = CallTask {
             guard let manager = weakManager.object, let engine = weakEngine.object else {
                 return CallOutcome.failure(failure)
             }
@@ -184,12 +184,12 @@ extension ManagerEngine {
     /// cancelled and nobody else waits for the call (no other `load()`, no delegate-path start),
     /// the call is cancelled and ends as such; if others do, the caller leaves at once with
     /// `.cancelled` and the call goes on for them.
-    func wait(for call: ManagerCall, task: Task<CallOutcome, Never>) async -> CallOutcome {
+    func wait(for call: ManagerCall, task: CallTask) async -> CallOutcome {
         // A call nobody can join has this one caller: cancelling the caller cancels the call,
         // which then ends at once as cancelled.
         guard call.shareKey != nil else {
             return await withTaskCancellationHandler {
-                await task.value
+                await task.outcome
             } onCancel: {
                 let cancelsCall: Bool = lock.withLock {
                     if call.cancelReason != nil { return true }
@@ -205,8 +205,8 @@ extension ManagerEngine {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 relay.install(continuation)
-                // Not `await task.value` here: a cancelled caller could not stop waiting for it.
-                Task { relay.resume(with: await task.value) }
+                // Not `await task.outcome` here: a cancelled caller could not stop waiting for it.
+                Task { relay.resume(with: await task.outcome) }
             }
         } onCancel: {
             let cancelsCall: Bool = lock.withLock {

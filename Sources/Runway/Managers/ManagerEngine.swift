@@ -24,6 +24,24 @@ import Foundation
 /// the failure.
 typealias CallOutcome = Result<APIResponse, RunwayError>
 
+/// The task of one call. Its operation never throws; the task is typed as throwing because
+/// `Task.immediate` wraps a typed `throws(Never)` operation in a thunk, one allocation more per
+/// call.
+typealias CallTask = Task<CallOutcome, any Error>
+
+extension Task where Success == CallOutcome, Failure == any Error {
+    /// The call's outcome (its operation never throws).
+    var outcome: CallOutcome {
+        get async {
+            do {
+                return try await value
+            } catch {
+                return .failure(RunwayError(.cancelled, "cancelled", underlying: error))
+            }
+        }
+    }
+}
+
 public final class ManagerEngine: @unchecked Sendable {
     // @unchecked Sendable: every mutable field is in `state`, read and written only under `lock`.
 
@@ -97,7 +115,7 @@ public final class ManagerEngine: @unchecked Sendable {
 
     /// Cancels every call in flight; they end with `.cancelled` and are not delivered.
     func cancelAll(reason: String) {
-        let tasks = lock.withLock { () -> [Task<CallOutcome, Never>] in
+        let tasks = lock.withLock { () -> [CallTask] in
             defer { state.calls.removeAll(keepingCapacity: true) }
             return state.calls.compactMap { $0.stop(reason) }
         }
@@ -126,7 +144,7 @@ final class ManagerCall: @unchecked Sendable {
     let shareKey: String?
     /// What the call's task runs; `nil` for a call that failed before it was sent.
     let plan: CallPlan?
-    var task: Task<CallOutcome, Never>?
+    var task: CallTask?
     var cancelReason: String?
     var awaiters = 0
     var delegateStarted = false
@@ -143,7 +161,7 @@ final class ManagerCall: @unchecked Sendable {
 
     /// Marks the call cancelled and returns its task, to cancel once the engine's lock is
     /// released; call under that lock.
-    func stop(_ reason: String) -> Task<CallOutcome, Never>? {
+    func stop(_ reason: String) -> CallTask? {
         markCancelled(reason)
         return task
     }

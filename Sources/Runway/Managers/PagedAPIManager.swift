@@ -137,7 +137,7 @@ extension PagedAPIManager {
         case .notStarted(let error):
             return .failure(error)
         case .running(let call, let task):
-            guard awaiting, let engine = weakEngine.object else { return await task.value }
+            guard awaiting, let engine = weakEngine.object else { return await task.outcome }
             // An awaiting caller holds the manager (and so the engine) itself.
             return await engine.wait(for: call, task: task)
         }
