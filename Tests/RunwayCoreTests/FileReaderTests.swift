@@ -46,18 +46,21 @@ struct FileReaderTests {
         #expect(throws: POSIXError(.EISDIR)) { try reader.read(upTo: 10) }
     }
 
-    @Test("a symbolic link is described as itself, as FileManager.attributesOfItem does: not a regular file")
+    @Test("a symbolic link is followed, as opening the file does; one that points nowhere is ENOENT")
     func symbolicLink() throws {
         let url = try Self.file([1, 2, 3])
         let link = url.appendingPathExtension("link")
+        let dangling = url.appendingPathExtension("dangling")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        try FileManager.default.createSymbolicLink(at: dangling, withDestinationURL: url.appendingPathExtension("gone"))
         defer {
-            try? FileManager.default.removeItem(at: link)
-            try? FileManager.default.removeItem(at: url)
+            for file in [link, dangling, url] { try? FileManager.default.removeItem(at: file) }
         }
-        #expect(try FileReader.attributes(ofPath: link.path).isRegularFile == false)
-        #expect(try FileManager.default.attributesOfItem(atPath: link.path)[.type] as? FileAttributeType == .typeSymbolicLink)
-        #expect(throws: RunwayError.self) { try RequestBodyStream.file(link) }
+        let attributes = try FileReader.attributes(ofPath: link.path)
+        #expect(attributes.isRegularFile && attributes.size == 3)
+        #expect(try RequestBodyStream.file(link).length == 3)
+        #expect(throws: POSIXError(.ENOENT)) { try FileReader.attributes(ofPath: dangling.path) }
+        #expect { try RequestBodyStream.file(dangling) } throws: { ($0 as? RunwayError)?.code == .fileIO }
     }
 
     @Test("after close, reads and rewinds fail with EBADF; a second close does nothing")

@@ -99,6 +99,24 @@ struct UploadStreamingTests {
         }
     }
 
+    @Test("a file reached through a symbolic link is sent as the file it points to")
+    func fileThroughALink() async throws {
+        let url = try Self.file(size: 100_000)
+        let link = url.appendingPathExtension("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        defer {
+            try? FileManager.default.removeItem(at: link)
+            try? FileManager.default.removeItem(at: url)
+        }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let report = try Self.report(try await dispatcher.dispatch(Self.upload(server, try .file(link)), context: RequestContext()))
+            #expect(report.received == 100_000)
+            #expect(report.matches)
+            #expect(report.contentLength == "100000")
+        }
+    }
+
     @Test("a producer slower than the connection: the upload waits for each chunk, then goes on")
     func slowProducer() async throws {
         let dispatcher = CurlDispatcher()

@@ -71,12 +71,12 @@ package final class FileReader: Sendable {
         if fd >= 0 { _ = posixClose(fd) }
     }
 
-    /// What `lstat` says of `path` (a symbolic link itself, not what it points to, as
-    /// `FileManager.attributesOfItem` does): whether it is a regular file, and its size in bytes.
-    /// - Throws: `POSIXError` with `lstat`'s `errno`.
+    /// What `stat` says of `path`, following symbolic links as opening it does: whether it is a
+    /// regular file, and its size in bytes.
+    /// - Throws: `POSIXError` with `stat`'s `errno` (`ENOENT` for a link that points nowhere).
     package static func attributes(ofPath path: String) throws(POSIXError) -> (isRegularFile: Bool, size: Int) {
         var info = stat()
-        _ = try retrying { lstat(path, &info) }
+        _ = try retrying { stat(path, &info) }
         return ((info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size))
     }
 

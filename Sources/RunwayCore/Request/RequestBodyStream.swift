@@ -69,7 +69,8 @@ public struct RequestBodyStream: Sendable {
         self.sha256 = sha256
     }
 
-    /// The contents of a file, read as they are sent; its length is the file's size now.
+    /// The contents of a file, read as they are sent; its length is the file's size now. A
+    /// symbolic link is followed to the file it points to.
     /// - Throws: `.fileIO` when the file does not exist, cannot be read, or is not a regular file.
     public static func file(_ url: URL, sha256: Data? = nil) throws(RunwayError) -> RequestBodyStream {
         let attributes: (isRegularFile: Bool, size: Int)
