@@ -195,6 +195,10 @@ private final class Handles: Sendable {
     /// names, methods and outcomes, a small set, unless something sends unbounded names.
     static let limit = 4096
 
+    /// No phase timers: what a call whose transfer had no phases gets, one entry per phase, so
+    /// a caller may index it by any `Phase.rawValue`.
+    static let noTimers = [CoreMetrics.Timer?](repeating: nil, count: Phase.allCases.count)
+
     private let labels: MetricsInterceptor.Labels
     private let factory: (any MetricsFactory)?
     private let state = Locked(State())
@@ -204,12 +208,13 @@ private final class Handles: Sendable {
         self.factory = factory
     }
 
-    /// The request counter and duration timer of `key`, and its API's phase timers, those of
-    /// the `phases` bits (``Phase/taken(by:)``) made.
+    /// The request counter and duration timer of `key`, and its API's phase timers by
+    /// `Phase.rawValue` (always one entry per phase), those of the `phases` bits
+    /// (``Phase/taken(by:)``) made.
     func call(_ key: CallKey, phases: UInt8) -> (CallHandles, [CoreMetrics.Timer?]) {
         let api = APIKey(service: key.service, api: key.api)
         let found = state.withLock { ($0.calls[key], phases == 0 ? nil : $0.phases[api]) }
-        if let handles = found.0, Self.has(found.1, phases) { return (handles, found.1 ?? []) }
+        if let handles = found.0, Self.has(found.1, phases) { return (handles, found.1 ?? Self.noTimers) }
         // Made outside the lock: a backend may take locks of its own.
         let handles =
             found.0
@@ -218,14 +223,14 @@ private final class Handles: Sendable {
                     labels.requests,
                     [("service", key.service), ("api", key.api), ("method", key.method), ("outcome", key.outcome), ("origin", key.origin)]),
                 duration: timer(labels.duration, [("service", key.service), ("api", key.api), ("outcome", key.outcome)]))
-        var timers = found.1 ?? Array(repeating: nil, count: Phase.allCases.count)
+        var timers = found.1 ?? Self.noTimers
         for phase in Phase.allCases where phases & (1 << phase.rawValue) != 0 && timers[phase.rawValue] == nil {
             timers[phase.rawValue] = timer(labels.phase, [("service", key.service), ("api", key.api), ("phase", phase.name)])
         }
         return state.withLock { state in
             let kept = state.calls[key] ?? handles
             if state.calls.count < Self.limit { state.calls[key] = kept }
-            guard phases != 0 else { return (kept, []) }
+            guard phases != 0 else { return (kept, Self.noTimers) }
             var keptTimers = state.phases[api] ?? timers
             for index in keptTimers.indices where keptTimers[index] == nil { keptTimers[index] = timers[index] }
             if state.phases.count < Self.limit { state.phases[api] = keptTimers }
