@@ -21,6 +21,8 @@ final class ServiceEntry: Sendable {
     /// `host:port` of the base URL: what reachability failures are counted by.
     let endpoint: String
     private let base: String
+    /// Whether ``base`` already has a query, so a call's parameters join it with `&`.
+    private let baseHasQuery: Bool
 
     init(service: any Service, baseURL: URL, pipeline: Pipeline) {
         self.service = service
@@ -35,6 +37,7 @@ final class ServiceEntry: Sendable {
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
+        self.baseHasQuery = base.utf8.contains(UInt8(ascii: "?"))
     }
 
     var id: ServiceID { service.id }
@@ -53,21 +56,23 @@ final class ServiceEntry: Sendable {
         } catch {
             throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
         }
-        // One string, grown once: this runs for every call.
-        var text = ""
-        text.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
-        text += base
+        // The text assembled as bytes, made a string once: this runs for every call.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
+        bytes += base.utf8
         if !apiName.isEmpty {
-            if !apiName.hasPrefix("/") { text += "/" }
-            text += apiName
+            if apiName.utf8.first != UInt8(ascii: "/") { bytes.append(UInt8(ascii: "/")) }
+            bytes += apiName.utf8
         }
-        let pathEnd = text.endIndex  // not a copy of the text: appending to it would copy it
+        let pathEnd = bytes.count
         if let parameters, !parameters.isEmpty {
-            text += text.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
-            Self.appendQuery(parameters, to: &text)
+            let hasQuery = baseHasQuery || apiName.utf8.contains(UInt8(ascii: "?"))
+            bytes.append(hasQuery ? UInt8(ascii: "&") : UInt8(ascii: "?"))
+            Self.appendQuery(parameters, to: &bytes)
         }
+        let text = String(decoding: bytes, as: UTF8.self)
         if let url = URL(string: text) { return url }
-        guard URL(string: String(text[..<pathEnd])) != nil else {
+        guard URL(string: String(decoding: bytes[..<pathEnd], as: UTF8.self)) != nil else {
             throw RunwayError(
                 .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
@@ -101,18 +106,18 @@ final class ServiceEntry: Sendable {
 
     /// Appends `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters
     /// kept, every other UTF-8 byte as `%XX`); an array gives one pair per element.
-    static func appendQuery(_ parameters: [String: JSON], to text: inout String) {
+    static func appendQuery(_ parameters: [String: JSON], to bytes: inout [UInt8]) {
         var first = true
         func append(_ name: String, _ value: JSON) {
-            if !first { text += "&" }
+            if !first { bytes.append(UInt8(ascii: "&")) }
             first = false
-            // `encode` returns a name or value of unreserved characters as it is, not a copy.
-            text += RequestParameters.encode(name)
-            text += "="
+            RequestParameters.appendEncoded(name, to: &bytes)
+            bytes.append(UInt8(ascii: "="))
             switch value {
-            case .int(let number): text += String(number)
-            case .bool(let flag): text += flag ? "true" : "false"
-            default: text += RequestParameters.encode(value.queryText)
+            case .int(let number): bytes += String(number).utf8
+            case .bool(let flag): bytes += (flag ? "true" : "false").utf8
+            case .string(let text): RequestParameters.appendEncoded(text, to: &bytes)
+            default: RequestParameters.appendEncoded(value.queryText, to: &bytes)
             }
         }
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
