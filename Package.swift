@@ -310,7 +310,7 @@ var testTargets: [Target] {
         .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),
         .testTarget(
             name: "RunwayMediatorTests",
-            dependencies: ["RunwayMediator", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["RunwayMediator", testServer, .product(name: "PropertyBased", package: "swift-property-based")]
         ),
     ]
 }

@@ -1,3 +1,4 @@
+import RunwayTestServer
 import Testing
 
 @testable import RunwayMediator
@@ -41,7 +42,7 @@ struct RouteInterceptorTests {
     @Test func loginGateRedirectsTaggedActionsUntilLoggedIn() async throws {
         let loggedIn = Counter()
         var builder = try standardBuilder()
-        builder.add(.loginGate(loginTarget: "account", loginAction: "login") { loggedIn.current > 0 })
+        builder.add(.loginGate(loginTarget: "account", loginAction: "login") { loggedIn.value > 0 })
         let mediator = try builder.build()
         let redirected = try await mediator.perform(url: "app://listing/5/edit", as: Screen.self)
         #expect(redirected.name == "account.login:app://listing/5/edit")

@@ -65,7 +65,7 @@ struct LockTests {
     struct Refused: Error {}
 
     /// Plain threads, not tasks: the lock is what guards `count`.
-    final class Counter: @unchecked Sendable {
+    final class Guarded: @unchecked Sendable {
         // @unchecked Sendable: `count` is read and written only while holding `lock`.
         let lock = Lock()
         var count = 0
@@ -73,7 +73,7 @@ struct LockTests {
 
     @Test("threads incrementing under the lock lose no update")
     func contention() async {
-        let counter = Counter()
+        let counter = Guarded()
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {

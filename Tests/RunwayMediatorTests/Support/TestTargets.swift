@@ -1,5 +1,6 @@
 import Foundation
 import RunwayMediator
+import RunwayTestServer
 
 /// A screen value returned by test actions.
 struct Screen: Sendable, Equatable {
@@ -40,24 +41,6 @@ final class CountingTarget: MediatorTarget, @unchecked Sendable {
 
     static func declareActions(_ actions: inout MediatorActions<CountingTarget>) {
         actions.action("serial") { target, _ in target.serial }
-    }
-}
-
-/// A thread-safe counter.
-final class Counter: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value = 0
-    func increment() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
-    }
-    var current: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
     }
 }
 
