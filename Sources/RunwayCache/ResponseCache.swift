@@ -19,8 +19,9 @@ import RunwaySync
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
 /// are stored, and not when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
 /// a session's, never replayed to another call), or are an error by their service's reading
-/// (`Service.error(for:json:)`: a business error sent with status 200; known once the cache's
-/// interceptor is in a `ServiceRegistry`). Other `Cache-Control` directives are not consulted:
+/// (`Service.error(for:json:)`: a business error sent with status 200; the service is the one
+/// the call's `RequestContext.service` names, set for every call through a `ServiceRegistry`).
+/// Other `Cache-Control` directives are not consulted:
 /// the policy of the API decides. Safe to share between tasks.
 ///
 /// ## Whose response
