@@ -118,53 +118,63 @@ struct RequestTarget {
             throw RunwayError(.invalidURL, "path \"\(path)\" holds a fragment (#), which is never sent (percent-encode it: %23)")
         }
         try Request.checkURLText(path, what: "path")
-        let text: String
-        if let baseURL {
-            text = try joined(baseURL, path)
-        } else {
-            guard let scheme = request.scheme, let authority = request.authority else {
-                throw RunwayError(
-                    .invalidURL,
-                    "request \(request.method) \(path) has no scheme or authority and no base URL was given "
-                        + "(pass baseURL, or set scheme and authority)")
-            }
-            guard !path.isEmpty else {
-                throw RunwayError(.invalidURL, "request \(request.method) \(scheme)://\(authority) has no path")
-            }
-            try checkScheme(scheme)
-            try checkAuthority(authority)
-            text = scheme + "://" + authority + path
-            // What the URL parser takes as the authority must be all of it: "host/x" or
-            // "host?x" would send the request elsewhere.
-            guard let url = URL(string: text), let parsed = try? RequestTarget(url), parsed.authority == authority else {
-                throw RunwayError(.invalidURL, "authority \"\(authority)\" is not host[:port]")
-            }
+        guard let baseURL else { return try absoluteURL(of: request, path: path) }
+        return try joined(baseURL, path)
+    }
+
+    /// The URL text of a request that names its own scheme and authority.
+    private static func absoluteURL(of request: HTTPRequest, path: String) throws(RunwayError) -> String {
+        guard let scheme = request.scheme, let authority = request.authority else {
+            throw RunwayError(
+                .invalidURL,
+                "request \(request.method) \(path) has no scheme or authority and no base URL was given "
+                    + "(pass baseURL, or set scheme and authority)")
         }
-        try checkPort(text)
+        guard !path.isEmpty else {
+            throw RunwayError(.invalidURL, "request \(request.method) \(scheme)://\(authority) has no path")
+        }
+        try checkScheme(scheme)
+        try checkAuthority(authority)
+        let text = scheme + "://" + authority + path
+        // What the URL parser takes as the authority must be all of it: "host/x" or
+        // "host?x" would send the request elsewhere.
+        guard let url = URL(string: text), let parsed = try? RequestTarget(url), parsed.authority == authority else {
+            throw RunwayError(.invalidURL, "authority \"\(authority)\" is not host[:port]")
+        }
+        try checkPort(URLComponents(string: text)?.port, of: text)
         return text
     }
 
-    /// `path` (path and query) after the base URL's path, the base URL's query first.
+    /// `path` (path and query) after the base URL's path, the base URL's query first. Runs for
+    /// every operation a generated client sends: it reads bytes, without making substrings.
     private static func joined(_ baseURL: URL, _ path: String) throws(RunwayError) -> String {
         let base = baseURL.absoluteString
-        guard baseURL.scheme != nil, let host = baseURL.host, !host.isEmpty else {
+        guard baseURL.scheme != nil, let host = baseURL.host(percentEncoded: true), !host.isEmpty else {
             throw RunwayError(.invalidURL, "base URL \"\(base)\" is not absolute (scheme and host)")
         }
-        let (basePrefix, baseQuery) = splitQuery(base.prefix { $0 != "#" })
-        let (requestPath, requestQuery) = splitQuery(Substring(path))
-        var text = String(basePrefix)
-        if requestPath.utf8.first == UInt8(ascii: "/"), text.utf8.last == UInt8(ascii: "/") { text.removeLast() }
+        try checkPort(baseURL.port, of: base)
+        let baseBytes = Array(base.utf8)
+        let pathBytes = Array(path.utf8)
+        let baseEnd = baseBytes.firstIndex(of: UInt8(ascii: "#")) ?? baseBytes.count  // no fragment
+        let baseMark = baseBytes[..<baseEnd].firstIndex(of: UInt8(ascii: "?"))
+        let pathMark = pathBytes.firstIndex(of: UInt8(ascii: "?"))
+        var text = Array(baseBytes[..<(baseMark ?? baseEnd)])
+        text.reserveCapacity(baseEnd + pathBytes.count + 2)
+        let requestPath = pathBytes[..<(pathMark ?? pathBytes.count)]
+        if requestPath.first == UInt8(ascii: "/"), text.last == UInt8(ascii: "/") { text.removeLast() }
         text += requestPath
-        if baseQuery != nil || requestQuery != nil {
-            text += "?" + [baseQuery, requestQuery].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "&")
+        if baseMark != nil || pathMark != nil {
+            // The non-empty queries, the base URL's first, joined with "&".
+            text.append(UInt8(ascii: "?"))
+            var joins = false
+            for query in [baseMark.map { baseBytes[($0 + 1)..<baseEnd] }, pathMark.map { pathBytes[($0 + 1)...] }] {
+                guard let query, !query.isEmpty else { continue }
+                if joins { text.append(UInt8(ascii: "&")) }
+                text += query
+                joins = true
+            }
         }
-        return text
-    }
-
-    /// The text before the first `?`, and the text after it, if there is one.
-    private static func splitQuery(_ text: Substring) -> (Substring, Substring?) {
-        guard let mark = text.firstIndex(of: "?") else { return (text, nil) }
-        return (text[..<mark], text[text.index(after: mark)...])
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func checkScheme(_ scheme: String) throws(RunwayError) {
@@ -189,8 +199,8 @@ struct RequestTarget {
 
     /// A port the URL parser accepts but no socket has (65536 and above) fails here, not in
     /// the dispatcher.
-    private static func checkPort(_ text: String) throws(RunwayError) {
-        if let port = URLComponents(string: text)?.port, !(0...65535).contains(port) {
+    private static func checkPort(_ port: Int?, of text: String) throws(RunwayError) {
+        if let port, !(0...65535).contains(port) {
             throw RunwayError(.invalidURL, "port \(port) is over 65535: \"\(text)\"")
         }
     }
