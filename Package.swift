@@ -291,7 +291,8 @@ var testTargets: [Target] {
             name: "FoundationFreeClient",
             dependencies: [
                 "Runway", "RunwayCurl", "RunwayCompression", "RunwayDNSBypass", "RunwayHAR", "RunwayServerSentEvents",
-                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning", logging,
+                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning",
+                "RunwayCache", "RunwayActionLog", logging,
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/FoundationFreeClient"
