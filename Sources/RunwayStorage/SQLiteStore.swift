@@ -15,14 +15,14 @@ import Foundation
 /// let store = try SQLiteStore(file: cachesDirectory.appending(path: "outbox.sqlite"), label: "RunwayActionLog") { db in
 ///     try db.execute("CREATE TABLE IF NOT EXISTS record (id TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)")
 /// }
-/// let count = try store.read { db in try db.firstRow("SELECT count(*) FROM record") { $0.int(0) } ?? 0 }
+/// let count = try store.read { db in try db.firstRow("SELECT count(*) FROM record") { $0.int(0) ?? 0 } ?? 0 }
 /// try await store.write { db in try db.execute("DELETE FROM record WHERE id = ?", "r-1") }
 /// ```
 /// Reads run on the calling thread, each in a transaction on a reader connection of its own, and
 /// run while a write is under way (WAL). Writes run one at a time on the writer connection, each
 /// in a transaction rolled back when its closure throws: ``writeBlocking(_:)`` on the calling
 /// thread, ``write(_:)`` on the store's serial queue while the calling task is suspended. A
-/// statement waits up to 5 seconds for another process's lock (`busy_timeout`).
+/// statement waits up to 5 seconds for another connection's lock (`busy_timeout`).
 ///
 /// A file that is not a database (SQLite says `SQLITE_NOTADB`) or is corrupt (`SQLITE_CORRUPT`,
 /// including a truncated file, which `PRAGMA quick_check` finds at open) is moved aside to
