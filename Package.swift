@@ -42,8 +42,8 @@ let package = Package(
     ],
     traits: [
         .trait(name: "Signing", description: "RunwaySigning: request signing (swift-crypto)."),
-        .trait(name: "Cache", description: "RunwayCache: the response cache (GRDB, swift-crypto)."),
-        .trait(name: "ActionLog", description: "RunwayActionLog: the user-action log (GRDB, swift-log)."),
+        .trait(name: "Cache", description: "RunwayCache: the response cache (swift-crypto; SQLite from the system)."),
+        .trait(name: "ActionLog", description: "RunwayActionLog: the user-action log (swift-log; SQLite from the system)."),
         .trait(name: "Logging", description: "RunwayLogging: the logging interceptor (swift-log)."),
         .trait(name: "Metrics", description: "RunwayMetrics: the metrics interceptor (swift-metrics)."),
         .trait(name: "Tracing", description: "RunwayTracing: the tracing interceptor (swift-distributed-tracing)."),
@@ -59,7 +59,6 @@ let package = Package(
         // Library dependencies, each behind a trait. swift-crypto 4 imports FoundationEssentials
         // (3 imports Foundation); an app that pins 3 still builds.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
@@ -103,23 +102,15 @@ var libraryTargets: [Target] {
         .target(name: "RunwayServerSentEvents", dependencies: ["RunwayCore"]),
         .target(name: "RunwaySigning", dependencies: ["RunwayCore", product("Crypto", "swift-crypto", traits: ["Signing"])]),
         // The SQLite layer (WAL, corruption recovery) under the cache's disk and the action
-        // log's outbox; not a product.
-        .target(name: "RunwayStorage", dependencies: ["RunwayCore", product("GRDB", "GRDB.swift", traits: ["Cache", "ActionLog"])]),
-        .target(
-            name: "RunwayCache",
-            dependencies: [
-                "Runway", "RunwayStorage",
-                product("Crypto", "swift-crypto", traits: ["Cache"]),
-                product("GRDB", "GRDB.swift", traits: ["Cache"]),
-            ]
+        // log's outbox, on the system's libsqlite3; not a product.
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        .target(name: "RunwayStorage", dependencies: ["RunwayCore", "RunwaySync", "CSQLite"]),
+        .target(name: "RunwayCache", dependencies: ["Runway", "RunwayStorage", product("Crypto", "swift-crypto", traits: ["Cache"])]),
         .target(
             name: "RunwayActionLog",
-            dependencies: [
-                "Runway", "RunwayStorage",
-                product("GRDB", "GRDB.swift", traits: ["ActionLog"]),
-                product("Logging", "swift-log", traits: ["ActionLog"]),
-            ]
+            dependencies: ["Runway", "RunwayStorage", "RunwaySync", product("Logging", "swift-log", traits: ["ActionLog"])]
         ),
         .target(name: "RunwayLogging", dependencies: ["Runway", product("Logging", "swift-log", traits: ["Logging"])]),
         .target(name: "RunwayMetrics", dependencies: ["Runway", "RunwaySync", product("Metrics", "swift-metrics", traits: ["Metrics"])]),
@@ -249,7 +240,7 @@ var testTargets: [Target] {
         ),
         .testTarget(
             name: "RunwayStorageTests",
-            dependencies: ["Runway", "RunwayStorage", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Runway", "RunwayStorage", testServer]
         ),
         .testTarget(name: "RunwayMergingTests", dependencies: ["Runway", "RunwayCurl", testServer, hummingbird, nioCore]),
         // A program the action log's crash tests launch and kill; the test target depends on it
@@ -263,8 +254,7 @@ var testTargets: [Target] {
             name: "RunwayActionLogTests",
             dependencies: [
                 "Runway", "RunwayActionLog", "RunwayCurl", "RunwaySigning", "RunwayCompression", "RunwayLogging",
-                "RunwayTesting", "ActionLogCrashHelper", testServer, hummingbird, nioCore, logging, inMemoryLogging,
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "RunwayTesting", "RunwayStorage", "ActionLogCrashHelper", testServer, hummingbird, nioCore, logging, inMemoryLogging,
             ]
         ),
         .testTarget(
@@ -301,7 +291,8 @@ var testTargets: [Target] {
             name: "FoundationFreeClient",
             dependencies: [
                 "Runway", "RunwayCurl", "RunwayCompression", "RunwayDNSBypass", "RunwayHAR", "RunwayServerSentEvents",
-                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning", logging,
+                "RunwayMediator", "RunwayLogging", "RunwayMetrics", "RunwayTracing", "RunwayHTTPTypes", "RunwaySigning",
+                "RunwayCache", "RunwayActionLog", logging,
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/FoundationFreeClient"

@@ -21,7 +21,6 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/routing-kit", from: "4.9.3"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The OpenAPI comparison (BenchOpenAPI): the runtime and the two transports it is compared with.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
@@ -30,6 +29,8 @@ let package = Package(
     targets: [
         // libcurl from the system, for the libcurl loop; this package's own, not Runway's.
         .systemLibrary(name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // SQLite from the system, for the hand-written logger the action log is compared with.
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The clients compared by `scripts/bench.py`, each in a process of its own. The loop is C:
         // one thread, one multi handle, nothing between libcurl and the next request.
         .executableTarget(name: "BenchLoop", dependencies: ["CLibcurl"], path: "Sources/BenchLoop"),
@@ -149,7 +150,7 @@ let package = Package(
                 benchmark,
                 .product(name: "Runway", package: runway),
                 .product(name: "RunwayActionLog", package: runway),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "CSQLite3",
             ],
             path: "Benchmarks/ActionLogBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

@@ -52,8 +52,8 @@ print(" ".join(sorted(walk(json.load(sys.stdin), set()) - {"runway"})))')"
 
 check foundation-only '' "$foundation_only" ''
 check signing '"Signing"' '"RunwaySigning"' 'swift-asn1 swift-crypto'
-check cache '"Cache"' '"RunwayCache"' 'grdb.swift swift-asn1 swift-crypto'
-check action-log '"ActionLog"' '"RunwayActionLog"' 'grdb.swift swift-log'
+check cache '"Cache"' '"RunwayCache"' 'swift-asn1 swift-crypto'
+check action-log '"ActionLog"' '"RunwayActionLog"' 'swift-log'
 check logging '"Logging"' '"RunwayLogging"' 'swift-log'
 check metrics '"Metrics"' '"RunwayMetrics"' 'swift-metrics'
 check tracing '"Tracing"' '"RunwayTracing"' 'swift-distributed-tracing'

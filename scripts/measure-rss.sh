@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Peak RSS of clients of Runway as an app builds them (release), and whether they load
-# libFoundation.so (and so ICU). One consumer package, five executables, each run in a process
+# libFoundation.so (and so ICU). One consumer package, four executables, each run in a process
 # of its own against a local HTTP server:
 #
 #   empty-essentials  an empty program that imports FoundationEssentials (the floor)
 #   empty-foundation  an empty program that imports Foundation
 #   bare              Runway + RunwayCurl: a Pipeline with no interceptor and a CurlDispatcher
-#   full              every product that needs no Foundation, signing included, through the
-#                     standard chain (Tests/FoundationFreeClient)
-#   full+cache        the same plus RunwayCache (GRDB, which imports Foundation)
+#   full              every product that needs no Foundation, signing, the disk cache and the
+#                     action log included, through the standard chain (Tests/FoundationFreeClient)
 #
 # Usage: scripts/measure-rss.sh [--runway PATH] [--requests N] [--static]
 #   --runway PATH  the Runway checkout to measure (default: this one), e.g. an older commit
@@ -69,15 +68,9 @@ Task {
 dispatchMain()
 EOF
 client Full < "$root/Tests/FoundationFreeClient/main.swift"
-# The full client with a response cache in its chain (policies for another API only, as the
-# benchmarks' chain has it).
-sed -e 's/^import RunwayCompression$/import RunwayCache\nimport RunwayCompression/' \
-  -e 's/        try .retry(maxAttempts: 3),/        try ResponseCache(policies: ["client.other": .memory()]).interceptor, try .retry(maxAttempts: 3),/' \
-  "$root/Tests/FoundationFreeClient/main.swift" | client FullCache
-grep -q ResponseCache "$pkg/Sources/FullCache/main.swift" || { echo "the cache was not added to the full client" >&2; exit 1; }
 
 products() { for p in "$@"; do printf '.product(name: "%s", package: "Runway"), ' "$p"; done; }
-full="$(products Runway RunwayCurl RunwayCompression RunwayDNSBypass RunwayHAR RunwayServerSentEvents RunwayMediator RunwayLogging RunwayMetrics RunwayTracing RunwayHTTPTypes RunwaySigning)"
+full="$(products Runway RunwayCurl RunwayCompression RunwayDNSBypass RunwayHAR RunwayServerSentEvents RunwayMediator RunwayLogging RunwayMetrics RunwayTracing RunwayHTTPTypes RunwaySigning RunwayCache RunwayActionLog)"
 extra='.product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),'
 cat > "$pkg/Package.swift" <<MANIFEST
 // swift-tools-version:6.2
@@ -86,7 +79,7 @@ let package = Package(
     name: "Clients",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "../Runway", traits: ["Signing", "Cache", "Logging", "Metrics", "Tracing", "HTTPTypes"]),
+        .package(path: "../Runway", traits: ["Signing", "Cache", "ActionLog", "Logging", "Metrics", "Tracing", "HTTPTypes"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
@@ -95,7 +88,6 @@ let package = Package(
         .executableTarget(name: "EmptyFoundation"),
         .executableTarget(name: "Bare", dependencies: [$(products Runway RunwayCurl)]),
         .executableTarget(name: "Full", dependencies: [$full $extra]),
-        .executableTarget(name: "FullCache", dependencies: [$full $(products RunwayCache) $extra]),
     ]
 )
 MANIFEST
@@ -154,4 +146,3 @@ row empty-essentials EmptyEssentials
 row empty-foundation EmptyFoundation
 row bare Bare bare "$url" "$requests"
 row full Full chain "$url" "$requests"
-row full+cache FullCache chain "$url" "$requests"

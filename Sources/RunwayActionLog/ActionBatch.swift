@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One upload of the action log: the wire format, for the client that sends it and for a Swift
 /// server that receives it.

@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The server half of exactly-once: remembers record IDs and lets each one through once.
 ///

@@ -1,5 +1,11 @@
-import Foundation
 import Runway
+import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging
@@ -62,7 +68,7 @@ final class ActionLogCore: @unchecked Sendable {
     }
 
     let settings: Settings
-    let condition = NSCondition()
+    let condition = Condition()
     private var state = State()
 
     init(settings: Settings) {

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
 import Logging

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Records what users do and uploads it in batches: "record locally, upload when 30
 /// have accumulated, and at every start upload what the last run left behind", without losing

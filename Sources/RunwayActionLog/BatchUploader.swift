@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The one task that sends batches, one at a time, so a batch is never in flight twice.
 ///

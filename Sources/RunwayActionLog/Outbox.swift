@@ -1,10 +1,11 @@
-import Foundation
 import Runway
 import RunwayStorage
 import RunwaySync
 
-#if ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
-import GRDB
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
 #endif
 
 /// An action handed to the logger, numbered in the order it arrived.
@@ -79,18 +80,16 @@ final class Outbox: Sendable {
                 if excess > 0 {
                     if policy == .dropOldest {
                         try db.execute(
-                            sql: "DELETE FROM action WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)",
-                            arguments: [excess])
-                        outcome.droppedStored = db.changesCount
+                            "DELETE FROM action WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)", excess)
+                        outcome.droppedStored = db.changes
                         // Everything else stored is in a batch being sent: drop the oldest arrivals.
                         outcome.kept = min(records.count, excess - outcome.droppedStored)..<records.count
                     } else {
                         outcome.kept = 0..<max(0, records.count - excess)
                     }
                 }
-                let statement = try db.cachedStatement(sql: "INSERT INTO action (id, record) VALUES (?, ?)")
                 for record in records[outcome.kept] {
-                    try statement.execute(arguments: [record.id, record.encoded()])
+                    try db.execute("INSERT INTO action (id, record) VALUES (?, ?)", record.id, record.encoded())
                 }
                 outcome.unassigned = try Self.counts(db).unassigned
                 return outcome
@@ -115,7 +114,7 @@ final class Outbox: Sendable {
             try store.writeBlocking { db -> Leftovers in
                 var found = Leftovers()
                 found.records = try Self.counts(db).total
-                found.assignedBatches = try Int.fetchOne(db, sql: "SELECT count(*) FROM batch") ?? 0
+                found.assignedBatches = try db.firstRow("SELECT count(*) FROM batch") { $0.int(0) ?? 0 } ?? 0
                 while try Self.assign(db, size: batchSize, partial: true) != nil {
                     found.newBatches += 1
                 }
@@ -129,10 +128,10 @@ final class Outbox: Sendable {
     func nextBatch(size: Int, partial: Bool) async throws(RunwayError) -> PreparedBatch? {
         try await reportingRebuildAsync { () async throws(RunwayError) -> PreparedBatch? in
             try await store.write { db -> PreparedBatch? in
-                while let id = try String.fetchOne(db, sql: "SELECT id FROM batch ORDER BY seq LIMIT 1") {
+                while let id = try db.firstRow("SELECT id FROM batch ORDER BY seq LIMIT 1", row: { $0.string(0) }) ?? nil {
                     let records = try Self.records(db, batch: id)
                     if !records.isEmpty { return PreparedBatch(id: id, records: records, isNew: false) }
-                    try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
+                    try db.execute("DELETE FROM batch WHERE id = ?", id)
                 }
                 guard let id = try Self.assign(db, size: size, partial: partial) else { return nil }
                 return PreparedBatch(id: id, records: try Self.records(db, batch: id), isNew: true)
@@ -144,9 +143,9 @@ final class Outbox: Sendable {
     func delete(batch id: String) async throws(RunwayError) -> Int {
         try await reportingRebuildAsync { () async throws(RunwayError) -> Int in
             try await store.write { db -> Int in
-                try db.execute(sql: "DELETE FROM action WHERE batch = ?", arguments: [id])
-                let deleted = db.changesCount
-                try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
+                try db.execute("DELETE FROM action WHERE batch = ?", id)
+                let deleted = db.changes
+                try db.execute("DELETE FROM batch WHERE id = ?", id)
                 return deleted
             }
         }
@@ -157,14 +156,14 @@ final class Outbox: Sendable {
     func split(batch id: String) async throws(RunwayError) {
         try await reportingRebuildAsync { () async throws(RunwayError) in
             try await store.write { db in
-                let sequences = try Int64.fetchAll(db, sql: "SELECT seq FROM action WHERE batch = ? ORDER BY seq", arguments: [id])
+                let sequences = try db.rows("SELECT seq FROM action WHERE batch = ? ORDER BY seq", id) { $0.int64(0) ?? 0 }
                 guard sequences.count > 1 else { return }
                 let (first, second) = (UUID().uuidString, UUID().uuidString)
-                try db.execute(sql: "UPDATE batch SET id = ? WHERE id = ?", arguments: [first, id])
-                try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [second])
+                try db.execute("UPDATE batch SET id = ? WHERE id = ?", first, id)
+                try db.execute("INSERT INTO batch (id) VALUES (?)", second)
                 let lastOfFirst = sequences[(sequences.count + 1) / 2 - 1]
-                try db.execute(sql: "UPDATE action SET batch = ? WHERE batch = ? AND seq <= ?", arguments: [first, id, lastOfFirst])
-                try db.execute(sql: "UPDATE action SET batch = ? WHERE batch = ?", arguments: [second, id])
+                try db.execute("UPDATE action SET batch = ? WHERE batch = ? AND seq <= ?", first, id, lastOfFirst)
+                try db.execute("UPDATE action SET batch = ? WHERE batch = ?", second, id)
             }
         }
     }
@@ -173,33 +172,31 @@ final class Outbox: Sendable {
     func requeue(batch id: String) async throws(RunwayError) {
         try await reportingRebuildAsync { () async throws(RunwayError) in
             try await store.write { db in
-                try db.execute(sql: "DELETE FROM batch WHERE id = ?", arguments: [id])
-                try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
+                try db.execute("DELETE FROM batch WHERE id = ?", id)
+                try db.execute("INSERT INTO batch (id) VALUES (?)", id)
             }
         }
     }
 
     /// Makes a batch of the oldest unassigned actions; `nil` when too few.
-    private static func assign(_ db: Database, size: Int, partial: Bool) throws -> String? {
+    private static func assign(_ db: SQLiteConnection, size: Int, partial: Bool) throws(SQLiteError) -> String? {
         let unassigned = try counts(db).unassigned
         guard unassigned >= size || (partial && unassigned > 0) else { return nil }
         let id = UUID().uuidString
-        try db.execute(sql: "INSERT INTO batch (id) VALUES (?)", arguments: [id])
+        try db.execute("INSERT INTO batch (id) VALUES (?)", id)
         try db.execute(
-            sql: "UPDATE action SET batch = ? WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)",
-            arguments: [id, size])
+            "UPDATE action SET batch = ? WHERE seq IN (SELECT seq FROM action WHERE batch IS NULL ORDER BY seq LIMIT ?)", id, size)
         return id
     }
 
     /// The stored and the unassigned actions, kept by triggers in the same transactions that
     /// change them (so no write scans the table to count it).
-    private static func counts(_ db: Database) throws -> (total: Int, unassigned: Int) {
-        let row = try Row.fetchOne(db, sql: "SELECT total, unassigned FROM counts")
-        return (row?[0] ?? 0, row?[1] ?? 0)
+    private static func counts(_ db: SQLiteConnection) throws(SQLiteError) -> (total: Int, unassigned: Int) {
+        try db.firstRow("SELECT total, unassigned FROM counts") { row in (row.int(0) ?? 0, row.int(1) ?? 0) } ?? (0, 0)
     }
 
-    private static func records(_ db: Database, batch id: String) throws -> [Data] {
-        try Data.fetchAll(db, sql: "SELECT record FROM action WHERE batch = ? ORDER BY seq", arguments: [id])
+    private static func records(_ db: SQLiteConnection, batch id: String) throws(SQLiteError) -> [Data] {
+        try db.rows("SELECT record FROM action WHERE batch = ? ORDER BY seq", id) { $0.data(0) ?? Data() }
     }
 
     private func reportingRebuild<T>(_ body: () throws(RunwayError) -> T) throws(RunwayError) -> T {
@@ -230,33 +227,33 @@ final class Outbox: Sendable {
         if fresh { onRebuild() }
     }
 
-    @Sendable private static func createSchema(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS action (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE,
-                    record BLOB NOT NULL,
-                    batch TEXT
-                );
-                CREATE INDEX IF NOT EXISTS action_batch ON action(batch, seq);
-                CREATE TABLE IF NOT EXISTS batch (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE
-                );
-                CREATE TABLE IF NOT EXISTS counts (total INTEGER NOT NULL, unassigned INTEGER NOT NULL);
-                INSERT INTO counts (total, unassigned)
-                    SELECT (SELECT count(*) FROM action), (SELECT count(*) FROM action WHERE batch IS NULL)
-                    WHERE NOT EXISTS (SELECT 1 FROM counts);
-                CREATE TRIGGER IF NOT EXISTS action_inserted AFTER INSERT ON action BEGIN
-                    UPDATE counts SET total = total + 1, unassigned = unassigned + (NEW.batch IS NULL);
-                END;
-                CREATE TRIGGER IF NOT EXISTS action_deleted AFTER DELETE ON action BEGIN
-                    UPDATE counts SET total = total - 1, unassigned = unassigned - (OLD.batch IS NULL);
-                END;
-                CREATE TRIGGER IF NOT EXISTS action_assigned AFTER UPDATE OF batch ON action BEGIN
-                    UPDATE counts SET unassigned = unassigned - (OLD.batch IS NULL) + (NEW.batch IS NULL);
-                END;
-                """)
+    @Sendable private static func createSchema(_ db: SQLiteConnection) throws {
+        try db.executeScript(
+            """
+            CREATE TABLE IF NOT EXISTS action (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                record BLOB NOT NULL,
+                batch TEXT
+            );
+            CREATE INDEX IF NOT EXISTS action_batch ON action(batch, seq);
+            CREATE TABLE IF NOT EXISTS batch (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE
+            );
+            CREATE TABLE IF NOT EXISTS counts (total INTEGER NOT NULL, unassigned INTEGER NOT NULL);
+            INSERT INTO counts (total, unassigned)
+                SELECT (SELECT count(*) FROM action), (SELECT count(*) FROM action WHERE batch IS NULL)
+                WHERE NOT EXISTS (SELECT 1 FROM counts);
+            CREATE TRIGGER IF NOT EXISTS action_inserted AFTER INSERT ON action BEGIN
+                UPDATE counts SET total = total + 1, unassigned = unassigned + (NEW.batch IS NULL);
+            END;
+            CREATE TRIGGER IF NOT EXISTS action_deleted AFTER DELETE ON action BEGIN
+                UPDATE counts SET total = total - 1, unassigned = unassigned - (OLD.batch IS NULL);
+            END;
+            CREATE TRIGGER IF NOT EXISTS action_assigned AFTER UPDATE OF batch ON action BEGIN
+                UPDATE counts SET unassigned = unassigned - (OLD.batch IS NULL) + (NEW.batch IS NULL);
+            END;
+            """)
     }
 }

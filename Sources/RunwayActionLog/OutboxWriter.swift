@@ -1,6 +1,14 @@
-import Foundation
+import Dispatch
 import Runway
 import RunwaySync
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The single thread that writes queued actions to the outbox file, so `record` never does I/O.
 ///
@@ -23,13 +31,15 @@ final class OutboxWriter: Sendable {
     }
 
     /// Starts the thread; it ends after ``ActionLogCore/stopWriter()`` once the queue is written.
+    ///
+    /// The loop runs on a serial queue of its own, which libdispatch gives a thread of its own
+    /// (the queue's work item never returns while the logger runs): never one of the
+    /// cooperative pool's.
     func start() {
-        let thread = Thread { [self] in
+        DispatchQueue(label: "runway.action-log").async { [self] in
             run()
             done.signal()
         }
-        thread.name = "runway.action-log"
-        thread.start()
     }
 
     /// Waits until the thread has ended.
@@ -55,7 +65,7 @@ final class OutboxWriter: Sendable {
                     continue
                 }
                 core.writeFailed(work, error: error)
-                Thread.sleep(forTimeInterval: min(1, 0.01 * Double(1 << min(failures, 7))))
+                usleep(useconds_t(min(1_000_000, 10_000 << min(failures, 7))))
             }
         }
     }

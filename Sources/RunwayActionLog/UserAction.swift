@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One thing a user did, as the app records it: a name, string attributes and when it happened.
 ///

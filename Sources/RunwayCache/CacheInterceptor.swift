@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Answers from a ``ResponseCache`` when it can and fills it from the network when it cannot.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import Runway
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if Cache  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
@@ -106,10 +111,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         if let body, !isForm {
             text.append(0)
-            for byte in SHA256.hash(data: body) {
-                text.append(Self.hex[Int(byte >> 4)])
-                text.append(Self.hex[Int(byte & 0x0F)])
-            }
+            Self.appendHex(SHA256.hash(data: body), to: &text)
         }
         material = text
         given = nil
@@ -124,7 +126,17 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Lower-case hex of ``bytes``.
     public var description: String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        var text: [UInt8] = []
+        Self.appendHex(bytes, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the lower-case hex of `bytes`.
+    private static func appendHex(_ bytes: some Sequence<UInt8>, to text: inout [UInt8]) {
+        for byte in bytes {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
     }
 
     private static let hex = Array("0123456789abcdef".utf8)

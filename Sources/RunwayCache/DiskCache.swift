@@ -1,12 +1,13 @@
-import Foundation
 import Runway
 import RunwayStorage
 
-#if Cache  // the package trait that brings this dependency (TraitCheck.swift)
-import GRDB
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
 #endif
 
-/// Entries in one SQLite file (WAL mode, through GRDB), bounded in bytes.
+/// Entries in one SQLite file (WAL mode), bounded in bytes.
 ///
 /// The file is a ``SQLiteStore``: one that is not a database, or is corrupt, is moved aside to
 /// `<file>.corrupt` and a new empty database is created in its place, at open and whenever a
@@ -32,19 +33,18 @@ final class DiskCache: Sendable {
     var rebuildCount: Int { store.rebuildCount }
 
     func get(_ key: CacheKey) -> CacheEntry? {
-        try? store.read { db -> CacheEntry? in
-            let statement = try db.cachedStatement(
-                sql: "SELECT api, status, headers, body, stored_at, expires_at FROM entry WHERE key = ?")
-            guard let row = try Row.fetchOne(statement, arguments: [key.bytes]) else { return nil }
-            // SQLite may hand an empty blob back as NULL: both mean "none".
-            guard let api = row[0] as String?, let status = row[1] as Int?,
-                let headers = CacheEntry.decodeHeaders(row[2] as Data? ?? Data()), let storedAt = row[4] as Double?,
-                let expiresAt = row[5] as Double?
-            else { return nil }
-            return CacheEntry(
-                api: api, status: status, headers: headers, body: row[3] as Data? ?? Data(), storedAt: storedAt,
-                expiresAt: expiresAt)
+        let found = try? store.read { db in
+            try db.firstRow("SELECT api, status, headers, body, stored_at, expires_at FROM entry WHERE key = ?", key.bytes) { row in
+                // Headers and body are nullable columns: NULL and an empty blob both mean "none".
+                guard let api = row.string(0), let status = row.int(1),
+                    let headers = CacheEntry.decodeHeaders(row.data(2) ?? Data()), let storedAt = row.double(4),
+                    let expiresAt = row.double(5)
+                else { return CacheEntry?.none }
+                return CacheEntry(
+                    api: api, status: status, headers: headers, body: row.data(3) ?? Data(), storedAt: storedAt, expiresAt: expiresAt)
+            }
         }
+        return found ?? nil
     }
 
     func set(_ key: CacheKey, _ entry: CacheEntry, now: Double) async {
@@ -55,74 +55,75 @@ final class DiskCache: Sendable {
         }
         let maxBytes = self.maxBytes
         await write { db in
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                key.bytes, entry.api, entry.status, CacheEntry.encode(entry.headers), entry.body, entry.storedAt,
-                entry.expiresAt, size,
-            ])
+            try db.execute(
+                """
+                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                key.bytes, entry.api, entry.status, CacheEntry.encode(entry.headers), entry.body, entry.storedAt, entry.expiresAt,
+                size)
             try Self.evict(db, maxBytes: maxBytes, now: now)
         }
     }
 
     func remove(_ key: CacheKey) async {
-        await write { db in try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key.bytes]) }
+        await write { db in try db.execute("DELETE FROM entry WHERE key = ?", key.bytes) }
     }
 
     func removeAll(api: String) async {
-        await write { db in try db.execute(sql: "DELETE FROM entry WHERE api = ?", arguments: [api]) }
+        await write { db in try db.execute("DELETE FROM entry WHERE api = ?", api) }
     }
 
     func removeAll() async {
-        await write { db in try db.execute(sql: "DELETE FROM entry") }
+        await write { db in try db.execute("DELETE FROM entry") }
     }
 
     /// Total bytes and entries stored.
     func usage() -> (entries: Int, bytes: Int) {
-        (try? store.read { db -> (entries: Int, bytes: Int) in
-            let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM entry")
-            return (row?[0] ?? 0, row?[1] ?? 0)
-        }) ?? (0, 0)
+        let usage = try? store.read { db in
+            try db.firstRow("SELECT count(*), coalesce(sum(size), 0) FROM entry") { row in
+                (entries: row.int(0) ?? 0, bytes: row.int(1) ?? 0)
+            }
+        }
+        return (usage ?? nil) ?? (0, 0)
     }
 
     /// A failed write (disk full, busy, corruption — after which the store is rebuilt) just
     /// leaves the entry out: the cache is never the only copy of anything.
-    private func write(_ body: @escaping @Sendable (Database) throws -> Void) async {
+    private func write(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
         _ = try? await store.write(body)
     }
 
-    private static func evict(_ db: Database, maxBytes: Int, now: Double) throws {
-        var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM entry") ?? 0
+    private static func evict(_ db: SQLiteConnection, maxBytes: Int, now: Double) throws(SQLiteError) {
+        var total = try db.firstRow("SELECT coalesce(sum(size), 0) FROM entry") { $0.int(0) ?? 0 } ?? 0
         guard total > maxBytes else { return }
-        let rows = try Row.fetchAll(
-            db, sql: "SELECT key, size FROM entry ORDER BY (expires_at <= ?) DESC, stored_at ASC", arguments: [now])
+        let rows = try db.rows("SELECT key, size FROM entry ORDER BY (expires_at <= ?) DESC, stored_at ASC", now) { row in
+            (key: row.data(0) ?? Data(), size: row.int(1) ?? 0)
+        }
         var victims: [Data] = []
         for row in rows where total > maxBytes {
-            victims.append(row[0])
-            total -= row[1] as Int
+            victims.append(row.key)
+            total -= row.size
         }
         for victim in victims {
-            try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [victim])
+            try db.execute("DELETE FROM entry WHERE key = ?", victim)
         }
     }
 
-    @Sendable private static func createSchema(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS entry (
-                    key BLOB PRIMARY KEY NOT NULL,
-                    api TEXT NOT NULL,
-                    status INTEGER NOT NULL,
-                    headers BLOB,
-                    body BLOB,
-                    stored_at REAL NOT NULL,
-                    expires_at REAL NOT NULL,
-                    size INTEGER NOT NULL
-                ) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS entry_api ON entry(api);
-                """)
+    @Sendable private static func createSchema(_ db: SQLiteConnection) throws {
+        try db.executeScript(
+            """
+            CREATE TABLE IF NOT EXISTS entry (
+                key BLOB PRIMARY KEY NOT NULL,
+                api TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                headers BLOB,
+                body BLOB,
+                stored_at REAL NOT NULL,
+                expires_at REAL NOT NULL,
+                size INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS entry_api ON entry(api);
+            """)
     }
 }

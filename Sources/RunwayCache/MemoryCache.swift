@@ -1,5 +1,10 @@
-import Foundation
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Least-recently-used entries in memory, bounded by entry count and by bytes.
 ///

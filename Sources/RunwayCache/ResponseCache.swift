@@ -1,6 +1,11 @@
-import Foundation
 import Runway
 import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The response store behind ``CacheInterceptor``: per-API policies, a memory LRU and an
 /// optional SQLite file, and invalidation.

@@ -1,21 +1,29 @@
-import Foundation
+import Dispatch
 import RunwayCore
 import RunwaySync
 
-#if Cache || ActionLog  // the package trait that brings this dependency (TraitCheck.swift)
-import GRDB
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
 #endif
 
-/// One SQLite file in WAL mode (through GRDB) that survives corruption: the storage under the
-/// response cache's disk layer and the action log's outbox.
+/// One SQLite file in WAL mode that survives corruption: the storage under the response
+/// cache's disk layer and the action log's outbox, on the system's SQLite.
 ///
 /// ```swift
 /// let store = try SQLiteStore(file: cachesDirectory.appending(path: "outbox.sqlite"), label: "RunwayActionLog") { db in
-///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS record (id TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)")
+///     try db.execute("CREATE TABLE IF NOT EXISTS record (id TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL)")
 /// }
-/// let count = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0 }
-/// try await store.write { db in try db.execute(sql: "DELETE FROM record") }
+/// let count = try store.read { db in try db.firstRow("SELECT count(*) FROM record") { $0.int(0) ?? 0 } ?? 0 }
+/// try await store.write { db in try db.execute("DELETE FROM record WHERE id = ?", "r-1") }
 /// ```
+/// Reads run on the calling thread, each in a transaction on a reader connection of its own, and
+/// run while a write is under way (WAL). Writes run one at a time on the writer connection, each
+/// in a transaction rolled back when its closure throws: ``writeBlocking(_:)`` on the calling
+/// thread, ``write(_:)`` on the store's serial queue while the calling task is suspended. A
+/// statement waits up to 5 seconds for another connection's lock (`busy_timeout`).
+///
 /// A file that is not a database (SQLite says `SQLITE_NOTADB`) or is corrupt (`SQLITE_CORRUPT`,
 /// including a truncated file, which `PRAGMA quick_check` finds at open) is moved aside to
 /// `<file>.corrupt` (with its `-wal` and `-shm` companions, replacing an earlier corrupt copy)
@@ -25,21 +33,26 @@ import GRDB
 ///
 /// Every failure is a ``RunwayError`` with stage `storage <label>`: `.configuration` when the
 /// file cannot be opened or created at all, `.fileIO` for a failed read or write (the
-/// underlying `DatabaseError` is kept).
+/// underlying ``SQLiteError`` is kept).
 public final class SQLiteStore: Sendable {
     /// The database file.
     public let file: URL
-    /// The name in errors and in GRDB's labels.
+    /// The name in errors and of the write queue.
     public let label: String
-    private let schema: @Sendable (Database) throws -> Void
+    private let schema: @Sendable (SQLiteConnection) throws -> Void
     private let state: Locked<State>
+    /// Where ``write(_:)`` runs its transactions, off the cooperative thread pool.
+    private let writeQueue: DispatchQueue
 
     private struct State {
         /// Replaced when the file is rebuilt. Callers take a reference under the lock and use it
         /// outside; a replaced pool closes when its last user lets go.
-        var current: DatabasePool
+        var current: SQLiteConnectionPool
         var rebuilds = 0
     }
+
+    /// How long a statement waits for another connection's lock.
+    static let busyTimeout = Duration.seconds(5)
 
     /// Opens (or creates, or rebuilds) the database at `file` and applies `schema`.
     /// - Parameters:
@@ -49,24 +62,24 @@ public final class SQLiteStore: Sendable {
     ///     and after every rebuild, so it must be idempotent (`CREATE TABLE IF NOT EXISTS`).
     /// - Throws: ``RunwayError`` `.configuration` when the directory cannot be created or the
     ///   file cannot be opened even after being moved aside.
-    public init(file: URL, label: String, schema: @escaping @Sendable (Database) throws -> Void) throws(RunwayError) {
+    public init(file: URL, label: String, schema: @escaping @Sendable (SQLiteConnection) throws -> Void) throws(RunwayError) {
         self.file = file
         self.label = label
         self.schema = schema
+        writeQueue = DispatchQueue(label: "runway.storage.\(label)")
         let stage = RunwayError.Stage.storage(label)
+        let directory = file.deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw RunwayError(
-                .configuration, "cannot create the directory \(file.deletingLastPathComponent().path)", stage: stage,
-                underlying: error)
+            throw RunwayError(.configuration, "cannot create the directory \(directory.path)", stage: stage, underlying: error)
         }
         do {
-            state = Locked(State(current: try Self.open(file, label: label, schema: schema)))
-        } catch  where Self.isCorruption(error) {
+            state = Locked(State(current: try Self.open(file, schema: schema)))
+        } catch  where (error as? SQLiteError)?.isCorruption == true {
             Self.moveAside(file)
             do {
-                state = Locked(State(current: try Self.open(file, label: label, schema: schema), rebuilds: 1))
+                state = Locked(State(current: try Self.open(file, schema: schema), rebuilds: 1))
             } catch {
                 throw RunwayError(.configuration, "cannot open the database \(file.path)", stage: stage, underlying: error)
             }
@@ -78,12 +91,12 @@ public final class SQLiteStore: Sendable {
     /// How many times the file was found corrupt and rebuilt empty (at open included).
     public var rebuildCount: Int { state.withLock { $0.rebuilds } }
 
-    /// The open database; it changes when the file is rebuilt.
-    public var pool: DatabasePool { state.withLock { $0.current } }
+    /// The open file; it changes when the file is rebuilt.
+    private var pool: SQLiteConnectionPool { state.withLock { $0.current } }
 
-    /// Runs `body` in a read transaction, on the calling thread.
+    /// Runs `body` in a read transaction, on the calling thread, beside any write under way.
     /// - Throws: ``RunwayError`` `.fileIO`; a corrupt file is rebuilt first.
-    public func read<T>(_ body: (Database) throws -> T) throws(RunwayError) -> T {
+    public func read<T>(_ body: (SQLiteConnection) throws -> T) throws(RunwayError) -> T {
         let pool = self.pool
         do {
             return try pool.read(body)
@@ -92,10 +105,10 @@ public final class SQLiteStore: Sendable {
         }
     }
 
-    /// Runs `body` in a write transaction, blocking the calling thread (for a writer thread of
-    /// its own, never the cooperative pool).
-    /// - Throws: ``RunwayError`` `.fileIO`; a corrupt file is rebuilt first.
-    public func writeBlocking<T>(_ body: (Database) throws -> T) throws(RunwayError) -> T {
+    /// Runs `body` in a write transaction, blocking the calling thread until the writes before it
+    /// are done and it is (for a writer thread of its own, never the cooperative pool).
+    /// - Throws: ``RunwayError`` `.fileIO`, after rolling back; a corrupt file is rebuilt first.
+    public func writeBlocking<T>(_ body: (SQLiteConnection) throws -> T) throws(RunwayError) -> T {
         let pool = self.pool
         do {
             return try pool.write(body)
@@ -104,32 +117,56 @@ public final class SQLiteStore: Sendable {
         }
     }
 
-    /// Runs `body` in a write transaction on GRDB's writer queue, suspending meanwhile.
-    /// - Throws: ``RunwayError`` `.fileIO` (`.cancelled` when the task is cancelled before the
-    ///   transaction starts); a corrupt file is rebuilt first.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(RunwayError) -> T {
+    /// Runs `body` in a write transaction on the store's serial queue, suspending the calling
+    /// task meanwhile (no thread of the cooperative pool waits for the disk or for other writes).
+    /// - Throws: ``RunwayError`` `.fileIO`, after rolling back (`.cancelled` when the task is
+    ///   cancelled before the transaction starts); a corrupt file is rebuilt first.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(RunwayError) -> T {
+        let cancelled = Locked(Task.isCancelled)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, RunwayError>, Never>) in
+                // The queue holds the store weakly: the awaiting caller keeps it alive until the
+                // continuation is resumed, and nothing of it outlives that (its files close when
+                // the caller lets go).
+                writeQueue.async { [weak self, label] in
+                    let result =
+                        self?.writeUnlessCancelled(body, cancelled: cancelled)
+                        ?? .failure(RunwayError(.cancelled, "the store was released before writing", stage: .storage(label)))
+                    continuation.resume(returning: result)
+                }
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+        return try result.get()
+    }
+
+    private func writeUnlessCancelled<T>(
+        _ body: (SQLiteConnection) throws -> T, cancelled: Locked<Bool>
+    ) -> Result<T, RunwayError> {
         let pool = self.pool
         do {
-            return try await pool.write(body)
-        } catch is CancellationError {
-            throw RunwayError(.cancelled, "cancelled before writing", stage: .storage(label))
+            return .success(
+                try pool.write(body) {
+                    if cancelled.withLock({ $0 }) {
+                        throw RunwayError(.cancelled, "cancelled before writing", stage: .storage(label))
+                    }
+                })
         } catch {
-            throw failure(error, in: pool, doing: "write")
+            return .failure(failure(error, in: pool, doing: "write"))
         }
     }
 
     /// Rebuilds the file when `error` says it is corrupt (unless someone already replaced
     /// `failed`); other errors (disk full, busy) leave it as it is. When the new file cannot be
-    /// opened either, `failed` stays in use (``pool`` is still it) and the next corrupt
-    /// read or write tries again.
+    /// opened either, `failed` stays in use and the next corrupt read or write tries again.
     /// - Returns: Whether `error` was corruption.
-    @discardableResult
-    public func recover(from error: any Error, in failed: DatabasePool) -> Bool {
-        guard Self.isCorruption(error) else { return false }
+    private func recover(from error: any Error, in failed: SQLiteConnectionPool) -> Bool {
+        guard (error as? SQLiteError)?.isCorruption == true else { return false }
         state.withLock { state in
             guard state.current === failed else { return }
             Self.moveAside(file)
-            if let fresh = try? Self.open(file, label: label, schema: schema) {
+            if let fresh = try? Self.open(file, schema: schema) {
                 state.current = fresh
                 state.rebuilds += 1
             }
@@ -137,13 +174,7 @@ public final class SQLiteStore: Sendable {
         return true
     }
 
-    /// Whether `error` is SQLite saying the file is corrupt or not a database.
-    public static func isCorruption(_ error: any Error) -> Bool {
-        guard let error = error as? DatabaseError else { return false }
-        return [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode)
-    }
-
-    private func failure(_ error: any Error, in pool: DatabasePool, doing what: String) -> RunwayError {
+    private func failure(_ error: any Error, in pool: SQLiteConnectionPool, doing what: String) -> RunwayError {
         if let error = error as? RunwayError { return error }
         let message: String
         if recover(from: error, in: pool) {
@@ -158,18 +189,8 @@ public final class SQLiteStore: Sendable {
         return RunwayError(.fileIO, message, stage: .storage(label), underlying: error)
     }
 
-    private static func open(_ file: URL, label: String, schema: @Sendable (Database) throws -> Void) throws -> DatabasePool {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        configuration.label = label
-        let pool = try DatabasePool(path: file.path, configuration: configuration)
-        try pool.write(schema)
-        // A truncated file can open cleanly and fail only when a page is read: check it all now.
-        let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
-        if check != ["ok"] {
-            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(check.prefix(3).joined(separator: "; "))")
-        }
-        return pool
+    private static func open(_ file: URL, schema: (SQLiteConnection) throws -> Void) throws -> SQLiteConnectionPool {
+        try SQLiteConnectionPool(path: file.path, busyTimeout: busyTimeout, schema: schema)
     }
 
     /// Moves the file and its WAL and shared-memory companions to `<file>.corrupt*`, replacing

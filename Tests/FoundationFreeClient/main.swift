@@ -5,12 +5,15 @@
 //     FoundationFreeClient bare|chain <url> <requests>
 //
 // `bare` sends through a pipeline with no interceptor; `chain` through the standard chain of
-// Foundation-free interceptors (no cache: RunwayCache links GRDB, which imports Foundation).
-// Prints one line: `{"mode":"…","requests":N,"peak_rss_kb":K}`.
+// Foundation-free interceptors, a response cache on disk among them (for another API, so every
+// request goes out). Both first record an action in an action log's outbox. Prints one line:
+// `{"mode":"…","requests":N,"peak_rss_kb":K}`.
 import Dispatch
 import HTTPTypes
 import Logging
 import Runway
+import RunwayActionLog
+import RunwayCache
 import RunwayCompression
 import RunwayCurl
 import RunwayDNSBypass
@@ -46,6 +49,9 @@ guard arguments.count == 4, let count = Int(arguments[3]), let target = URLCompo
 }
 let mode = arguments[1]
 
+/// The SQLite files of the cache and the action log, removed at the end.
+let scratch = FileManager.default.temporaryDirectory.appending(path: "runway-foundation-free-\(getpid())")
+
 func chain() async throws -> [any Interceptor] {
     var logger = Logger(label: "client")
     logger.logLevel = .warning
@@ -54,6 +60,7 @@ func chain() async throws -> [any Interceptor] {
     return [
         TracingInterceptor.tracing(), try MetricsInterceptor.metrics(), .logging(logger), .har(HARRecorder(maxEntries: 10)),
         try .validation(["client.items": try APIValidation(parameters: [ParameterRule("page", .pattern(#"^\d+$"#))])]),
+        try ResponseCache(policies: ["client.other": .memoryAndDisk()], diskFile: scratch.appending(path: "cache.sqlite")).interceptor,
         try .retry(maxAttempts: 3), try .compression(threshold: 1024),
         try .signing(secret: "client-secret-0123456789abcdef", keyID: "client"),
         .dnsBypass(bypass),
@@ -66,6 +73,10 @@ func run() async throws {
     let headers: HTTPHeaders = ["Accept": "text/event-stream"]
     _ = try HTTPFields(headers)
     _ = ServerSentEventParser()
+    let actions = try ActionLogger(.init(file: scratch.appending(path: "actions.sqlite"), serviceID: "analytics"))
+    _ = actions.record("client.started", attributes: ["mode": mode])
+    try await actions.persist()
+    await actions.shutdown()
 
     var url = target
     let interceptors: [any Interceptor]
@@ -86,6 +97,7 @@ func run() async throws {
         let response = try await pipeline.send(request, context: context)
         guard response.status == 200 else { fail("status \(response.status)") }
     }
+    try? FileManager.default.removeItem(at: scratch)
     print(#"{"mode":"\#(mode)","requests":\#(count),"peak_rss_kb":\#(peakRSSKilobytes())}"#)
 }
 

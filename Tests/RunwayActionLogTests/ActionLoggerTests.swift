@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
 import InMemoryLogging
 import Logging
 import Runway
 import RunwayActionLog
+import RunwayStorage
 import RunwayTestServer
 import Testing
 
@@ -117,8 +117,8 @@ import Testing
             let actions = try ActionLogger(testConfiguration(folder, registry: try analyticsRegistry(server)))
             try await actions.recordDurably("purchase", attributes: ["sku": "A-1"])
             // Another connection sees the committed row at once.
-            let reader = try DatabaseQueue(path: folder.outbox.path)
-            let rows = try await reader.read { db in try Data.fetchAll(db, sql: "SELECT record FROM action") }
+            let reader = try SQLiteStore(file: folder.outbox, label: "test") { _ in }
+            let rows = try reader.read { db in try db.rows("SELECT record FROM action") { $0.data(0) ?? Data() } }
             #expect(rows.count == 1)
             let record = try ActionBatch(decoding: ActionBatchBody.wrap(rows)).records.first
             #expect(record?.name == "purchase")

@@ -1,82 +1,69 @@
 import Foundation
-import GRDB
 import Runway
 import RunwayStorage
 import Testing
 
+/// Opening, WAL, typed errors, and a corrupt file found at open or later.
 @Suite struct SQLiteStoreTests {
-    func directory() -> URL {
-        FileManager.default.temporaryDirectory.appending(path: "runway-storage-\(UUID().uuidString)")
-    }
-
-    @Sendable static func schema(_ db: Database) throws {
-        try db.execute(sql: "CREATE TABLE IF NOT EXISTS item (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
-    }
-
-    func count(_ store: SQLiteStore) throws(RunwayError) -> Int {
-        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
-    }
-
     @Test func writesAndReadsInWALMode() async throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteStore(file: folder.appending(path: "nested/s.sqlite"), label: "test", schema: Self.schema)
-        try await store.write { db in try db.execute(sql: "INSERT INTO item (text) VALUES ('a')") }
-        try store.writeBlocking { db in try db.execute(sql: "INSERT INTO item (text) VALUES ('b')") }
-        #expect(try count(store) == 2)
-        #expect(try store.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let store = try SQLiteStore.items(folder.file("nested/s.sqlite"))
+        try await store.write { db in try db.execute("INSERT INTO item (text) VALUES ('a')") }
+        try store.writeBlocking { db in try db.execute("INSERT INTO item (text) VALUES ('b')") }
+        #expect(try store.count() == 2)
+        #expect(try store.read { db in try db.firstRow("PRAGMA journal_mode") { $0.string(0) } } == "wal")
+        #expect(try store.read { db in try db.firstRow("PRAGMA busy_timeout") { $0.int(0) } } == 5_000)
         #expect(store.rebuildCount == 0)
     }
 
     @Test func aGarbageFileIsMovedAsideAndRebuiltWithTheSchema() async throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let file = folder.appending(path: "s.sqlite")
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let file = folder.file()
         try Data(repeating: 0xAB, count: 10_000).write(to: file)
-        let store = try SQLiteStore(file: file, label: "test", schema: Self.schema)
+        let store = try SQLiteStore.items(file)
         #expect(store.rebuildCount == 1)
         #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt"))
-        try await store.write { db in try db.execute(sql: "INSERT INTO item (text) VALUES ('fresh')") }
-        #expect(try count(store) == 1)
+        try await store.insert("fresh")
+        #expect(try store.count() == 1)
     }
 
     @Test func aTruncatedFileIsFoundAtOpen() async throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appending(path: "s.sqlite")
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let file = folder.file()
         do {
-            let store = try SQLiteStore(file: file, label: "test", schema: Self.schema)
+            let store = try SQLiteStore.items(file)
             try await store.write { db in
                 for n in 0..<2_000 {
-                    try db.execute(sql: "INSERT INTO item (text) VALUES (?)", arguments: [String(repeating: "\(n)", count: 20)])
+                    try db.execute("INSERT INTO item (text) VALUES (?)", String(repeating: "\(n)", count: 20))
                 }
             }
         }
+        // Closing the last connection folded the WAL into the file; now cut the file in half.
+        #expect(!FileManager.default.fileExists(atPath: file.path + "-wal"))
         let data = try Data(contentsOf: file)
         try data.prefix(data.count / 2).write(to: file)
-        let store = try SQLiteStore(file: file, label: "test", schema: Self.schema)
+        let store = try SQLiteStore.items(file)
         #expect(store.rebuildCount == 1)
-        #expect(try count(store) == 0)
+        #expect(try store.count() == 0)
     }
 
     @Test func corruptionWhileOpenIsATypedErrorAndTheFileIsRebuilt() async throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appending(path: "s.sqlite")
-        let store = try SQLiteStore(file: file, label: "outbox", schema: Self.schema)
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let file = folder.file()
+        let store = try SQLiteStore.items(file, label: "outbox")
         try await store.write { db in
-            for n in 0..<500 { try db.execute(sql: "INSERT INTO item (text) VALUES (?)", arguments: ["row \(n)"]) }
+            for n in 0..<500 { try db.execute("INSERT INTO item (text) VALUES (?)", "row \(n)") }
         }
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: file.path + suffix) {
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file.path + suffix))
-            try handle.write(contentsOf: Data(repeating: 0x5A, count: 64 << 10))
-            try handle.close()
-        }
+        try scribble(over: file)
         var failure: RunwayError?
         for _ in 0..<3 where failure == nil {
             do {
-                _ = try count(store)
+                _ = try store.count()
             } catch {
                 failure = error
             }
@@ -84,31 +71,61 @@ import Testing
         let error = try #require(failure)
         #expect(error.code == .fileIO)
         #expect(error.stage == .storage("outbox"))
+        #expect((error.underlying as? SQLiteError)?.isCorruption == true)
         #expect(store.rebuildCount == 1)
-        try await store.write { db in try db.execute(sql: "INSERT INTO item (text) VALUES ('after')") }
-        #expect(try count(store) == 1)
+        try await store.insert("after")
+        #expect(try store.count() == 1)
+    }
+
+    @Test func whatIsWrittenAfterARebuildIsInTheFileWhenItIsOpenedAgain() async throws {
+        // The corrupt file's connections close after the new file took its name; SQLite sees the
+        // file moved and leaves the new file's WAL and shared memory alone.
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let file = folder.file()
+        do {
+            let store = try SQLiteStore.items(file)
+            for n in 0..<50 { try await store.insert("old \(n)") }
+            _ = try store.count()  // a reader connection of the old file, idle from now on
+            try scribble(over: file)
+            // Connections may answer from their page cache for a while; one of them reads the
+            // damaged pages soon.
+            for _ in 0..<10 where store.rebuildCount == 0 {
+                _ = try? store.count()
+                if store.rebuildCount == 0 { try? await store.insert("probe") }
+            }
+            #expect(store.rebuildCount == 1)
+            for n in 0..<20 { try await store.insert("new \(n)") }
+            #expect(try store.count() == 20)
+        }
+        let reopened = try SQLiteStore.items(file)
+        #expect(reopened.rebuildCount == 0)
+        #expect(try reopened.count() == 20)
     }
 
     @Test func aFileThatCannotBeCreatedIsAConfigurationError() throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let blocker = folder.appending(path: "not-a-directory")
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(at: folder.url, withIntermediateDirectories: true)
+        let blocker = folder.file("not-a-directory")
         try Data("x".utf8).write(to: blocker)
         #expect {
-            try SQLiteStore(file: blocker.appending(path: "s.sqlite"), label: "test", schema: Self.schema)
+            try SQLiteStore.items(blocker.appending(path: "s.sqlite"))
         } throws: { error in
             (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.stage == .storage("test")
         }
     }
 
     @Test func aFailingStatementIsAFileIOErrorAndRebuildsNothing() async throws {
-        let folder = directory()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try SQLiteStore(file: folder.appending(path: "s.sqlite"), label: "test", schema: Self.schema)
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let store = try SQLiteStore.items(folder.file())
         await #expect {
-            try await store.write { db in try db.execute(sql: "INSERT INTO missing VALUES (1)") }
-        } throws: { ($0 as? RunwayError)?.code == .fileIO }
+            try await store.write { db in try db.execute("INSERT INTO missing VALUES (1)") }
+        } throws: { error in
+            let error = error as? RunwayError
+            return error?.code == .fileIO && (error?.underlying as? SQLiteError)?.message.contains("no such table") == true
+        }
         #expect(store.rebuildCount == 0)
     }
 }

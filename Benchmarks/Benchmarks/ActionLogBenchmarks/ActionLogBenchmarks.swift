@@ -8,7 +8,6 @@
 // `teardown`.
 import Benchmark
 import Foundation
-import GRDB
 import Runway
 import RunwayActionLog
 
@@ -79,32 +78,18 @@ let benchmarks: @Sendable () -> Void = {
         setup: { try openLogger(durable) },
         teardown: { await closeLogger(durable) })
 
-    let database = Fixture<DatabasePool>()
+    let database = Fixture<HandWrittenLog>()
     Benchmark(
-        "actions: synchronous SQLite insert per action (GRDB, WAL)", configuration: configuration,
+        "actions: synchronous SQLite insert per action (WAL)", configuration: configuration,
         closure: { benchmark in
-            let pool = database.value
-            // What a hand-written logger does on the caller's thread: one committed insert per action.
-            func insertOnTheCaller(_ action: UserAction) throws {
-                try pool.write { db in
-                    try db.execute(
-                        sql: "INSERT INTO action VALUES (?, ?, ?, ?)",
-                        arguments: [
-                            UUID().uuidString, action.name, action.millisecondsSince1970, try JSONEncoder().encode(action.attributes),
-                        ])
-                }
-            }
+            let log = database.value
             for _ in benchmark.scaledIterations {
-                try insertOnTheCaller(UserAction("tap", attributes: attributes))
+                try log.record(UserAction("tap", attributes: attributes))
             }
         },
         setup: {
             try FileManager.default.createDirectory(at: database.folder, withIntermediateDirectories: true)
-            let pool = try DatabasePool(path: database.folder.appending(path: "hand.sqlite").path)
-            try await pool.write { db in
-                try db.execute(sql: "CREATE TABLE action (id TEXT PRIMARY KEY, name TEXT, at INTEGER, attributes BLOB)")
-            }
-            database.set(pool)
+            database.set(try HandWrittenLog(path: database.folder.appending(path: "hand.sqlite").path))
         },
         teardown: {
             database.set(nil)
