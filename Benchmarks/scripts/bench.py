@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every client in a process of its own against one local nginx, interleaved rounds, medians.
 
-    swift build -c release            # in Benchmarks/
+    swift build -c release --static-swift-stdlib            # in Benchmarks/
     python3 scripts/bench.py --rounds 3 --n 20000 --out results.json
 
 Each round runs every scenario, and in each scenario every client once (the clients' order

@@ -15,7 +15,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(HERE)
-BIN = os.path.join(PACKAGE, ".build", "release")
+# `swift build -c release --static-swift-stdlib` puts the clients here; RUNWAY_BENCH_BIN names
+# another folder (a second build's --scratch-path).
+BIN = os.environ.get("RUNWAY_BENCH_BIN") or os.path.join(PACKAGE, ".build", "release")
 
 # The 300-byte JSON every small request gets.
 JSON_HEAD = ('{"id":42,"title":"Two-bedroom flat near the river","price":5200,"currency":"CNY",'
@@ -164,8 +166,28 @@ def client_command(client, scenario, server, n, prefix=()):
     return command
 
 
+_STATIC_CHECKED = set()
+
+
+def require_static(program):
+    """Ends the run unless `program` was linked with --static-swift-stdlib, as Linux servers ship
+    Swift programs: a client loading the Swift runtime from shared libraries pays their relocated
+    pages in RSS (about 6 MB), and the comparison would measure the build, not the client."""
+    if program in _STATIC_CHECKED:
+        return
+    path = os.path.join(BIN, program)
+    if not os.path.exists(path):
+        sys.exit(f"{path} is missing: swift build -c release --static-swift-stdlib (in Benchmarks/)")
+    linked = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+    if "libswiftCore.so" in linked:
+        sys.exit(f"{program} loads the Swift runtime as a shared library: build with "
+                 "swift build -c release --static-swift-stdlib (in Benchmarks/)")
+    _STATIC_CHECKED.add(program)
+
+
 def measure(client, scenario, server, n, timeout=600):
     """Runs one client process; its JSON line as a dict."""
+    require_static(client[0])
     result = subprocess.run(client_command(client, scenario, server, n), capture_output=True, text=True, timeout=timeout)
     lines = [l for l in result.stdout.splitlines() if l.startswith("{")]
     if result.returncode != 0 or not lines:

@@ -2,7 +2,7 @@
 """What each standard interceptor costs per request: a chain of that one interceptor against a
 chain of none, over Runway's libcurl dispatcher and a local nginx (300 B JSON, plain HTTP/1.1).
 
-    swift build -c release            # in Benchmarks/
+    swift build -c release --static-swift-stdlib            # in Benchmarks/
     python3 scripts/interceptors.py --out interceptors.json
 
 - Instructions per request: `valgrind --tool=callgrind` counts every instruction of the client

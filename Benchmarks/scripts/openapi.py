@@ -3,7 +3,7 @@
 own against the local nginx of bench.py: Runway's (the standard chain, and bare), AsyncHTTPClient's
 and URLSession's. Interleaved rounds, medians.
 
-    swift build -c release --product BenchOpenAPI      # in Benchmarks/
+    swift build -c release --static-swift-stdlib --product BenchOpenAPI      # in Benchmarks/
     python3 scripts/openapi.py --rounds 3 --n 20000 --out openapi-results.json
 
 Each round runs every scenario, and in each scenario every client once (the clients' order turns
