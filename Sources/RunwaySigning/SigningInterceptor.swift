@@ -65,15 +65,22 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     public func sign(_ request: Request, apiName: String?, now: Date = Date()) throws(RunwayError) -> Request {
         try checkSignable(request)
         var signed = request
-        for name in headers.all { signed.headers[name] = nil }
+        // Signature fields already there go in one pass; the new ones are appended after the rest.
+        let names = headers
+        signed.headers.removeAll { field in
+            field.name.caseInsensitiveEquals(names.signature) || field.name.caseInsensitiveEquals(names.timestamp)
+                || field.name.caseInsensitiveEquals(names.nonce) || field.name.caseInsensitiveEquals(names.keyID)
+                || field.name.caseInsensitiveEquals(names.callerKey)
+        }
+        signed.headers.reserveCapacity(signed.headers.count + 4)
         switch scheme.kind {
         case .hmac(let key, let keyID):
             let (timestamp, nonce) = (Self.timestamp(now), Self.makeNonce())
             let canonical = CanonicalRequest(signed, timestamp: timestamp, nonce: nonce, keyID: keyID)
-            signed.headers[headers.timestamp] = timestamp
-            signed.headers[headers.nonce] = nonce
-            if !keyID.isEmpty { signed.headers[headers.keyID] = keyID }
-            signed.headers[headers.signature] = code(for: canonical, key: key)
+            signed.headers.add(name: headers.timestamp, value: timestamp)
+            signed.headers.add(name: headers.nonce, value: nonce)
+            if !keyID.isEmpty { signed.headers.add(name: headers.keyID, value: keyID) }
+            signed.headers.add(name: headers.signature, value: code(for: canonical, key: key))
         case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {
                 throw RunwayError(.invalidRequest, "the salted-hash signing scheme needs the call's API name")
@@ -81,8 +88,8 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             let parameters = CanonicalRequest.signedParameters(
                 percentEncodedQuery: signed.url.query(percentEncoded: true), contentType: signed.headers["Content-Type"],
                 body: signed.body)
-            signed.headers[headers.signature] = hash.saltedSignature(
-                parameters: parameters, apiName: apiName, secret: secret, salt: salt)
+            signed.headers.add(
+                name: headers.signature, value: hash.saltedSignature(parameters: parameters, apiName: apiName, secret: secret, salt: salt))
         case .thirdParty(let callerKey, let transportKey):
             let (timestamp, nonce) = (Self.timestamp(now), Self.makeNonce())
             let canonical = CanonicalRequest(signed, timestamp: timestamp, nonce: nonce)
@@ -93,10 +100,10 @@ public struct SigningInterceptor: PerAttemptInterceptor {
             } catch {
                 throw RunwayError(.interceptorFailed, "sealing the caller key failed", underlying: error)
             }
-            signed.headers[headers.timestamp] = timestamp
-            signed.headers[headers.nonce] = nonce
-            signed.headers[headers.callerKey] = envelope
-            signed.headers[headers.signature] = code(for: canonical, key: callerKey)
+            signed.headers.add(name: headers.timestamp, value: timestamp)
+            signed.headers.add(name: headers.nonce, value: nonce)
+            signed.headers.add(name: headers.callerKey, value: envelope)
+            signed.headers.add(name: headers.signature, value: code(for: canonical, key: callerKey))
         }
         return signed
     }
@@ -132,18 +139,11 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         (mac ?? KeyedMAC(key: key)).code(forLines: canonical.lines)
     }
 
-    /// 128 random bits, lower-case hex.
+    /// 128 random bits, lower-case hex, from swift-crypto's generator: it draws from the
+    /// system once and then from a generator of its own (a fork or a clone of the process
+    /// reseeds it), where the standard library's makes a system call for every 64 bits.
     static func makeNonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
-        var digits: [UInt8] = []
-        digits.reserveCapacity(32)
-        for word in [high, low] {
-            for shift in stride(from: 60, through: 0, by: -4) {
-                digits.append(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0xF))
-            }
-        }
-        return String(decoding: digits, as: UTF8.self)
+        SymmetricKey(size: .bits128).hexString
     }
 }
 

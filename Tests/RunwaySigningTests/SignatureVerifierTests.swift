@@ -33,6 +33,31 @@ import Testing
         #expect(code { try verifier.verify(request) } == nil)
     }
 
+    @Test func signatureFieldsAlreadyThereAreReplacedWhateverTheirCase() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let stale: HTTPHeaders = [
+            "x-runway-signature": "stale", "Accept": "application/json", "X-RUNWAY-NONCE": "old", "X-Runway-Nonce": "older",
+            "x-runway-timestamp": "1",
+        ]
+        let request = try await signed(
+            try Request("https://api.test/v1/rent?page=2", headers: stale), with: try .signing(secret: Self.secret))
+        let names = request.headers.map(\.name)
+        #expect(names == ["Accept", "X-Runway-Timestamp", "X-Runway-Nonce", "X-Runway-Signature"])
+        #expect(request.headers["X-Runway-Nonce"] != "old" && request.headers["X-Runway-Timestamp"] != "1")
+        #expect(code { try verifier.verify(request) } == nil)
+    }
+
+    @Test func noncesAre128RandomBitsInLowerCaseHex() async throws {
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        var seen = Set<String>()
+        for _ in 0..<1000 {
+            let nonce = try #require(try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil).headers["X-Runway-Nonce"])
+            #expect(nonce.utf8.count == 32 && nonce.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            seen.insert(nonce)
+        }
+        #expect(seen.count == 1000)
+    }
+
     @Test func tamperedValueIsRejected() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         var request = try await signed(

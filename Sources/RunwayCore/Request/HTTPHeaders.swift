@@ -82,6 +82,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.removeAll { $0.name.caseInsensitiveEquals(name) }
     }
 
+    /// Removes every field for which `shouldRemove` is true, in one pass.
+    package mutating func removeAll(where shouldRemove: (Field) -> Bool) {
+        fields.removeAll(where: shouldRemove)
+    }
+
     private mutating func removeAll(named name: String, after index: Int) {
         var i = fields.count - 1
         while i > index {
@@ -128,7 +133,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension String {
     /// ASCII case-insensitive comparison, without allocating.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    package func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         return withUTF8Bytes { x in
             other.withUTF8Bytes { y in
