@@ -56,23 +56,21 @@ final class ServiceEntry: Sendable {
         } catch {
             throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
         }
-        // The text assembled as bytes, made a string once: this runs for every call.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
-        bytes += base.utf8
+        // One string, grown once: this runs for every call.
+        var text = ""
+        text.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
+        text += base
         if !apiName.isEmpty {
-            if apiName.utf8.first != UInt8(ascii: "/") { bytes.append(UInt8(ascii: "/")) }
-            bytes += apiName.utf8
+            if apiName.utf8.first != UInt8(ascii: "/") { text += "/" }
+            text += apiName
         }
-        let pathEnd = bytes.count
+        let pathEnd = text.endIndex  // not a copy of the text: appending to it would copy it
         if let parameters, !parameters.isEmpty {
-            let hasQuery = baseHasQuery || apiName.utf8.contains(UInt8(ascii: "?"))
-            bytes.append(hasQuery ? UInt8(ascii: "&") : UInt8(ascii: "?"))
-            Self.appendQuery(parameters, to: &bytes)
+            text += baseHasQuery || apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+            Self.appendQuery(parameters, to: &text)
         }
-        let text = String(decoding: bytes, as: UTF8.self)
         if let url = URL(string: text) { return url }
-        guard URL(string: String(decoding: bytes[..<pathEnd], as: UTF8.self)) != nil else {
+        guard URL(string: String(text[..<pathEnd])) != nil else {
             throw RunwayError(
                 .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
@@ -106,18 +104,19 @@ final class ServiceEntry: Sendable {
 
     /// Appends `name=value` pairs sorted by name, percent-encoded (RFC 3986 unreserved characters
     /// kept, every other UTF-8 byte as `%XX`); an array gives one pair per element.
-    static func appendQuery(_ parameters: [String: JSON], to bytes: inout [UInt8]) {
+    static func appendQuery(_ parameters: [String: JSON], to text: inout String) {
         var first = true
         func append(_ name: String, _ value: JSON) {
-            if !first { bytes.append(UInt8(ascii: "&")) }
+            if !first { text += "&" }
             first = false
-            RequestParameters.appendEncoded(name, to: &bytes)
-            bytes.append(UInt8(ascii: "="))
+            // `encode` returns a name or value of unreserved characters as it is, not a copy.
+            text += RequestParameters.encode(name)
+            text += "="
             switch value {
-            case .int(let number): bytes += String(number).utf8
-            case .bool(let flag): bytes += (flag ? "true" : "false").utf8
-            case .string(let text): RequestParameters.appendEncoded(text, to: &bytes)
-            default: RequestParameters.appendEncoded(value.queryText, to: &bytes)
+            case .int(let number): text += String(number)
+            case .bool(let flag): text += flag ? "true" : "false"
+            case .string(let value): text += RequestParameters.encode(value)
+            default: text += RequestParameters.encode(value.queryText)
             }
         }
         for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {

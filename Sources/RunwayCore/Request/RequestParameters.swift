@@ -173,8 +173,7 @@ public struct RequestParameters: Sendable, Equatable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `text` percent-encoded as ``encode(_:)`` does, to bytes being assembled.
-    package static func appendEncoded(_ text: String, to bytes: inout [UInt8]) {
+    private static func appendEncoded(_ text: String, to bytes: inout [UInt8]) {
         text.withUTF8Bytes { text in
             for index in text.indices {
                 let byte = text[index]
