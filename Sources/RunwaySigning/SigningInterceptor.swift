@@ -139,11 +139,20 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         (mac ?? KeyedMAC(key: key)).code(forLines: canonical.lines)
     }
 
-    /// 128 random bits, lower-case hex, from swift-crypto's generator: it draws from the
-    /// system once and then from a generator of its own (a fork or a clone of the process
-    /// reseeds it), where the standard library's makes a system call for every 64 bits.
+    /// 128 random bits, lower-case hex, from the system's generator (two `getrandom` calls:
+    /// swift-crypto's `SymmetricKey(size:)` made three, its generator asking the system for
+    /// more on every call in this build).
     static func makeNonce() -> String {
-        SymmetricKey(size: .bits128).hexString
+        var generator = SystemRandomNumberGenerator()
+        let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
+        var digits: [UInt8] = []
+        digits.reserveCapacity(32)
+        for word in [high, low] {
+            for shift in stride(from: 60, through: 0, by: -4) {
+                digits.append(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0xF))
+            }
+        }
+        return String(decoding: digits, as: UTF8.self)
     }
 }
 
