@@ -21,8 +21,6 @@ final class ServiceEntry: Sendable {
     /// `host:port` of the base URL: what reachability failures are counted by.
     let endpoint: String
     private let base: String
-    /// Whether ``base`` already has a query, so a call's parameters join it with `&`.
-    private let baseHasQuery: Bool
 
     init(service: any Service, baseURL: URL, pipeline: Pipeline) {
         self.service = service
@@ -37,7 +35,6 @@ final class ServiceEntry: Sendable {
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
-        self.baseHasQuery = base.utf8.contains(UInt8(ascii: "?"))
     }
 
     var id: ServiceID { service.id }
@@ -66,7 +63,8 @@ final class ServiceEntry: Sendable {
         }
         let pathEnd = text.endIndex  // not a copy of the text: appending to it would copy it
         if let parameters, !parameters.isEmpty {
-            text += baseHasQuery || apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+            // The registry refuses a base URL with a query: only the API name may hold one.
+            text += apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
             Self.appendQuery(parameters, to: &text)
         }
         if let url = URL(string: text) { return url }
