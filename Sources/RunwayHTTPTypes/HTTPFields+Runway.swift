@@ -63,6 +63,13 @@ extension HTTPField {
                 : "header name \"\(field.name)\" is not an HTTP token"
             throw RunwayError(.invalidHeader, reason, field: field.name)
         }
+        // A value legal as RFC 9110 writes it (no control character, no space at either end:
+        // nearly every one) is kept as the same string, which `HTTPField` stores as it is. It is
+        // checked over the string's contiguous bytes; the lenient path below copies them.
+        if HTTPField.isValidValue(field.value) {
+            self.init(name: name, value: field.value)
+            return
+        }
         if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
             throw RunwayError(.invalidHeader, "header \"\(field.name)\" contains CR, LF or NUL", field: field.name)
         }
