@@ -84,6 +84,22 @@ struct RequestTests {
         }
     }
 
+    @Test("a negative size limit is .configuration before any I/O, naming the option")
+    func negativeSizeLimits() throws {
+        var response = RequestOptions()
+        response.maxResponseSize = -1
+        var body = RequestOptions()
+        body.maxRequestBodySize = -1
+        for (options, field) in [(response, "options.maxResponseSize"), (body, "options.maxRequestBodySize")] {
+            let error = #expect(throws: RunwayError.self) { try Request("https://example.com/", options: options).validate() }
+            #expect(error?.code == .configuration)
+            #expect(error?.field == field)
+        }
+        var zero = RequestOptions()
+        zero.maxResponseSize = 0
+        try Request("https://example.com/", options: zero).validate()
+    }
+
     @Test("no total timeout (nil) is valid")
     func noTotalTimeout() throws {
         var options = RequestOptions()

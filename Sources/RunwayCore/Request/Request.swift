@@ -164,7 +164,7 @@ public struct Request: Sendable {
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
     /// host, a valid method token, header fields that cannot inject a second header, a head no
     /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
-    /// timeouts above zero, a proxy that can work (``Proxy``), not both
+    /// timeouts above zero, size limits of zero or more, a proxy that can work (``Proxy``), not both
     /// ``streamsResponseBody`` and ``download``, and not both ``body`` and ``bodyStream`` (a
     /// streamed body is not bounded by ``RequestOptions/maxRequestBodySize``: it is never held).
     public func validate() throws(RunwayError) {
@@ -175,7 +175,7 @@ public struct Request: Sendable {
         if let (_, reason) = headers.firstInvalidField() {
             throw RunwayError(.invalidHeader, reason)
         }
-        try validateTimeouts()
+        try validateLimits()
         // "GET <url> HTTP/1.1\r\n" and "Name: value\r\n" per field.
         var headSize = method.rawValue.utf8.count + url.absoluteString.utf8.count + 11
         for field in headers { headSize += field.name.utf8.count + field.value.utf8.count + 4 }
@@ -262,7 +262,17 @@ public struct Request: Sendable {
 
     /// A timeout of zero or below cannot be met: it is a configuration error, not a timeout
     /// after the first turn of a dispatcher's loop.
-    private func validateTimeouts() throws(RunwayError) {
+    private func validateLimits() throws(RunwayError) {
+        guard options.maxResponseSize >= 0 else {
+            throw RunwayError(
+                .configuration, "maxResponseSize is \(options.maxResponseSize); it must be 0 or more (bytes)",
+                field: "options.maxResponseSize")
+        }
+        guard options.maxRequestBodySize >= 0 else {
+            throw RunwayError(
+                .configuration, "maxRequestBodySize is \(options.maxRequestBodySize); it must be 0 or more (bytes)",
+                field: "options.maxRequestBodySize")
+        }
         guard options.connectTimeout > .zero else {
             throw RunwayError(
                 .configuration, "connectTimeout is \(options.connectTimeout); it must be above zero", field: "options.connectTimeout")
