@@ -178,7 +178,8 @@ var testTargets: [Target] {
             ],
             exclude: ["Scripts"]
         ),
-        .testTarget(name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "CCurl", "TestHelpers", testServer]),
+        .testTarget(
+            name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "TestHelpers", testServer]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer]),
         // Vectors/ and Verifier/ hold the signing test vectors and the Python verifier the tests run.

@@ -56,6 +56,10 @@ public enum Gzip {
     /// Decompresses `data`, stopping as soon as the output would pass `limit` bytes, so a small
     /// bomb cannot exhaust memory.
     ///
+    /// gzip data may hold several members one after the other (RFC 1952 §2.2): all are
+    /// decompressed, in order. Anything else after the end of the compressed data is an error,
+    /// never ignored: the body would not be the one that was sent.
+    ///
     /// The output is inflated straight into one buffer, sized from the gzip trailer's length
     /// when there is one (bounded by `limit` and by deflate's 1:1032 ratio, so a lying trailer
     /// cannot reserve more), and doubled when it runs out.
@@ -70,18 +74,34 @@ public enum Gzip {
         let initStatus = format == .rawDeflate ? runway_inflate_init_raw(&stream) : runway_inflate_init_auto(&stream)
         guard initStatus == Z_OK else { throw .zlib(initStatus) }
         defer { inflateEnd(&stream) }
+        let isGzip = format == .gzipOrZlib && data.count >= 2 && data[data.startIndex] == 0x1F && data[data.startIndex + 1] == 0x8B
 
         var capacity = min(ceiling, initialCapacity(data, format: format))
         guard var buffer = malloc(max(capacity, 1)) else { throw .zlib(Z_MEM_ERROR) }
+        // Counted here: resetting the stream for the next gzip member zeroes zlib's own count.
+        var produced = 0
+        var leftOver = 0
         let status: Int32 = data.withUnsafeBytes { input in
             // zlib never writes through next_in; the cast only satisfies its C signature.
             stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
             stream.avail_in = uInt(input.count)
             while true {
-                let produced = Int(stream.total_out)
+                let room = capacity - produced
                 stream.next_out = buffer.assumingMemoryBound(to: Bytef.self) + produced
-                stream.avail_out = uInt(clamping: capacity - produced)
+                stream.avail_out = uInt(clamping: room)
                 let status = inflate(&stream, Z_NO_FLUSH)
+                produced += room - Int(stream.avail_out)
+                if status == Z_STREAM_END, stream.avail_in > 0 {
+                    // Another gzip member, or bytes that are not part of the data.
+                    let next = UnsafeRawBufferPointer(start: stream.next_in, count: Int(stream.avail_in))
+                    guard isGzip, next.count >= 2, next[0] == 0x1F, next[1] == 0x8B else {
+                        leftOver = next.count
+                        return status
+                    }
+                    let reset = inflateReset(&stream)
+                    guard reset == Z_OK else { return reset }
+                    continue
+                }
                 guard status == Z_OK || status == Z_BUF_ERROR, stream.avail_out == 0, capacity < ceiling else {
                     return status
                 }
@@ -93,13 +113,14 @@ public enum Gzip {
                 capacity = next
             }
         }
-        let produced = Int(stream.total_out)
-        if status == Z_STREAM_END, produced <= limit {
+        if status == Z_STREAM_END, leftOver == 0, produced <= limit {
             return Data(bytesNoCopy: buffer, count: produced, deallocator: .free)
         }
         free(buffer)
         if produced > limit { throw .tooLarge(limit: limit) }
         switch status {
+        case Z_STREAM_END:
+            throw .corrupt("\(leftOver) bytes after the end of the compressed data")
         case Z_OK, Z_BUF_ERROR:
             // No progress possible: the input ran out before the stream ended.
             throw .truncated

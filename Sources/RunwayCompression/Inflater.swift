@@ -19,6 +19,10 @@ package final class Inflater {
         /// `deflate` whose first two bytes are not in yet (zlib-wrapped or raw is told by them).
         case sniffing([UInt8])
         case inflating
+        /// gzip after the end of a member: the bytes seen of what follows, which must be
+        /// another member (RFC 1952 §2.2), told by its first two bytes.
+        case betweenMembers([UInt8])
+        /// `deflate` after the end of its stream: nothing may follow.
         case ended
     }
 
@@ -26,6 +30,8 @@ package final class Inflater {
     private var initialised = false
     private var state: State
     private let encoding: String
+    /// Whether the encoding is gzip, whose data may hold several members.
+    private let isGzip: Bool
     private var output = [UInt8](repeating: 0, count: 16 << 10)
 
     /// An inflater for `encoding` (`gzip`, `x-gzip` or `deflate`, any case), or `nil` for one it
@@ -38,6 +44,7 @@ package final class Inflater {
         default: return nil
         }
         self.encoding = name
+        isGzip = name != "deflate"
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
     }
@@ -48,10 +55,13 @@ package final class Inflater {
         stream.deallocate()
     }
 
-    /// Whether the stream has ended (everything after its end is ignored, as a whole-body
-    /// decoder ignores it).
+    /// Whether the data has ended where it may: after the end of the stream (of a gzip member:
+    /// more members may follow).
     package var isComplete: Bool {
-        if case .ended = state { true } else { false }
+        switch state {
+        case .ended, .betweenMembers([]): true
+        default: false
+        }
     }
 
     /// Inflates `input` and hands each piece of output to `sink`, which returns `false` to stop
@@ -61,6 +71,7 @@ package final class Inflater {
     package func feed(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> Bool) throws(CompressionError) -> Bool {
         switch state {
         case .ended:
+            guard input.isEmpty else { throw .corrupt("\(input.count) bytes after the end of the \(encoding) data") }
             return true
         case .sniffing(let seen):
             let first = seen + input.prefix(2 - seen.count)
@@ -74,21 +85,20 @@ package final class Inflater {
             let gzip = first[0] == 0x1F && first[1] == 0x8B
             try start(raw: !zlib && !gzip)
             state = .inflating
-            if !seen.isEmpty {
-                // The byte kept from an earlier call goes in first.
-                var failure: CompressionError?
-                let going = seen.withUnsafeBytes { bytes in
-                    do throws(CompressionError) {
-                        return try inflate(bytes, into: sink)
-                    } catch {
-                        failure = error
-                        return false
-                    }
-                }
-                if let failure { throw failure }
-                guard going else { return false }
+            return try inflate(kept: seen, then: input, into: sink)
+        case .betweenMembers(let seen):
+            let first = seen + input.prefix(2 - seen.count)
+            guard first.count == 2 else {
+                state = .betweenMembers(first)
+                return true
             }
-            return try inflate(input, into: sink)
+            guard first[0] == 0x1F, first[1] == 0x8B else {
+                throw .corrupt("data after the end of the \(encoding) data that is not another gzip member")
+            }
+            let status = inflateReset(stream)
+            guard status == Z_OK else { throw .zlib(status) }
+            state = .inflating
+            return try inflate(kept: seen, then: input, into: sink)
         case .inflating:
             // gzip starts on its first bytes, so a zlib set-up failure is thrown, not dropped.
             if !initialised { try start(raw: false) }
@@ -105,6 +115,29 @@ package final class Inflater {
         let status = raw ? runway_inflate_init_raw(stream) : runway_inflate_init_auto(stream)
         guard status == Z_OK else { throw .zlib(status) }
         initialised = true
+    }
+
+    /// Inflates the bytes kept from an earlier call (the start of a stream or member, read to
+    /// tell what it is), then `input`.
+    private func inflate(
+        kept: [UInt8], then input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> Bool
+    ) throws(CompressionError) -> Bool {
+        if !kept.isEmpty {
+            var failure: CompressionError?
+            let going = kept.withUnsafeBytes { bytes in
+                do throws(CompressionError) {
+                    return try inflate(bytes, into: sink)
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { throw failure }
+            guard going else { return false }
+        }
+        // The kept bytes may have been a whole member's end already; `feed` goes on from there.
+        if case .inflating = state { return try inflate(input, into: sink) }
+        return try feed(input, into: sink)
     }
 
     private func inflate(_ input: UnsafeRawBufferPointer, into sink: (UnsafeRawBufferPointer) -> Bool) throws(CompressionError) -> Bool {
@@ -130,8 +163,11 @@ package final class Inflater {
             }
             switch status {
             case Z_STREAM_END:
-                state = .ended
-                return true
+                // What follows in this input (another gzip member, or bytes that must not be
+                // there) goes through `feed` again.
+                let rest = UnsafeRawBufferPointer(start: stream.pointee.next_in, count: Int(stream.pointee.avail_in))
+                state = isGzip ? .betweenMembers([]) : .ended
+                return try feed(rest, into: sink)
             case Z_OK where stream.pointee.avail_in > 0 || produced == capacity:
                 continue  // more to inflate from this input
             case Z_OK, Z_BUF_ERROR:

@@ -20,26 +20,40 @@ extension CurlTransfer {
     ///
     /// Runs on the loop thread for every line, so it reads the status code and `Content-Length`
     /// over the bytes and otherwise only copies the line (see ``parsedHeaders()``).
-    func receiveHeader(_ bytes: UnsafeRawBufferPointer) {
+    /// - Returns: `false` when the head is not one to read a body by (a status outside 100–599,
+    ///   a `Content-Length` that is not a length or contradicts another): ``failure`` says why,
+    ///   and the transfer stops.
+    func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
         guard end > 0 else {
             // The blank line that ends a header section.
             if status != 0 { headerSectionEnded = true }
             if streams { headerSectionDidEnd() }
-            return
+            return true
         }
-        if end > 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
-            bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
+        // A status line only where a response starts: first, or after a header section ended.
+        // Inside a section, a line that happens to begin with "HTTP/" is a field like any other.
+        if status == 0 || headerSectionEnded, end > 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"),
+            bytes[2] == UInt8(ascii: "T"), bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/")
         {
             // "HTTP/1.1 200 OK", "HTTP/2 200": the status is the three digits after the first space.
             var i = 5
             while i < end, bytes[i] != UInt8(ascii: " ") { i += 1 }
             var code = 0
+            var digits = 0
             i += 1
-            while i < end, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
+            while i < end, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9"), digits < 4 {
                 code = code * 10 + Int(bytes[i] - UInt8(ascii: "0"))
+                digits += 1
                 i += 1
+            }
+            guard digits == 3, (100...599).contains(code) else {
+                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<min(end, 64)]), as: UTF8.self)
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the status line \"\(line)\" has no status code from 100 to 599 (\(request.method) \(urlString))")
+                return false
             }
             status = code
             contentLength = nil
@@ -54,10 +68,29 @@ extension CurlTransfer {
             } else {
                 rawHeaders.removeAll(keepingCapacity: true)
             }
-            return
+            return true
         }
         let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
-        if let length = Self.contentLength(line) { contentLength = length }
+        switch Self.contentLength(line) {
+        case .otherField:
+            break
+        case .length(let length):
+            if let known = contentLength, known != length {
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the response has two Content-Length fields that disagree (\(known) and \(length)): its body's end is unknown "
+                        + "(\(request.method) \(urlString))")
+                return false
+            }
+            contentLength = length
+        case .invalid:
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<min(line.count, 80)]), as: UTF8.self)
+            failure = RunwayError(
+                .responseInvalid,
+                "the response's \"\(text)\" is not a length (digits, or a list of the same number): its body's end is unknown "
+                    + "(\(request.method) \(urlString))")
+            return false
+        }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }
@@ -69,6 +102,7 @@ extension CurlTransfer {
             rawHeaders.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
             rawHeaders.append(0x0A)
         }
+        return true
     }
 
     /// The response's header fields: parsed on the awaiting task from the bytes the loop kept,
@@ -91,26 +125,54 @@ extension CurlTransfer {
 
     private static let contentLengthName = Array("content-length:".utf8)
 
-    /// The value of a `Content-Length` line, if `line` is one (checked over the bytes: this runs
-    /// on the loop thread for every header line).
-    static func contentLength(_ line: UnsafeRawBufferPointer) -> Int? {
+    /// What a header line says of the body's length.
+    enum LengthField: Equatable {
+        /// The line is another field.
+        case otherField
+        case length(Int)
+        /// A `Content-Length` field whose value is not one length (RFC 9110 §8.6: digits, or a
+        /// list of one number repeated).
+        case invalid
+    }
+
+    /// The `Content-Length` of `line`, if it is one (checked over the bytes: this runs on the
+    /// loop thread for every header line).
+    static func contentLength(_ line: UnsafeRawBufferPointer) -> LengthField {
         // "content-length:" is 15 bytes; most lines are rejected by their first byte.
-        guard line.count > 15, line[0] | 0x20 == UInt8(ascii: "c"), line[14] == UInt8(ascii: ":"), line[7] == UInt8(ascii: "-")
-        else { return nil }
+        guard line.count >= 15, line[0] | 0x20 == UInt8(ascii: "c"), line[14] == UInt8(ascii: ":"), line[7] == UInt8(ascii: "-")
+        else { return .otherField }
         // The letters compared without case ('-' and ':' were checked exactly above).
-        for index in 1..<14 where index != 7 && line[index] | 0x20 != contentLengthName[index] { return nil }
+        for index in 1..<14 where index != 7 && line[index] | 0x20 != contentLengthName[index] { return .otherField }
+        // Elements separated by commas, each digits between optional blanks, all the same number
+        // (empty elements aside); the end of the line closes the last one.
+        var length: Int?
         var value = 0
-        var sawDigit = false
-        for index in 15..<line.count {
-            let byte = line[index]
-            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                if sawDigit { break } else { continue }
+        var digits = 0
+        var afterDigits = false
+        for index in 15...line.count {
+            let byte = index < line.count ? line[index] : UInt8(ascii: ",")
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard !afterDigits else { return .invalid }  // "5 6"
+                let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflowed) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+                guard !overflow, !overflowed else { return .invalid }
+                value = sum
+                digits += 1
+            case UInt8(ascii: " "), UInt8(ascii: "\t"):
+                if digits > 0 { afterDigits = true }
+            case UInt8(ascii: ","):
+                guard digits > 0 else { continue }  // an empty element, as lists allow
+                guard length == nil || length == value else { return .invalid }
+                length = value
+                value = 0
+                digits = 0
+                afterDigits = false
+            default:
+                return .invalid
             }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), value < Int.max / 10 - 10 else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            sawDigit = true
         }
-        return sawDigit ? value : nil
+        return length.map { .length($0) } ?? .invalid
     }
 
     private static let contentEncodingName = Array("content-encoding:".utf8)

@@ -216,8 +216,8 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
-    transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    // Anything but `length` makes libcurl stop the transfer (`failure` says why).
+    return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
 
 let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in

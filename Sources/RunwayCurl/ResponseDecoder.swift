@@ -20,10 +20,11 @@ enum ResponseDecoder {
     /// - Parameter passingOthers: The request asked for its own encodings: one this decoder
     ///   does not know is the caller's to undo, so the body comes back as sent.
     static func decode(_ response: Response, limit: Int, passingOthers: Bool = false) throws(RunwayError) -> Response {
-        guard !response.body.isEmpty, let header = response.headers["Content-Encoding"] else { return response }
+        guard !response.body.isEmpty, response.headers["Content-Encoding"] != nil else { return response }
         var body = response.body
-        // Listed in the order they were applied: undone last to first.
-        for token in header.split(separator: ",").reversed() {
+        // Listed in the order they were applied, across repeated fields too: undone last to first.
+        let encodings = response.headers.values(for: "Content-Encoding").joined(separator: ",")
+        for token in encodings.split(separator: ",").reversed() {
             let encoding = token.trimmingBlanks().lowercased()
             switch encoding {
             case "", "identity":

@@ -59,14 +59,19 @@ struct CurlRequestHeaderTests {
 
 @Suite("libcurl header reading")
 struct CurlHeaderReadingTests {
-    /// The loop reads `Content-Length` over the bytes (to size the body buffer); anything else is not one.
+    /// The loop reads `Content-Length` over the bytes (to size the body buffer, and to refuse a
+    /// head that does not say where the body ends); any other line is not one.
     @Test(
         arguments: [
-            ("Content-Length: 42", 42), ("content-LENGTH:7", 7), ("Content-Length:\t 300 ", 300),
-            ("Content-Type: text/plain", nil), ("Content-Length: abc", nil), ("Content-Length: ", nil),
-            ("Content_Length: 5", nil), ("Content-Length; 5", nil), ("Content-Lengths: 5", nil),
-        ] as [(String, Int?)])
-    func contentLength(line: String, expected: Int?) {
+            ("Content-Length: 42", .length(42)), ("content-LENGTH:7", .length(7)), ("Content-Length:\t 300 ", .length(300)),
+            ("Content-Length: 5, 5", .length(5)), ("Content-Length: 5,", .length(5)), ("Content-Length: 0", .length(0)),
+            ("Content-Type: text/plain", .otherField), ("Content_Length: 5", .otherField), ("Content-Length; 5", .otherField),
+            ("Content-Lengths: 5", .otherField), ("Content-Length: abc", .invalid), ("Content-Length: ", .invalid),
+            ("Content-Length:", .invalid), ("Content-Length: 5 6", .invalid), ("Content-Length: 5, 11", .invalid),
+            ("Content-Length: -5", .invalid), ("Content-Length: +5", .invalid), ("Content-Length: 0x10", .invalid),
+            ("Content-Length: 99999999999999999999999", .invalid), ("Content-Length: 9223372036854775807", .length(Int.max)),
+        ] as [(String, CurlTransfer.LengthField)])
+    func contentLength(line: String, expected: CurlTransfer.LengthField) {
         let bytes = Array(line.utf8)
         #expect(bytes.withUnsafeBytes { CurlTransfer.contentLength($0) } == expected)
     }

@@ -39,6 +39,24 @@ import Testing
         #expect(throws: CompressionError.tooLarge(limit: text.count - 1)) { try Gzip.decompress(packed, limit: text.count - 1) }
     }
 
+    @Test func everyMemberOfAMultiMemberBodyIsDecoded() throws {
+        let members = try Gzip.compress(Data("first member; ".utf8)) + Gzip.compress(Data()) + Gzip.compress(Data("second".utf8))
+        #expect(try Gzip.decompress(members, limit: 1 << 20) == Data("first member; second".utf8))
+        // The limit counts every member.
+        #expect(throws: CompressionError.tooLarge(limit: 15)) { try Gzip.decompress(members, limit: 15) }
+    }
+
+    @Test func bytesAfterTheCompressedDataAreCorruptNotDropped() throws {
+        let gzip = try Gzip.compress(Data("payload".utf8))
+        #expect(throws: CompressionError.corrupt("")) { try Gzip.decompress(gzip + Data("GARBAGE".utf8), limit: 1 << 20) }
+        #expect(throws: CompressionError.corrupt("")) { try Gzip.decompress(gzip + Data([0]), limit: 1 << 20) }
+        // A second member cut short is truncated data.
+        let second = try Gzip.compress(Data("more".utf8))
+        #expect(throws: CompressionError.truncated) { try Gzip.decompress(gzip + second.prefix(12), limit: 1 << 20) }
+        let raw = gzip.subdata(in: 10..<(gzip.count - 8))
+        #expect(throws: CompressionError.corrupt("")) { try Gzip.decompress(raw + Data("x".utf8), limit: 1 << 20, format: .rawDeflate) }
+    }
+
     @Test func rawDeflateDecodesOnlyAsRawDeflate() throws {
         let text = Data(String(repeating: "city=sh&kind=rent&", count: 300).utf8)
         let packed = try Gzip.compress(text)

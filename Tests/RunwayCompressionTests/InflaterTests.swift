@@ -102,13 +102,43 @@ import Testing
         #expect(seen < Self.plain.count)
     }
 
-    @Test("bytes after the end of the stream are ignored, as the whole-body decoder ignores them")
-    func trailingBytes() throws {
-        var gzip = try Gzip.compress(Self.plain)
-        gzip += Data("trailing".utf8)
-        let (output, inflater) = try inflate(gzip, encoding: "gzip", chunk: 1000)
+    @Test("gzip members one after the other come out as one body, however they are cut", arguments: [1, 2, 3, 1000, 1 << 30])
+    func severalMembers(chunk: Int) throws {
+        let first = Self.plain.prefix(70_000)
+        let second = Self.plain.dropFirst(70_000)
+        let members = try Gzip.compress(Data(first)) + Gzip.compress(Data(second)) + Gzip.compress(Data())
+        let (output, inflater) = try inflate(members, encoding: "gzip", chunk: chunk)
         #expect(output == Self.plain)
+        #expect(inflater.isComplete)
         try inflater.finish()
+    }
+
+    @Test("bytes after the end of the data are .corrupt, never dropped", arguments: [1, 3, 1000, 1 << 30])
+    func trailingBytes(chunk: Int) throws {
+        for (name, encoding, encoded) in try Self.forms() {
+            let inflater = try #require(Inflater(encoding: encoding))
+            let input = encoded + Data("trailing".utf8)
+            var offset = 0
+            var failure: CompressionError?
+            while offset < input.count, failure == nil {
+                let piece = input.subdata(in: offset..<min(input.count, offset + chunk))
+                do {
+                    _ = try piece.withUnsafeBytes { bytes in try inflater.feed(bytes) { _ in true } }
+                } catch let error as CompressionError {
+                    failure = error
+                }
+                offset += chunk
+            }
+            #expect(failure == .corrupt(""), "\(name)")
+        }
+    }
+
+    @Test("one stray byte after a gzip member leaves the data unfinished")
+    func strayByteAfterAMember() throws {
+        let (output, inflater) = try inflate(try Gzip.compress(Self.plain) + Data([0x1F]), encoding: "gzip", chunk: 1000)
+        #expect(output == Self.plain)
+        #expect(!inflater.isComplete)
+        #expect(throws: CompressionError.truncated) { try inflater.finish() }
     }
 
     @Test("only gzip, x-gzip and deflate are inflated", arguments: ["br", "zstd", "compress", "identity", ""])

@@ -1,0 +1,101 @@
+import Foundation
+import Runway
+import RunwayCompression
+import RunwayCurl
+import RunwayTestServer
+import TestHelpers
+import Testing
+
+/// Responses whose head or encoding does not describe their body faithfully, from a raw socket:
+/// each is read as sent or refused with `.responseInvalid`, never a success with other bytes.
+@Suite("libcurl: malformed responses")
+struct MalformedResponseTests {
+    static let modes: [CurlDispatcher.Configuration.ResponseDecoding] = [.awaitingTask, .loopThread]
+
+    /// What `CurlDispatcher` makes of `reply` (then `extra`, the body's bytes), sent to a GET.
+    private func send(
+        _ reply: String, extra: [UInt8] = [], mode: CurlDispatcher.Configuration.ResponseDecoding = .awaitingTask
+    ) async throws -> Response {
+        let responder = try RawResponder(reply, extra: extra)
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher(configuration: .init(responseDecoding: mode))
+        return try await dispatcher.dispatch(makeRequest(responder.url("/x")), context: RequestContext())
+    }
+
+    private static func gzip(_ text: String) throws -> [UInt8] {
+        Array(try Gzip.compress(Data(text.utf8)))
+    }
+
+    @Test("a field line that begins with HTTP/ is a field, not the start of another response", arguments: modes)
+    func httpPrefixedField(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let body = try Self.gzip("the whole body, decoded")
+        let response = try await send(
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nX-Before: 1\r\nHTTP/2: y\r\n"
+                + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n",
+            extra: body, mode: mode)
+        #expect(response.status == 200)
+        #expect(response.body == Data("the whole body, decoded".utf8))
+        #expect(response.headers["X-Before"] == "1")
+        #expect(response.headers["HTTP/2"] == "y")
+        #expect(response.headers["Content-Encoding"] == "gzip")
+    }
+
+    @Test("repeated Content-Encoding fields are all undone, the last one first", arguments: modes)
+    func repeatedEncodingFields(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let body = Array(try Gzip.compress(Gzip.compress(Data("encoded twice".utf8))))
+        let response = try await send(
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nX-Between: 1\r\nContent-Encoding: gzip\r\n"
+                + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n",
+            extra: body, mode: mode)
+        #expect(response.body == Data("encoded twice".utf8))
+    }
+
+    @Test("every member of a multi-member gzip body is decoded", arguments: modes)
+    func multiMemberGzip(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let body = try Self.gzip("first member; ") + Self.gzip("second member")
+        let response = try await send(
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n",
+            extra: body, mode: mode)
+        #expect(response.body == Data("first member; second member".utf8))
+    }
+
+    @Test("bytes after the end of the compressed body are .responseInvalid, never dropped", arguments: modes)
+    func bytesAfterTheCompressedBody(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let body = try Self.gzip("payload") + Array("GARBAGE-AFTER-STREAM".utf8)
+        let error = await runwayError {
+            try await send(
+                "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n",
+                extra: body, mode: mode)
+        }
+        #expect(error?.code == .responseInvalid)
+    }
+
+    @Test(
+        "a Content-Length that is not one length is .responseInvalid",
+        arguments: [
+            "Content-Length: 5\r\nContent-Length: 10", "Content-Length: 5 6", "Content-Length: 5, 11",
+            "Content-Length: 99999999999999999999999", "Content-Length: abc", "Content-Length: -5",
+        ])
+    func badContentLength(_ fields: String) async throws {
+        let error = await runwayError {
+            try await send("HTTP/1.1 200 OK\r\n\(fields)\r\nConnection: close\r\n\r\nhello12345 and more")
+        }
+        #expect(error?.code == .responseInvalid, "\(fields)")
+    }
+
+    @Test("one length repeated is that length")
+    func repeatedSameLength() async throws {
+        let response = try await send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\nhello")
+        #expect(response.body == Data("hello".utf8))
+    }
+
+    @Test("a status outside 100 to 599, or a header line without a colon, is .responseInvalid",
+        arguments: [
+            "HTTP/1.1 999 High\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 600 X\r\nContent-Length: 0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nNo colon on this line\r\nContent-Length: 2\r\n\r\nok",
+        ])
+    func badHead(_ reply: String) async throws {
+        let error = await runwayError { try await send(reply) }
+        #expect(error?.code == .responseInvalid)
+    }
+}
