@@ -163,11 +163,24 @@ package final class Inflater {
             }
             switch status {
             case Z_STREAM_END:
-                // What follows in this input (another gzip member, or bytes that must not be
-                // there) goes through `feed` again.
+                // What follows in this input: another gzip member, inflated in this same loop (a
+                // body of many small members must not nest calls), or bytes that must not be there.
                 let rest = UnsafeRawBufferPointer(start: stream.pointee.next_in, count: Int(stream.pointee.avail_in))
-                state = isGzip ? .betweenMembers([]) : .ended
-                return try feed(rest, into: sink)
+                guard isGzip else {
+                    state = .ended
+                    guard rest.isEmpty else { throw .corrupt("\(rest.count) bytes after the end of the \(encoding) data") }
+                    return true
+                }
+                guard rest.count >= 2 else {
+                    // Whether a member follows is told by its first two bytes, in the next chunk.
+                    state = .betweenMembers(Array(rest))
+                    return true
+                }
+                guard rest[0] == 0x1F, rest[1] == 0x8B else {
+                    throw .corrupt("data after the end of the \(encoding) data that is not another gzip member")
+                }
+                let reset = inflateReset(stream)
+                guard reset == Z_OK else { throw .zlib(reset) }
             case Z_OK where stream.pointee.avail_in > 0 || produced == capacity:
                 continue  // more to inflate from this input
             case Z_OK, Z_BUF_ERROR:

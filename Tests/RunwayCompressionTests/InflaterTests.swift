@@ -113,6 +113,16 @@ import Testing
         try inflater.finish()
     }
 
+    @Test("a body of 50,000 tiny members is inflated without nesting a call per member")
+    func manyTinyMembers() throws {
+        let one = try Gzip.compress(Data("x".utf8))
+        let members = Data(repeatElement(one, count: 50_000).joined())
+        let (output, inflater) = try inflate(members, encoding: "gzip", chunk: 1 << 30)
+        #expect(output == Data(repeating: UInt8(ascii: "x"), count: 50_000))
+        try inflater.finish()
+        #expect(try Gzip.decompress(members, limit: 1 << 20) == output)
+    }
+
     @Test("bytes after the end of the data are .corrupt, never dropped", arguments: [1, 3, 1000, 1 << 30])
     func trailingBytes(chunk: Int) throws {
         for (name, encoding, encoded) in try Self.forms() {
