@@ -89,7 +89,8 @@ struct MalformedResponseTests {
         #expect(response.body == Data("hello".utf8))
     }
 
-    @Test("a status outside 100 to 599, or a header line without a colon, is .responseInvalid",
+    @Test(
+        "a status outside 100 to 599, or a header line without a colon, is .responseInvalid",
         arguments: [
             "HTTP/1.1 999 High\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 600 X\r\nContent-Length: 0\r\n\r\n",
             "HTTP/1.1 200 OK\r\nNo colon on this line\r\nContent-Length: 2\r\n\r\nok",
