@@ -164,10 +164,17 @@ public final class ResponseCache: Sendable {
         return nil
     }
 
+    /// Whether any `Cache-Control` field of `response` says `no-store`: a field may be repeated,
+    /// and its lines mean what one line of them joined by commas would (RFC 9110 §5.3).
+    static func saysNoStore(_ response: Response) -> Bool {
+        response.headers.contains { field in
+            field.name.caseInsensitiveEquals("Cache-Control") && field.value.lowercased().contains("no-store")
+        }
+    }
+
     /// Stores a network response under `key` if it may be cached.
     func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?) async {
-        guard response.isSuccess, response.fileURL == nil,
-            !(response.headers["Cache-Control"]?.lowercased().contains("no-store") ?? false),
+        guard response.isSuccess, response.fileURL == nil, !Self.saysNoStore(response),
             response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service)
         else { return }
         let now = clock()

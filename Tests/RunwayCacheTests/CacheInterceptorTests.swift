@@ -148,6 +148,13 @@ import Testing
         _ = try await call(pipeline2, "https://api.test/d", api: "detail")
         _ = try await call(pipeline2, "https://api.test/d", api: "detail")
         #expect(noStore.count == 2)
+
+        // A repeated field counts as its lines joined: `no-store` on the second line is heard.
+        let secondLine = CountingStub(headers: ["Cache-Control": "public, max-age=60", "Cache-Control": "No-Store"])
+        let pipeline3 = Pipeline(interceptors: [cache.interceptor], dispatcher: secondLine.dispatcher)
+        _ = try await call(pipeline3, "https://api.test/e", api: "detail")
+        #expect(try await call(pipeline3, "https://api.test/e", api: "detail").origin == .stub)
+        #expect(secondLine.count == 2)
     }
 
     @Test func contextPolicyOverridesTheRegisteredOne() async throws {
