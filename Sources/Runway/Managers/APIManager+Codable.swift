@@ -24,7 +24,7 @@ extension APIManager {
     @concurrent
     public func load<T: Decodable>(as type: T.Type, params: [String: JSON]? = nil) async throws(RunwayError) -> T {
         let response = try await loadResponse(params: params)
-        return try response.decode(T.self)
+        return try decoded(response, as: T.self)
     }
 
     /// Calls the API with `parameters` encoded by the manager's ``encoder`` (they must encode to
@@ -38,7 +38,7 @@ extension APIManager {
     @concurrent
     public func load<T: Decodable, P: Encodable>(as type: T.Type, encoding parameters: P) async throws(RunwayError) -> T {
         let response = try await loadResponse(params: try encodedParameters(parameters))
-        return try response.decode(T.self)
+        return try decoded(response, as: T.self)
     }
 
     /// Calls the API with `parameters` encoded by the manager's ``encoder`` and returns the raw
@@ -57,6 +57,11 @@ extension APIManager {
         guard let response = engine.read({ $0.lastSuccess }) else {
             throw RunwayError(.noContent, "\(apiName) has no data yet", stage: .manager(apiName))
         }
+        return try decoded(response, as: T.self)
+    }
+
+    /// `response`'s body as a `T`; a body that is not one fails at this manager's stage.
+    private func decoded<T: Decodable>(_ response: APIResponse, as type: T.Type) throws(RunwayError) -> T {
         do throws(RunwayError) {
             return try response.decode(T.self)
         } catch {

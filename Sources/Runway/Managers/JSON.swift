@@ -93,6 +93,20 @@ extension JSON {
     /// Whether this is `null`.
     public var isNull: Bool { self == .null }
 
+    /// The name of the first parameter that holds, at any depth, a number that is not finite
+    /// (NaN, infinity): neither a URL nor JSON can carry one (serialised, it would be `null`).
+    static func nonFiniteNumber(in parameters: [String: JSON]) -> String? {
+        func isFinite(_ value: JSON) -> Bool {
+            switch value {
+            case .double(let number): number.isFinite
+            case .array(let elements): elements.allSatisfy(isFinite)
+            case .object(let members): members.values.allSatisfy(isFinite)
+            default: true
+            }
+        }
+        return parameters.first { !isFinite($0.value) }?.key
+    }
+
     /// A scalar as the text a query string carries: strings as they are, numbers and Booleans
     /// in JSON spelling, `null` as empty, arrays and objects as compact JSON.
     public var queryText: String {

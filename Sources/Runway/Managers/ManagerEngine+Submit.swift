@@ -73,6 +73,10 @@ extension ManagerEngine {
         let request: Request
         do throws(RunwayError) {
             try manager.validate(params: params)
+            if let name = JSON.nonFiniteNumber(in: params) {
+                throw RunwayError.paramsInvalid(
+                    field: name, "\(name) holds a number that is not finite (NaN or infinity), which neither a URL nor JSON can carry")
+            }
             if let monitor, monitor.shouldFailFast(host: entry.endpoint) {
                 throw RunwayError(.noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: stage)
             }

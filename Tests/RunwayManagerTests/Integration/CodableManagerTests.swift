@@ -205,6 +205,39 @@ import Testing
         }
     }
 
+    @Test("a number that is not finite, in the path, the query or deep in a body, fails before the network naming its parameter")
+    func nonFiniteNumbersInParameters() async throws {
+        try await withShop { _, registry, carts in
+            let product = ProductAPIManager(registry: registry)
+            for value: JSON in [.double(.nan), .double(.infinity), .double(-.infinity)] {
+                let inPath = await #expect(throws: RunwayError.self) { try await product.load(params: ["id": value]) }
+                #expect(inPath?.code == .paramsInvalid)
+                #expect(inPath?.field == "id")
+                #expect(inPath?.stage == .manager(product.apiName))
+                let inQuery = await #expect(throws: RunwayError.self) { try await product.load(params: ["id": 1, "ratio": value]) }
+                #expect(inQuery?.field == "ratio")
+            }
+            let cart = CartAPIManager(registry: registry)
+            let deep = await #expect(throws: RunwayError.self) {
+                try await cart.load(params: ["items": [["price": .double(.nan)]]])
+            }
+            #expect(deep?.code == .paramsInvalid)
+            #expect(deep?.field == "items")
+            #expect(carts.value == 0)
+            // A finite double goes out as a number.
+            let finite = try await product.load(as: Product.self, params: ["id": 3, "ratio": 0.5])
+            #expect(finite.id == 3)
+        }
+    }
+
+    @Test func aBodyThatIsNotTheTypeFailsAtTheManagersStage() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ListAPIManager(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(as: ProductList.self) }
+            #expect(error?.stage == .manager(manager.apiName))
+        }
+    }
+
     @Test func fetchDataAsBeforeAnyCallIsNoContent() async throws {
         try await withShop { _, registry, _ in
             let manager = ProductAPIManager(registry: registry)
