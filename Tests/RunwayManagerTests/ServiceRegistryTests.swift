@@ -66,6 +66,18 @@ import Testing
         }
     }
 
+    @Test("a base URL whose port no socket has is a configuration error at build", arguments: ["99999", "65536", "0"])
+    func aBaseURLWithAnImpossiblePort(_ port: String) throws {
+        var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
+        builder.register(TestService(baseURL: "http://127.0.0.1:\(port)/v1"))
+        #expect { try builder.build() } throws: {
+            ($0 as? RunwayError)?.code == .configuration && ($0 as? RunwayError)?.field?.hasPrefix("listings.baseURLs.") == true
+        }
+        var fine = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
+        fine.register(TestService(baseURL: "http://127.0.0.1:65535/v1"))
+        _ = try fine.build()
+    }
+
     @Test func anUnknownServiceFailsTheCallWithAConfigurationError() async throws {
         let stub = jsonStub("{}")
         let manager = ItemListAPIManager(registry: try makeRegistry(stub), serviceID: "nowhere")

@@ -84,6 +84,11 @@ extension ServiceRegistry {
                     .configuration, "base URL \"\(text)\" is not an absolute http(s) URL without query",
                     stage: .service(service), field: field)
             }
+            // The URL parser takes any digits for a port; a socket takes 65535 at most.
+            if let port = url.port, !(1...65535).contains(port) {
+                throw RunwayError(
+                    .configuration, "base URL \"\(text)\" has port \(port), outside 1-65535", stage: .service(service), field: field)
+            }
             return url
         }
     }
