@@ -55,4 +55,21 @@ struct ReverseRoutingTests {
             ($0 as? MediatorError)?.code == .cannotBuildURL
         }
     }
+
+    @Test func aURLResolveWouldRefuseIsNeverBuilt() throws {
+        let mediator = try mediator()
+        // An empty query name: "?=v" is no query item to resolve.
+        #expect { try mediator.url(target: "listing", action: "detail", parameters: ["id": 1, "": "v"]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL && ($0 as? MediatorError)?.field == ""
+        }
+        // Longer than MediatorURLOptions.maxLength (8,192 bytes by default); just under it builds and resolves.
+        let long = String(repeating: "a", count: 9_000)
+        #expect { try mediator.url(target: "listing", action: "plain", parameters: ["q": long]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL
+        }
+        let fits = String(repeating: "a", count: 8_192 - "app://listing/plain?q=".utf8.count)
+        let url = try mediator.url(target: "listing", action: "plain", parameters: ["q": fits])
+        #expect(url.utf8.count == 8_192)
+        #expect(try mediator.resolve(url)?.action == "plain")
+    }
 }

@@ -12,7 +12,8 @@ extension Mediator {
     /// (`/` inside a value becomes `%2F`; a catch-all keeps its `/`). The remaining parameters
     /// become the query, sorted by name; a `[String]` becomes a repeated key.
     /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
-    ///   unencodable parameter.
+    ///   unencodable parameter, a query parameter with an empty name, or a URL longer than
+    ///   ``MediatorURLOptions/maxLength``: a URL ``resolve(_:)`` would refuse is never built.
     public func url(target: String, action: String, parameters: MediatorParameters = [:]) throws -> String {
         let key = target.lowercased()
         guard let entry = storage.targets[key]?.actions[action] else {
@@ -26,7 +27,14 @@ extension Mediator {
         } else {
             throw MediatorError(.cannotBuildURL, "action \(key)/\(action) has no route", target: key, action: action)
         }
-        return try pattern.url(with: parameters, converters: storage.converters, target: key, action: action)
+        let url = try pattern.url(with: parameters, converters: storage.converters, target: key, action: action)
+        let limit = storage.urlOptions.maxLength
+        guard url.utf8.count <= limit else {
+            throw MediatorError(
+                .cannotBuildURL, "the URL for \(key)/\(action) would be \(url.utf8.count) bytes, over the \(limit) resolve accepts",
+                target: key, action: action)
+        }
+        return url
     }
 }
 
@@ -72,6 +80,7 @@ extension RoutePattern {
         var url = scheme + "://" + pieces.joined(separator: "/")
         var query: [String] = []
         for (key, value) in parameters.pairs.sorted(by: { $0.key < $1.key }) where !used.contains(key) {
+            guard !key.isEmpty else { throw fail("a query parameter has an empty name", key) }
             if let list = value as? [String] {
                 for item in list { query.append(Self.encode(key) + "=" + Self.encode(item)) }
             } else if let text = Self.urlText(value) {
