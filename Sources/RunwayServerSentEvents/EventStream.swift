@@ -18,7 +18,8 @@ import Foundation
 /// ```
 /// - **Reconnection.** When the server ends the stream, or the connection is lost or times out,
 ///   the sequence connects again after the reconnection time (the server's latest `retry:`, else
-///   ``Configuration/reconnectionTime``, at most ``Configuration/maxReconnectionTime``), sending
+///   ``Configuration/reconnectionTime``, at most ``Configuration/maxReconnectionTime``; doubled,
+///   from at least 100 ms, for each further reconnection in a row that brought no event), sending
 ///   `Last-Event-ID` with the last event ID it saw, so the server can resume. An event cut by the
 ///   end of a connection is dropped (it never had its blank line).
 /// - **The end.** A `204 No Content` ends the sequence, as a server's way of saying there is no
@@ -151,8 +152,13 @@ public struct EventStream: AsyncSequence, Sendable {
                     return
                 }
                 reconnections += 1
-                let wait = Swift.min(
-                    parser.reconnectionTime ?? stream.configuration.reconnectionTime, stream.configuration.maxReconnectionTime)
+                let limit = stream.configuration.maxReconnectionTime
+                var wait = Swift.min(parser.reconnectionTime ?? stream.configuration.reconnectionTime, limit)
+                if reconnections > 1 {
+                    // Reconnections in a row that brought no event back off, doubling from at least
+                    // 100 ms: a server that closes at once (`retry: 0`, say) is not hammered.
+                    wait = Swift.min(Swift.max(wait, .milliseconds(100)) * (1 << Swift.min(reconnections - 1, 20)), limit)
+                }
                 do {
                     try await Task.sleep(for: wait)
                 } catch {

@@ -168,6 +168,31 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test("a server that closes at once with retry: 0 is reconnected to with a growing wait, not hammered")
+    func emptyConnectionsBackOff() async throws {
+        let connections = Counter()
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let routes: TestServer.Routes = { router in
+            router.get("/zero") { _, _ in
+                connections.increment()
+                return Self.eventStream { writer in
+                    var writer = writer
+                    try await writer.write(ByteBuffer(string: "retry: 0\n"))
+                }
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let stream = pipeline.events(
+                for: Runway.Request(url: server.url("/zero")), configuration: .init(maxReconnections: 4))
+            let clock = ContinuousClock()
+            let start = clock.now
+            for try await _ in stream {}
+            // Waits of 0, 200, 400 and 800 ms: a lower bound, which a slow machine only lengthens.
+            #expect(clock.now - start >= .milliseconds(1_400))
+            #expect(connections.value == 5)
+        }
+    }
+
     @Test("leaving the loop aborts the transfer: the server sees it, and nothing reconnects")
     func leavingAborts() async throws {
         let connections = Counter()
