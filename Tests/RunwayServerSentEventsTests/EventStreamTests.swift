@@ -145,24 +145,30 @@ struct Stamp: Interceptor {
         }
     }
 
-    @Test("a server that keeps closing at once is reconnected to at most maxReconnections times in a row")
-    func reconnectionLimit() async throws {
+    /// Runs `body` against `/close`, where every connection gets `retry: <retry>` and the end of
+    /// the stream, counting the connections.
+    private func withClosingServer(
+        retry: Int, _ body: (URL, Counter) async throws -> Void
+    ) async throws {
         let connections = Counter()
-        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
         let routes: TestServer.Routes = { router in
-            router.get("/empty") { _, _ in
+            router.get("/close") { _, _ in
                 connections.increment()
                 return Self.eventStream { writer in
                     var writer = writer
-                    try await writer.write(ByteBuffer(string: "retry: 10\n"))
+                    try await writer.write(ByteBuffer(string: "retry: \(retry)\n"))
                 }
             }
         }
-        try await withTestServer(routes: routes) { server in
-            let stream = pipeline.events(
-                for: Runway.Request(url: server.url("/empty")), configuration: .init(maxReconnections: 2))
+        try await withTestServer(routes: routes) { server in try await body(server.url("/close"), connections) }
+    }
+
+    @Test("a server that keeps closing at once is reconnected to at most maxReconnections times in a row")
+    func reconnectionLimit() async throws {
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        try await withClosingServer(retry: 10) { url, connections in
             var count = 0
-            for try await _ in stream { count += 1 }
+            for try await _ in pipeline.events(for: Runway.Request(url: url), configuration: .init(maxReconnections: 2)) { count += 1 }
             #expect(count == 0)
             #expect(connections.value == 3)
         }
@@ -170,23 +176,11 @@ struct Stamp: Interceptor {
 
     @Test("a server that closes at once with retry: 0 is reconnected to with a growing wait, not hammered")
     func emptyConnectionsBackOff() async throws {
-        let connections = Counter()
         let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
-        let routes: TestServer.Routes = { router in
-            router.get("/zero") { _, _ in
-                connections.increment()
-                return Self.eventStream { writer in
-                    var writer = writer
-                    try await writer.write(ByteBuffer(string: "retry: 0\n"))
-                }
-            }
-        }
-        try await withTestServer(routes: routes) { server in
-            let stream = pipeline.events(
-                for: Runway.Request(url: server.url("/zero")), configuration: .init(maxReconnections: 4))
+        try await withClosingServer(retry: 0) { url, connections in
             let clock = ContinuousClock()
             let start = clock.now
-            for try await _ in stream {}
+            for try await _ in pipeline.events(for: Runway.Request(url: url), configuration: .init(maxReconnections: 4)) {}
             // Waits of 0, 200, 400 and 800 ms: a lower bound, which a slow machine only lengthens.
             #expect(clock.now - start >= .milliseconds(1_400))
             #expect(connections.value == 5)

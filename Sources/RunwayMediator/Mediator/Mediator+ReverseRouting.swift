@@ -13,7 +13,7 @@ extension Mediator {
     /// become the query, sorted by name; a `[String]` becomes a repeated key.
     /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
     ///   unencodable parameter, a query parameter with an empty name, or a URL longer than
-    ///   ``MediatorURLOptions/maxLength``: a URL ``resolve(_:)`` would refuse is never built.
+    ///   ``MediatorURLOptions/maxLength``: a URL ``resolve(_:origin:)`` would refuse is never built.
     public func url(target: String, action: String, parameters: MediatorParameters = [:]) throws -> String {
         let key = target.lowercased()
         guard let entry = storage.targets[key]?.actions[action] else {
