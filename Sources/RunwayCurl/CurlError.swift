@@ -14,6 +14,12 @@ enum CurlError {
             return RunwayError(
                 .responseInvalid,
                 "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+        case CURLE_WEIRD_SERVER_REPLY:
+            // libcurl refused a line of the head before the header callback saw it.
+            return RunwayError(
+                .responseInvalid,
+                "the server's reply is not valid HTTP: a header line without a colon, a Content-Length that is not a number, "
+                    + "or a malformed status line (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.

@@ -99,4 +99,12 @@ struct MalformedResponseTests {
         let error = await runwayError { try await send(reply) }
         #expect(error?.code == .responseInvalid)
     }
+
+    @Test("a head libcurl refuses says what kind of line it may be, not only libcurl's words")
+    func refusedHeadExplains() async throws {
+        let error = await runwayError { try await send("HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello") }
+        #expect(error?.code == .responseInvalid)
+        #expect(error?.message.contains("not valid HTTP") == true)
+        #expect(error?.message.contains("Content-Length") == true)
+    }
 }
