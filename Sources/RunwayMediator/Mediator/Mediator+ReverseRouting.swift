@@ -31,7 +31,7 @@ extension Mediator {
         let limit = storage.urlOptions.maxLength
         guard url.utf8.count <= limit else {
             throw MediatorError(
-                .cannotBuildURL, "the URL for \(key)/\(action) would be \(url.utf8.count) bytes, over the \(limit) resolve accepts",
+                .cannotBuildURL, "the URL for \(key)/\(action) would be \(url.utf8.count) bytes, over the \(limit) bytes resolve accepts",
                 target: key, action: action)
         }
         return url
