@@ -9,7 +9,8 @@ import Foundation
 extension DNSBypass {
     /// The addresses, the IP-list API, the store file and how addresses are measured.
     public struct Configuration: Sendable {
-        /// Addresses known at build time, per host name (`"api.example.com": ["203.0.113.7"]`).
+        /// Addresses known at build time, per host name (`"api.example.com": ["203.0.113.7"]`). A
+        /// name matches in any case, with or without the trailing dot of a fully qualified name.
         public var hosts: [String: [String]]
         /// The IP-list API, if any.
         public var ipListSource: IPListSource?
@@ -82,7 +83,7 @@ extension DNSBypass {
         static func parse(_ table: [String: [String]]) throws(DNSBypassError) -> [String: [Endpoint]] {
             var parsed: [String: [Endpoint]] = [:]
             for (host, addresses) in table {
-                let name = host.lowercased()
+                let name = DNSBypass.key(host)
                 guard isHostName(name) else { throw .invalidHost(host) }
                 guard !addresses.isEmpty else { throw .emptyAddressList(host) }
                 var endpoints: [Endpoint] = []

@@ -63,9 +63,17 @@ public final class DNSBypass: Sendable {
 
     // MARK: Reading
 
-    /// The addresses for `host` (lower-cased), best first; empty when the host is not bypassed.
+    /// The addresses for `host` (in any case, with or without the trailing dot of a fully
+    /// qualified name), best first; empty when the host is not bypassed.
     public func endpoints(for host: String) -> [Endpoint] {
-        state.withLock { $0.table.endpoints(for: host.lowercased()) }
+        state.withLock { $0.table.endpoints(for: Self.key(host)) }
+    }
+
+    /// The name a host is known by here: lower case, without the trailing dot of a fully
+    /// qualified name (`API.Test.` and `api.test` are one host).
+    static func key(_ host: String) -> String {
+        let lowered = host.lowercased()
+        return lowered.utf8.last == UInt8(ascii: ".") ? String(lowered.dropLast()) : lowered
     }
 
     /// Every bypassed host and its addresses, best first.
@@ -174,7 +182,7 @@ public final class DNSBypass: Sendable {
 
     /// Moves `endpoint` behind the live addresses of `host` after a failed connection.
     public func demote(_ endpoint: Endpoint, of host: String) {
-        state.withLock { $0.table.demote(endpoint, of: host.lowercased()) }
+        state.withLock { $0.table.demote(endpoint, of: Self.key(host)) }
     }
 
     // MARK: Helpers

@@ -38,7 +38,9 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
     }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        guard let host = request.url.host?.lowercased() else { return try await next(request, context) }
+        guard let urlHost = request.url.host?.lowercased() else { return try await next(request, context) }
+        // `api.test.` (fully qualified) is the host `api.test`: same addresses, same demotions.
+        let host = DNSBypass.key(urlHost)
         let candidates = bypass.endpoints(for: host)
         guard !candidates.isEmpty else { return try await next(request, context) }
 
@@ -51,10 +53,12 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             let isLast = index == candidates.count - 1
             var attempt = request
             attempt.options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
-            let override = ConnectOverride(host: host, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
+            // For the name as the URL writes it (trailing dot and all): libcurl matches overrides
+            // against that. The request's own overrides for this host, however spelt, give way.
+            let override = ConnectOverride(host: urlHost, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
             attempt.options.connectOverrides =
                 request.options.connectOverrides.isEmpty
-                ? [override] : [override] + request.options.connectOverrides.filter { $0.host.lowercased() != host }
+                ? [override] : [override] + request.options.connectOverrides.filter { DNSBypass.key($0.host) != host }
             let started = clock.now
             do {
                 return try await next(attempt, context)

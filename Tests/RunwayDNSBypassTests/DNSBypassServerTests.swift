@@ -80,6 +80,23 @@ import Testing
         } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
     }
 
+    @Test(
+        "a fully qualified name (trailing dot) is the same host, whichever side writes it, TLS verified",
+        arguments: [
+            ("api.runway.test", "API.runway.test."), ("api.runway.test.", "api.runway.test"), ("api.runway.test.", "api.runway.test."),
+        ])
+    func aTrailingDotIsTheSameHost(configured: String, requested: String) async throws {
+        let pki = try await TestPKI.load()
+        let origin = try await server("127.0.0.6", delay: .zero, identity: pki.server)
+        defer { Task { await origin.shutdown() } }
+        let bypass = try DNSBypass(.init(hosts: [configured: ["127.0.0.6:\(origin.port)"]], fallsBackToDNS: false))
+        #expect(bypass.routes.keys.sorted() == [Self.host])
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(try Runway.Request("https://\(requested)/whoami", options: tlsOptions(pki)))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "127.0.0.6")
+    }
+
     @Test func aCertificateForAnotherNameIsRejected() async throws {
         try await expectTLSRejection(identity: try await TestPKI.load().otherName, address: "127.0.0.5")
     }
