@@ -66,12 +66,8 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         try checkSignable(request)
         var signed = request
         // Signature fields already there go in one pass; the new ones are appended after the rest.
-        let names = headers
-        signed.headers.removeAll { field in
-            field.name.caseInsensitiveEquals(names.signature) || field.name.caseInsensitiveEquals(names.timestamp)
-                || field.name.caseInsensitiveEquals(names.nonce) || field.name.caseInsensitiveEquals(names.keyID)
-                || field.name.caseInsensitiveEquals(names.callerKey)
-        }
+        let names = headers.all
+        signed.headers.removeAll { field in names.contains { field.name.caseInsensitiveEquals($0) } }
         signed.headers.reserveCapacity(signed.headers.count + 4)
         switch scheme.kind {
         case .hmac(let key, let keyID):
