@@ -61,14 +61,14 @@ final class ServiceEntry: Sendable {
             if apiName.utf8.first != UInt8(ascii: "/") { text += "/" }
             text += apiName
         }
-        let pathEnd = text.endIndex  // not a copy of the text: appending to it would copy it
+        let pathBytes = text.utf8.count
         if let parameters, !parameters.isEmpty {
             // The registry refuses a base URL with a query: only the API name may hold one.
             text += apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
             Self.appendQuery(parameters, to: &text)
         }
         if let url = URL(string: text) { return url }
-        guard URL(string: String(text[..<pathEnd])) != nil else {
+        guard URL(string: String(decoding: text.utf8.prefix(pathBytes), as: UTF8.self)) != nil else {
             throw RunwayError(
                 .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
         }
