@@ -92,11 +92,7 @@ package final class Inflater {
                 state = .betweenMembers(first)
                 return true
             }
-            guard first[0] == 0x1F, first[1] == 0x8B else {
-                throw .corrupt("data after the end of the \(encoding) data that is not another gzip member")
-            }
-            let status = inflateReset(stream)
-            guard status == Z_OK else { throw .zlib(status) }
+            try startNextMember(first[0], first[1])
             state = .inflating
             return try inflate(kept: seen, then: input, into: sink)
         case .inflating:
@@ -115,6 +111,16 @@ package final class Inflater {
         let status = raw ? runway_inflate_init_raw(stream) : runway_inflate_init_auto(stream)
         guard status == Z_OK else { throw .zlib(status) }
         initialised = true
+    }
+
+    /// Starts the next gzip member, told by its first two bytes (gzip's magic), or throws for
+    /// bytes after the end of the data that are not one.
+    private func startNextMember(_ first: UInt8, _ second: UInt8) throws(CompressionError) {
+        guard first == 0x1F, second == 0x8B else {
+            throw .corrupt("data after the end of the \(encoding) data that is not another gzip member")
+        }
+        let status = inflateReset(stream)
+        guard status == Z_OK else { throw .zlib(status) }
     }
 
     /// Inflates the bytes kept from an earlier call (the start of a stream or member, read to
@@ -176,11 +182,7 @@ package final class Inflater {
                     state = .betweenMembers(Array(rest))
                     return true
                 }
-                guard rest[0] == 0x1F, rest[1] == 0x8B else {
-                    throw .corrupt("data after the end of the \(encoding) data that is not another gzip member")
-                }
-                let reset = inflateReset(stream)
-                guard reset == Z_OK else { throw .zlib(reset) }
+                try startNextMember(rest[0], rest[1])
             case Z_OK where stream.pointee.avail_in > 0 || produced == capacity:
                 continue  // more to inflate from this input
             case Z_OK, Z_BUF_ERROR:
