@@ -10,7 +10,9 @@ extension DNSBypass {
     /// The addresses, the IP-list API, the store file and how addresses are measured.
     public struct Configuration: Sendable {
         /// Addresses known at build time, per host name (`"api.example.com": ["203.0.113.7"]`). A
-        /// name matches in any case, with or without the trailing dot of a fully qualified name.
+        /// name matches in any case, with or without the trailing dot of a fully qualified name; its
+        /// labels are 1 to 63 letters, digits and inner hyphens (anything else fails the build of the
+        /// bypass with `.configuration`).
         public var hosts: [String: [String]]
         /// The IP-list API, if any.
         public var ipListSource: IPListSource?
@@ -93,11 +95,18 @@ extension DNSBypass {
             return parsed
         }
 
+        /// A DNS name as written in URLs (lowercased, without the trailing dot): labels of 1 to 63
+        /// letters, digits and hyphens, none starting or ending with a hyphen, 253 bytes at most.
         static func isHostName(_ name: String) -> Bool {
-            guard !name.isEmpty, name.utf8.count <= 253, !name.hasPrefix("."), !name.hasPrefix("-") else { return false }
-            return name.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            guard name.utf8.count <= 253 else { return false }
+            return name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).allSatisfy { label in
+                guard (1...63).contains(label.count), label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else {
+                    return false
+                }
+                return label.allSatisfy { byte in
+                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                        || byte == UInt8(ascii: "-")
+                }
             }
         }
     }

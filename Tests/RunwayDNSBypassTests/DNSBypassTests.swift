@@ -299,6 +299,17 @@ extension Response {
         #expect(
             field(.init(hosts: [host: ["127.0.0.1"]], probe: .httpPing(scheme: "ftp", dispatcher: StubDispatcher(status: 200)))) == "probe")
         #expect(field(.init(hosts: [host: ["127.0.0.1", "[::1]:8443"]])) == nil)
+        // Host names: labels of 1 to 63 letters, digits and inner hyphens; one trailing dot is the same name.
+        let label63 = String(repeating: "a", count: 63)
+        for bad in [
+            "api..runway.test", ".api.runway.test", "api.runway.test..", "-api.runway.test", "api-.runway.test",
+            "api.-runway.test", label63 + "a.test", "api_1.runway.test", "api runway.test", ".",
+        ] {
+            #expect(field(.init(hosts: [bad: ["127.0.0.1"]])) == "hosts", "\(bad)")
+        }
+        for good in ["API.Runway.Test.", "a-b.c", label63 + ".test", "x", "10.0.0.1"] {
+            #expect(field(.init(hosts: [good: ["127.0.0.1"]])) == nil, "\(good)")
+        }
         do {
             _ = try DNSBypass(.init(hosts: [host: []]))
         } catch {
