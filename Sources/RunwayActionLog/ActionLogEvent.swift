@@ -39,7 +39,9 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
 
     /// What happened.
     public var kind: Kind
-    /// How many actions it concerns.
+    /// How many actions it concerns. A `lost` event for a file found corrupt at open has 0: what
+    /// earlier runs left in it cannot be counted (its ``reason`` says so), and
+    /// ``ActionLogStatistics/lost`` counts only what this run recorded.
     public var count: Int
     /// The batch, for upload events.
     public var batchID: String?

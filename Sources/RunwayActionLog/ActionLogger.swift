@@ -85,7 +85,7 @@ public final class ActionLogger: Sendable {
                     .lost, count: 0,
                     reason:
                         "the outbox file was corrupt at open; it was moved to \(configuration.file.lastPathComponent).corrupt and "
-                        + "rebuilt empty"
+                        + "rebuilt empty: the actions of earlier runs it held, which cannot be counted, are lost"
                 ))
         }
         let leftovers = try outbox.batchLeftovers(batchSize: configuration.batchSize)

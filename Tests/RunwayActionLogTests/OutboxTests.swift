@@ -87,6 +87,8 @@ import Testing
             configuration.logger = Logger(label: "actions") { _ in logs }
             let actions = try ActionLogger(configuration)
             #expect(events.of(.lost).count == 1)
+            #expect(events.of(.lost).first?.reason?.contains("cannot be counted") == true)
+            #expect(actions.statistics.lost == 0)
             #expect(logs.entries.contains { $0.level == .error && "\($0.message)".contains("corrupt") })
             #expect(FileManager.default.fileExists(atPath: folder.outbox.path + ".corrupt"))
             try await actions.recordDurably("after")
