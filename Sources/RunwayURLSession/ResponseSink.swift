@@ -17,17 +17,21 @@ final class ResponseSink {
     private var body = Data()
     private var file: FileHandle?
 
-    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64) {
+    /// Whether the request was a HEAD, whose response announces a length it does not send.
+    private let isHead: Bool
+
+    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64, isHead: Bool) {
         self.download = download
         self.limit = limit
         self.resumeOffset = resumeOffset
+        self.isHead = isHead
     }
 
     /// A sink for `request`; for a download, finds how much of the `.part` file can be resumed.
     static func make(for request: Request) throws(RunwayError) -> ResponseSink {
         let limit = request.options.maxResponseSize
         guard let download = request.download else {
-            return ResponseSink(download: nil, limit: limit, resumeOffset: 0)
+            return ResponseSink(download: nil, limit: limit, resumeOffset: 0, isHead: request.method == .head)
         }
         let partPath = download.partialFile.path
         var offset: Int64 = 0
@@ -42,7 +46,7 @@ final class ResponseSink {
                 throw RunwayError(.fileIO, "cannot remove \(partPath)", underlying: error)
             }
         }
-        return ResponseSink(download: download, limit: limit, resumeOffset: offset)
+        return ResponseSink(download: download, limit: limit, resumeOffset: offset, isHead: request.method == .head)
     }
 
     /// Prepares for the body of a response with `status` and `headers`.
@@ -64,7 +68,9 @@ final class ResponseSink {
             appendOffset = resuming ? resumeOffset : 0
             return
         }
-        if headers["Content-Encoding"] == nil, let length = headers["Content-Length"].flatMap(Int.init), length > limit {
+        // A HEAD, 1xx, 204 or 304 response has no body, whatever length it announces.
+        let hasBody = !isHead && status >= 200 && status != 204 && status != 304
+        if hasBody, headers["Content-Encoding"] == nil, let length = headers["Content-Length"].flatMap(Int.init), length > limit {
             throw RunwayError(.responseTooLarge, "the response announces \(length) bytes, the limit is \(limit)")
         }
     }
@@ -89,11 +95,18 @@ final class ResponseSink {
     func finish() throws(RunwayError) -> (Data, URL?) {
         guard let file, let download else { return (body, nil) }
         self.file = nil
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: download.file.path, isDirectory: &isDirectory)
+        // A folder in the way is the caller's, with whatever it holds: never removed.
+        guard !(exists && isDirectory.boolValue) else {
+            try? file.close()
+            throw RunwayError(
+                .fileIO,
+                "cannot move the download to \(download.file.path): a folder is there (the bytes stay in \(download.partialFile.path))")
+        }
         do {
             try file.close()
-            if FileManager.default.fileExists(atPath: download.file.path) {
-                try FileManager.default.removeItem(at: download.file)
-            }
+            if exists { try FileManager.default.removeItem(at: download.file) }
             try FileManager.default.moveItem(at: download.partialFile, to: download.file)
         } catch {
             throw RunwayError(.fileIO, "cannot move the download to \(download.file.path)", underlying: error)

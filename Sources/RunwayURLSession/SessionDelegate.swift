@@ -48,11 +48,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        guard let transfer = transfer(for: task) else {
-            completionHandler(nil)
-            return
-        }
-        completionHandler(transfer.redirect(to: request))
+        // An aborted transfer's task is being cancelled on this queue: an answer now would reach
+        // corelibs after the cancel, which it traps on. So it gets none. (A transfer no longer
+        // registered has been answered or aborted.)
+        guard let transfer = transfer(for: task), !transfer.isAborted else { return }
+        completionHandler(transfer.redirect(to: request, response: response))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -10,7 +10,12 @@ import FoundationNetworking
 ///
 /// The delegate queue feeds it (`receive`, `redirect`, `complete`); the caller's task waits in
 /// ``run(_:)``; a timer or task cancellation may ``abort(_:)`` it from any thread. The first
-/// ending wins: an abort decides the error even though `URLSession` then reports "cancelled".
+/// ending wins. An abort releases the caller at once with its error, whatever `URLSession` is
+/// doing, and cancels the task from the delegate queue, never from elsewhere:
+/// swift-corelibs-foundation traps when a task is cancelled while it waits for the answer to a
+/// redirect and that answer then comes. On the delegate queue a cancel comes either before the
+/// redirect callback, which then gets no answer at all, or after the answer, which corelibs has
+/// queued ahead of the cancel.
 ///
 /// `@unchecked Sendable`: the mutable fields (`state`) and the sink are read and written only
 /// inside `state.withLock`.
@@ -39,10 +44,13 @@ final class Transfer: @unchecked Sendable {
     private let started = ContinuousClock.now
     private let state = Locked(State())
     private let sink: ResponseSink
+    /// The session's delegate queue (serial), where the task is cancelled.
+    private let delegateQueue: OperationQueue
 
-    init(request: Request, sink: ResponseSink) {
+    init(request: Request, sink: ResponseSink, delegateQueue: OperationQueue) {
         self.request = request
         self.sink = sink
+        self.delegateQueue = delegateQueue
     }
 
     /// Starts `task` and waits until the transfer ends.
@@ -71,15 +79,26 @@ final class Transfer: @unchecked Sendable {
         return try outcome.get()
     }
 
-    /// Ends the transfer with `error` unless it has already ended, and cancels the task.
+    /// Ends the transfer with `error` unless it has already ended: the caller is released at once
+    /// and the task is cancelled on the delegate queue (see the type's documentation).
     func abort(_ error: RunwayError) {
-        let task: URLSessionTask? = state.withLock { state in
-            guard !state.finished, state.abortError == nil else { return nil }
+        let (task, continuation) = state.withLock { state -> (URLSessionTask?, CheckedContinuation<Void, Never>?) in
+            guard !state.finished, state.abortError == nil else { return (nil, nil) }
             state.abortError = error
-            return state.task
+            // Not started yet: `run` finds the error and never starts the task.
+            guard let continuation = state.continuation else { return (nil, nil) }
+            state.finished = true
+            state.outcome = .failure(error)
+            state.continuation = nil
+            sink.discard()
+            return (state.task, continuation)
         }
-        task?.cancel()
+        if let task { delegateQueue.addOperation { task.cancel() } }
+        continuation?.resume()
     }
+
+    /// Whether the transfer was aborted (the delegate then leaves a redirect unanswered).
+    var isAborted: Bool { state.withLock { $0.abortError != nil } }
 
     // MARK: Delegate callbacks
 
@@ -92,6 +111,7 @@ final class Transfer: @unchecked Sendable {
             state.headers = headers
             state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
             do throws(RunwayError) {
+                try Self.checkHead(status: http.statusCode, headers: headers)
                 try sink.begin(status: http.statusCode, headers: headers)
                 return nil
             } catch {
@@ -130,15 +150,28 @@ final class Transfer: @unchecked Sendable {
 
     /// The request to follow a redirect with, or `nil` to stop and return the 3xx response.
     ///
-    /// A refused redirect does not cancel the task: swift-corelibs-foundation traps if the task
-    /// is cancelled while it waits for this answer. The 3xx response completes the transfer and
-    /// ``complete(error:response:)`` turns it into the recorded error.
-    func redirect(to next: URLRequest) -> URLRequest? {
+    /// A refused redirect does not cancel the task (see the type's documentation): the 3xx
+    /// response completes the transfer and ``complete(error:response:)`` turns it into the
+    /// recorded error. The target is read from the response's `Location` as the server wrote it,
+    /// since FoundationNetworking rewrites a `file:` or `mailto:` target into a path on the same
+    /// host. Credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) do not follow to
+    /// another origin. A 307 or 308 sends the request's body again, as libcurl does, where
+    /// URLSession can (not FoundationNetworking: there it is `.configuration`).
+    func redirect(to next: URLRequest, response: HTTPURLResponse) -> URLRequest? {
         let limit = request.options.redirects.maxRedirects
         return state.withLock { state -> URLRequest? in
             guard limit > 0, state.abortError == nil else { return nil }
-            guard let scheme = next.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(next.url?.absoluteString ?? "?")")
+            let location = response.value(forHTTPHeaderField: "Location") ?? ""
+            guard let target = URL(string: location, relativeTo: response.url ?? request.url)?.absoluteURL else {
+                state.redirectError = RunwayError(.invalidURL, "redirect to a URL that cannot be read: \"\(location)\"")
+                return nil
+            }
+            guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(location)")
+                return nil
+            }
+            guard target.host?.isEmpty == false else {
+                state.redirectError = RunwayError(.invalidURL, "redirect to a URL without a host: \"\(location)\"")
                 return nil
             }
             guard state.redirectCount < limit else {
@@ -146,8 +179,34 @@ final class Transfer: @unchecked Sendable {
                 return nil
             }
             state.redirectCount += 1
+            var next = next
+            next.url = target
+            if let from = response.url ?? Optional(request.url), !Self.sameOrigin(from, target) {
+                for name in ["Authorization", "Proxy-Authorization", "Cookie"] { next.setValue(nil, forHTTPHeaderField: name) }
+            }
+            if response.statusCode == 307 || response.statusCode == 308, let body = request.body {
+                #if canImport(FoundationNetworking)
+                // FoundationNetworking sends the next request with an empty body (and the old
+                // Content-Type): refused rather than sent wrong.
+                state.redirectError = RunwayError(
+                    .configuration,
+                    "URLSessionDispatcher cannot send a request body again on a \(response.statusCode) redirect (FoundationNetworking "
+                        + "sends it empty); use CurlDispatcher, or send the request to \(target.absoluteString)",
+                    field: "redirects")
+                return nil
+                #else
+                next.httpMethod = request.method.rawValue
+                next.httpBody = body
+                #endif
+            }
             return next
         }
+    }
+
+    /// Same scheme, host and port (the default one when none is written).
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
     }
 
     func complete(error: (any Error)?, response: HTTPURLResponse?) {
@@ -177,6 +236,7 @@ final class Transfer: @unchecked Sendable {
             state.headers = Self.headers(of: response)
         }
         do throws(RunwayError) {
+            try Self.checkHead(status: state.status, headers: state.headers)
             let (body, fileURL) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
             return .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
@@ -186,6 +246,26 @@ final class Transfer: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// Refuses a head that does not frame its body faithfully, which FoundationNetworking passes:
+    /// a status outside 100–599, or a `Content-Length` that is not one number (repeated fields
+    /// reach here joined by commas, and must then all be that number; RFC 9110 §8.6).
+    static func checkHead(status: Int, headers: HTTPHeaders) throws(RunwayError) {
+        guard (100...599).contains(status) else {
+            throw RunwayError(.responseInvalid, "the server answered with status \(status), outside 100–599")
+        }
+        guard let field = headers["Content-Length"] else { return }
+        var length: Int64?
+        for part in field.split(separator: ",", omittingEmptySubsequences: false) {
+            let text = part.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                let value = Int64(text), length == nil || length == value
+            else {
+                throw RunwayError(.responseInvalid, "the response's Content-Length is not one number: \"\(field)\"")
+            }
+            length = value
+        }
+    }
 
     /// Progress so far; call inside `state.withLock`.
     private func progress(_ state: State) -> TransferProgress {

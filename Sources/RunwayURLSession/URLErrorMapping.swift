@@ -20,7 +20,20 @@ enum URLErrorMapping {
         if code == .unknown, isTLSFailure(nsError.localizedDescription) {
             return RunwayError(.tls, message, underlying: error)
         }
-        return RunwayError(runwayCode(for: code), message, underlying: error)
+        if code == .unknown, isCutReply(nsError.localizedDescription) {
+            return RunwayError(.connectionLost, message, underlying: error)
+        }
+        // Refused, unreachable or unresolved: nothing of the request left.
+        let neverSent = code == .cannotConnectToHost || code == .cannotFindHost || code == .dnsLookupFailed
+        return RunwayError(runwayCode(for: code), message, underlying: error, neverSent: neverSent)
+    }
+
+    /// A reply cut before its end (libcurl's `CURLE_PARTIAL_FILE`, a chunked body cut short),
+    /// which swift-corelibs-foundation reports as `NSURLErrorUnknown` with libcurl's message: the
+    /// connection was lost, as `CurlDispatcher` reports it (and a retry policy reads it).
+    static func isCutReply(_ message: String) -> Bool {
+        let lowered = message.lowercased()
+        return lowered.contains("partial file") || lowered.contains("transfer closed") || lowered.contains("chunk")
     }
 
     /// swift-corelibs-foundation reports libcurl's TLS failures (`CURLE_PEER_FAILED_VERIFICATION`,

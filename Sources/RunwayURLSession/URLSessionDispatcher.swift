@@ -27,6 +27,17 @@ import FoundationNetworking
 /// count only. A POST body without a `Content-Type` goes out labelled
 /// `application/x-www-form-urlencoded` (URLSession's default; `CurlDispatcher` sends none), so
 /// give such a body its type.
+///
+/// On Linux, FoundationNetworking has faults no dispatcher on top of it can reach: a chunked
+/// response with trailer fields, or a header section cut off by the server, stops the process
+/// inside FoundationNetworking; a body-less POST goes out a second time when a reused connection
+/// dies before the answer; a gzip body cut short arrives as complete; repeated header fields are
+/// joined into one value; a 307 or 308 would send the request's body empty (refused here with
+/// `.configuration`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
+/// as `CurlDispatcher` does: a status outside 100–599 or a `Content-Length` that is not one number
+/// is `.responseInvalid`; a redirect goes only to the HTTP(S) URL its `Location` names, without
+/// `Authorization` or `Cookie` when it leaves the origin; a timeout or a cancellation releases the
+/// caller at once.
 public final class URLSessionDispatcher: Dispatcher {
     /// Settings of the dispatcher's session.
     public struct Configuration: Sendable {
@@ -43,6 +54,8 @@ public final class URLSessionDispatcher: Dispatcher {
     public let configuration: Configuration
     private let session: URLSession
     private let delegate: SessionDelegate
+    /// The session's delegate queue (serial): every callback runs there, and every cancel.
+    private let delegateQueue: OperationQueue
 
     /// Creates a dispatcher with its own `URLSession`.
     public init(configuration: Configuration = Configuration()) {
@@ -62,6 +75,7 @@ public final class URLSessionDispatcher: Dispatcher {
         queue.maxConcurrentOperationCount = 1
         queue.name = "runway.urlsession.delegate"
         self.delegate = delegate
+        self.delegateQueue = queue
         self.session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: queue)
     }
 
@@ -94,7 +108,7 @@ public final class URLSessionDispatcher: Dispatcher {
         let sink = try ResponseSink.make(for: request)
         var urlRequest = try URLRequestBuilder.make(for: request, resumeOffset: sink.resumeOffset)
         urlRequest.timeoutInterval = Self.backstopTimeout
-        let transfer = Transfer(request: request, sink: sink)
+        let transfer = Transfer(request: request, sink: sink, delegateQueue: delegateQueue)
         let task = session.dataTask(with: urlRequest)
         delegate.register(transfer, for: task)
         defer { delegate.unregister(task) }

@@ -95,6 +95,8 @@ extension DispatcherSuite {
         let url = try #require(URL(string: "http://127.0.0.1:1/json"))
         let error = await runwayError { try await dut.send(dut.make(), makeRequest(url)) }
         #expect(error?.code == .cannotConnect)
+        // Nothing left: a retry policy may send even a POST again.
+        #expect(error?.neverSent == true)
     }
 
     @Test("a server gone after start is .cannotConnect", arguments: DispatcherUnderTest.all)

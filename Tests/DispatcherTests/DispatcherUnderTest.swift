@@ -26,6 +26,9 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         static let connectOverrides = Capability(description: "connect overrides")
         /// ``RequestOptions/proxy``: HTTP (and `CONNECT`) and SOCKS5 proxies.
         static let proxies = Capability(description: "proxies")
+        /// Sending a request's body again on a 307 or 308 redirect (FoundationNetworking sends
+        /// it empty; `URLSessionDispatcher` refuses there).
+        static let bodyOnRedirect = Capability(description: "body sent again on a 307/308 redirect")
     }
 
     /// The name shown in test results.
@@ -41,15 +44,21 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
     static let all: [DispatcherUnderTest] = [
         DispatcherUnderTest(
             name: "libcurl",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies],
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
         DispatcherUnderTest(
             name: "libcurl (poll)",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies],
+            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect],
             make: { CurlDispatcher(socketBackend: .poll) }),
-        DispatcherUnderTest(name: "URLSession", capabilities: [], make: { URLSessionDispatcher() }),
+        DispatcherUnderTest(name: "URLSession", capabilities: urlSessionCapabilities, make: { URLSessionDispatcher() }),
     ]
+
+    #if canImport(FoundationNetworking)
+    static let urlSessionCapabilities: Set<Capability> = []
+    #else
+    static let urlSessionCapabilities: Set<Capability> = [.bodyOnRedirect]
+    #endif
 
     /// The dispatchers that support every capability in `required`.
     static func all(supporting required: Capability...) -> [DispatcherUnderTest] {

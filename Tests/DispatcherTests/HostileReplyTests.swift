@@ -1,0 +1,156 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import TestHelpers
+import Testing
+
+/// What a server can do to a dispatcher that FoundationNetworking lets through on its own and
+/// `CurlDispatcher` refuses: every dispatcher must end these the same way (found by probing
+/// `URLSessionDispatcher` from outside).
+extension DispatcherSuite {
+    @Test("credentials do not follow a redirect to another origin", arguments: DispatcherUnderTest.all)
+    func credentialsStayWithTheirOrigin(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let secrets: HTTPHeaders = ["Authorization": "Bearer SECRET", "Cookie": "sid=SECRET", "X-Keep": "kept"]
+            func echoed(to target: URL) async throws -> [String: String] {
+                let url = server.url("/redirect-to?url=" + target.absoluteString)
+                let request = makeRequest(url, headers: secrets) { $0.redirects = .follow(max: 2) }
+                let response = try await dut.send(dispatcher, request)
+                #expect(response.status == 200)
+                return try JSONDecoder().decode(EchoResponse.self, from: response.body).headers
+            }
+            let same = try await echoed(to: server.url("/echo"))
+            #expect(same["authorization"] == "Bearer SECRET")
+            #expect(same["cookie"] == "sid=SECRET")
+            var other = try #require(URLComponents(url: server.url("/echo"), resolvingAgainstBaseURL: false))
+            other.host = "localhost"
+            let elsewhere = try await echoed(to: try #require(other.url))
+            #expect(elsewhere["authorization"] == nil)
+            #expect(elsewhere["cookie"] == nil)
+            #expect(elsewhere["x-keep"] == "kept")
+        }
+    }
+
+    @Test(
+        "a redirect to another scheme is refused, not rewritten into a path on the same host",
+        arguments: DispatcherUnderTest.all, ["file:///echo/etc/passwd", "mailto:echo@example.com", "ftp://127.0.0.1/echo"])
+    func redirectToAnotherScheme(_ dut: DispatcherUnderTest, _ location: String) async throws {
+        try await withTestServer { server in
+            let request = makeRequest(server.url("/redirect-to?url=" + location)) { $0.redirects = .follow(max: 2) }
+            let error = await runwayError { try await dut.send(dut.make(), request) }
+            #expect(error?.code == .unsupportedScheme)
+            #expect(server.stats.requests(path: "/echo/etc/passwd") == 0)
+        }
+    }
+
+    @Test("a 307 or 308 sends the body again; a 303 turns the POST into a GET", arguments: DispatcherUnderTest.all)
+    func redirectKeepsTheBody(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for status in [307, 308, 303] {
+                let url = server.url("/redirect-to?status=\(status)&url=/echo")
+                let request = makeRequest(
+                    .post, url, headers: ["Content-Type": "text/plain"], body: Data("payload".utf8)
+                ) { $0.redirects = .follow(max: 2) }
+                guard status == 303 || dut.capabilities.contains(.bodyOnRedirect) else {
+                    // Refused, never sent empty.
+                    let error = await runwayError { try await dut.send(dispatcher, request) }
+                    #expect(error?.code == .configuration && error?.field == "redirects", "\(String(describing: error))")
+                    continue
+                }
+                let response = try await dut.send(dispatcher, request)
+                let echo = try JSONDecoder().decode(EchoResponse.self, from: response.body)
+                #expect(echo.method == (status == 303 ? "GET" : "POST"), "\(status)")
+                #expect(echo.bodyLength == (status == 303 ? 0 : 7), "\(status)")
+            }
+            #expect(server.stats.requests(path: "/echo") == (dut.capabilities.contains(.bodyOnRedirect) ? 3 : 1))
+        }
+    }
+
+    @Test("a timeout or a cancellation in the middle of a redirect chain ends the call, nothing else", arguments: DispatcherUnderTest.all)
+    func abortDuringRedirects(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for round in 0..<40 {
+                let timeout = Duration.milliseconds(1 + round % 8)
+                let request = makeRequest(server.url("/redirect/20")) {
+                    $0.redirects = .follow(max: 30)
+                    $0.timeout = timeout
+                }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error == nil || error?.code == .timeout, "\(String(describing: error))")
+                let call = Task {
+                    try await dut.send(dispatcher, makeRequest(server.url("/redirect/20")) { $0.redirects = .follow(max: 30) })
+                }
+                try await Task.sleep(for: .microseconds(500 * (round % 10)))
+                call.cancel()
+                let outcome = await runwayError { try await call.value }
+                #expect(outcome == nil || outcome?.code == .cancelled, "\(String(describing: outcome))")
+            }
+            // Still serving.
+            #expect(try await dut.send(dispatcher, makeRequest(server.url("/json"))).status == 200)
+        }
+    }
+
+    @Test(
+        "a Content-Length that is not one number, or a status outside 100-599, is .responseInvalid",
+        arguments: DispatcherUnderTest.all,
+        [
+            "HTTP/1.1 200 OK\r\nContent-Length: 5 6\r\n\r\nhello", "HTTP/1.1 200 OK\r\nContent-Length: 5, 11\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nhello",
+            "HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok",
+        ])
+    func badFraming(_ dut: DispatcherUnderTest, _ reply: String) async throws {
+        let error = try await error(of: dut, answered: reply)
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+    }
+
+    /// How a GET through `dut` ends when a raw socket answers it with `reply`.
+    private func error(of dut: DispatcherUnderTest, answered reply: String) async throws -> RunwayError? {
+        let responder = try RawResponder(reply)
+        defer { responder.stop() }
+        return await runwayError { try await dut.send(dut.make(), makeRequest(responder.url("/x"))) }
+    }
+
+    @Test("a body-less answer is not held to the size limit by the length it announces", arguments: DispatcherUnderTest.all)
+    func bodylessAnswersAnnounceFreely(_ dut: DispatcherUnderTest) async throws {
+        let head = try RawResponder("HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n")
+        defer { head.stop() }
+        let headRequest = makeRequest(.head, head.url("/x")) { $0.maxResponseSize = 1000 }
+        #expect(try await dut.send(dut.make(), headRequest).status == 200)
+        let notModified = try RawResponder("HTTP/1.1 304 Not Modified\r\nContent-Length: 1000000000\r\n\r\n")
+        defer { notModified.stop() }
+        let response = try await dut.send(dut.make(), makeRequest(notModified.url("/x")) { $0.maxResponseSize = 1000 })
+        #expect(response.status == 304)
+        #expect(response.body.isEmpty)
+    }
+
+    @Test("a body cut short is .connectionLost, which a retry policy reads as such", arguments: DispatcherUnderTest.all)
+    func cutBodyIsConnectionLost(_ dut: DispatcherUnderTest) async throws {
+        for reply in [
+            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+        ] {
+            let error = try await error(of: dut, answered: reply)
+            #expect(error?.code == .connectionLost, "\(reply): \(String(describing: error))")
+        }
+    }
+
+    @Test("a download never replaces a folder that stands in its place", arguments: DispatcherUnderTest.all)
+    func downloadOntoAFolder(_ dut: DispatcherUnderTest) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-folder-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("file.bin")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("keep me".utf8).write(to: folder.appendingPathComponent("inside.txt"))
+        try await withTestServer { server in
+            var request = makeRequest(server.url("/download/1000"))
+            request.download = DownloadTarget(file: folder)
+            let error = await runwayError { try await dut.send(dut.make(), request) }
+            #expect(error?.code == .fileIO, "\(String(describing: error))")
+            let kept = try Data(contentsOf: folder.appendingPathComponent("inside.txt"))
+            #expect(kept == Data("keep me".utf8))
+        }
+    }
+}
