@@ -23,6 +23,13 @@ enum URLErrorMapping {
         if code == .unknown, isCutReply(nsError.localizedDescription) {
             return RunwayError(.connectionLost, message, underlying: error)
         }
+        if code == .unknown, nsError.localizedDescription.lowercased().contains("failed writing header") {
+            return RunwayError(
+                .responseInvalid,
+                "FoundationNetworking could not read a header line of the reply (it refuses a status line without a reason "
+                    + "phrase, bare LF line ends and values that are not UTF-8, which CurlDispatcher reads): \(message)",
+                underlying: error)
+        }
         // Refused, unreachable or unresolved: nothing of the request left.
         let neverSent = code == .cannotConnectToHost || code == .cannotFindHost || code == .dnsLookupFailed
         return RunwayError(runwayCode(for: code), message, underlying: error, neverSent: neverSent)

@@ -33,7 +33,8 @@ import FoundationNetworking
 /// inside FoundationNetworking; a body-less POST goes out a second time when a reused connection
 /// dies before the answer; a gzip body cut short arrives as complete; repeated header fields are
 /// joined into one value; a 307 or 308 would send the request's body empty (refused here with
-/// `.configuration`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
+/// `.configuration`); a status line without a reason phrase, bare LF line ends and header values
+/// that are not UTF-8 are refused (`.responseInvalid`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
 /// as `CurlDispatcher` does: a status outside 100–599 or a `Content-Length` that is not one number
 /// is `.responseInvalid`; a redirect goes only to the HTTP(S) URL its `Location` names, without
 /// `Authorization` or `Cookie` when it leaves the origin; a timeout or a cancellation releases the

@@ -106,6 +106,25 @@ extension DispatcherSuite {
         #expect(error?.code == .responseInvalid, "\(String(describing: error))")
     }
 
+    @Test(
+        "a reply the dispatcher cannot read is .responseInvalid, never a transport failure",
+        arguments: DispatcherUnderTest.all,
+        [
+            "HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+            "HTTP/1.1 200 OK\r\nX-Name: caf\u{E9}\r\nContent-Length: 2\r\n\r\nok",
+        ])
+    func unreadableOrRead(_ dut: DispatcherUnderTest, _ reply: String) async throws {
+        // libcurl reads all three; FoundationNetworking refuses them.
+        let responder = try RawResponder(reply: Array(reply.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }))
+        defer { responder.stop() }
+        do {
+            let response = try await dut.send(dut.make(), makeRequest(responder.url("/x")))
+            #expect(response.body == Data("ok".utf8))
+        } catch {
+            #expect((error as? RunwayError)?.code == .responseInvalid, "\(error)")
+        }
+    }
+
     /// How a GET through `dut` ends when a raw socket answers it with `reply`.
     private func error(of dut: DispatcherUnderTest, answered reply: String) async throws -> RunwayError? {
         let responder = try RawResponder(reply)
