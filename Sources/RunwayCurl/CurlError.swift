@@ -6,20 +6,21 @@ enum CurlError {
     /// - Parameter lastStatus: The status line last read (0: none could be read).
     static func runwayError(_ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int) -> RunwayError {
         let text = String(cString: curl_easy_strerror(code))
-        let message = "\(text) (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)"
+        let message = "\(text) (curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL where !(300..<400).contains(lastStatus):
             // The request's own scheme was checked before dispatch and no redirect was being
             // followed: libcurl says this of a reply that is not HTTP (no valid status line).
             return RunwayError(
                 .responseInvalid,
-                "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+                "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) "
+                    + RunwayError.text(forURL: request.url))
         case CURLE_WEIRD_SERVER_REPLY:
             // libcurl refused a line of the head before the header callback saw it.
             return RunwayError(
                 .responseInvalid,
                 "the server's reply is not valid HTTP: a header line without a colon, a Content-Length that is not a number, "
-                    + "or a malformed status line (curl \(code.rawValue)) for \(request.method) \(request.url.absoluteString)")
+                    + "or a malformed status line (curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.
@@ -30,7 +31,7 @@ enum CurlError {
                 return RunwayError(
                     .timeout,
                     "timed out before a connection was made: nothing was sent (curl \(code.rawValue)) for \(request.method) "
-                        + "\(request.url.absoluteString)",
+                        + "\(RunwayError.text(forURL: request.url))",
                     neverSent: true)
             }
             return RunwayError(self.code(for: code), message, neverSent: neverSent)
@@ -39,7 +40,7 @@ enum CurlError {
             return RunwayError(
                 .responseTooLarge,
                 "the response headers are over libcurl's limit, or memory ran out (curl \(code.rawValue)) for \(request.method) "
-                    + "\(request.url.absoluteString)"
+                    + "\(RunwayError.text(forURL: request.url))"
             )
         default:
             return RunwayError(self.code(for: code), message)
@@ -86,7 +87,7 @@ enum CurlError {
     /// Each is `.cannotConnect`, `field` `proxy`: the origin was not reached. Refused credentials
     /// (an HTTP proxy's 407, or the 401 some proxies send instead; a SOCKS5 refusal) say so.
     static func proxyError(_ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer) -> RunwayError? {
-        let target = "for \(request.method) \(request.url.absoluteString)"
+        let target = "for \(request.method) \(RunwayError.text(forURL: request.url))"
         switch code {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_PROXY:
             let text = String(cString: curl_easy_strerror(code))
@@ -124,7 +125,7 @@ enum CurlError {
     static func proxyRefusedCredentials(_ proxy: Proxy.Server, status: Int, request: Request, response: Response?) -> RunwayError {
         let sent = proxy.credentials == nil ? "asks for credentials and none are set" : "refused the credentials"
         return RunwayError(
-            .cannotConnect, "the \(proxy.name) \(sent) (HTTP \(status)) for \(request.method) \(request.url.absoluteString)",
+            .cannotConnect, "the \(proxy.name) \(sent) (HTTP \(status)) for \(request.method) \(RunwayError.text(forURL: request.url))",
             field: "proxy", response: response, neverSent: response == nil)
     }
 

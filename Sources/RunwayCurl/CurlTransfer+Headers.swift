@@ -52,7 +52,8 @@ extension CurlTransfer {
                 let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<min(end, 64)]), as: UTF8.self)
                 failure = RunwayError(
                     .responseInvalid,
-                    "the status line \"\(line)\" has no status code from 100 to 599 (\(request.method) \(urlString))")
+                    "the status line \"\(line)\" has no status code from 100 to 599 "
+                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
                 return false
             }
             status = code
@@ -79,7 +80,7 @@ extension CurlTransfer {
                 failure = RunwayError(
                     .responseInvalid,
                     "the response has two Content-Length fields that disagree (\(known) and \(length)): its body's end is unknown "
-                        + "(\(request.method) \(urlString))")
+                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
                 return false
             }
             contentLength = length
@@ -88,7 +89,7 @@ extension CurlTransfer {
             failure = RunwayError(
                 .responseInvalid,
                 "the response's \"\(text)\" is not a length (digits, or a list of the same number): its body's end is unknown "
-                    + "(\(request.method) \(urlString))")
+                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
             return false
         }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {

@@ -18,7 +18,7 @@ extension CurlTransfer {
                     .connectionLost,
                     "the connection closed before the response, and \(request.method) is not idempotent: not sent again, "
                         + "since the server may have it (a retry policy that allows it, or an Idempotency-Key header, may) "
-                        + "for \(request.url.absoluteString)"))
+                        + "for \(RunwayError.text(forURL: request.url))"))
         }
         if code == CURLE_SEND_FAIL_REWIND {
             return .failure(
@@ -26,7 +26,7 @@ extension CurlTransfer {
                     .connectionLost,
                     "the streamed body had to be sent again (a 307 or 308 redirect, or a connection that closed before the "
                         + "response) and it cannot be: part of it was read (make it with RequestBodyStream.sequence(length:sha256:_:) "
-                        + "or from a file) for \(request.method) \(request.url.absoluteString)"
+                        + "or from a file) for \(request.method) \(RunwayError.text(forURL: request.url))"
                 ))
         }
         guard code == CURLE_OK else {
@@ -40,7 +40,7 @@ extension CurlTransfer {
                 RunwayError(
                     .connectionLost,
                     "the connection closed inside the response's header section (status \(status), no blank line) for "
-                        + "\(request.method) \(request.url.absoluteString)"
+                        + "\(request.method) \(RunwayError.text(forURL: request.url))"
                 ))
         }
         if let unfinished = unfinishedEncoding() { return .failure(unfinished) }

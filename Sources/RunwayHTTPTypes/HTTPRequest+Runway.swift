@@ -82,7 +82,7 @@ struct RequestTarget {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true), let text = components.string,
             let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost, !hostRange.isEmpty
         else {
-            throw RunwayError(.invalidURL, "URL has no scheme or host: \"\(url.absoluteString)\"")
+            throw RunwayError(.invalidURL, "URL has no scheme or host: \"\(RunwayError.text(forURL: url))\"")
         }
         scheme = String(text[schemeRange])
         try Self.checkScheme(scheme)

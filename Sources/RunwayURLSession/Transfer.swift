@@ -163,15 +163,17 @@ final class Transfer: @unchecked Sendable {
             guard limit > 0, state.abortError == nil else { return nil }
             let location = response.value(forHTTPHeaderField: "Location") ?? ""
             guard let target = URL(string: location, relativeTo: response.url ?? request.url)?.absoluteURL else {
-                state.redirectError = RunwayError(.invalidURL, "redirect to a URL that cannot be read: \"\(location)\"")
+                state.redirectError = RunwayError(
+                    .invalidURL, "redirect to a URL that cannot be read: \"\(RunwayError.text(forURL: location))\"")
                 return nil
             }
             guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(location)")
+                state.redirectError = RunwayError(.unsupportedScheme, "redirect to a non-HTTP URL: \(RunwayError.text(forURL: location))")
                 return nil
             }
             guard target.host?.isEmpty == false else {
-                state.redirectError = RunwayError(.invalidURL, "redirect to a URL without a host: \"\(location)\"")
+                state.redirectError = RunwayError(
+                    .invalidURL, "redirect to a URL without a host: \"\(RunwayError.text(forURL: location))\"")
                 return nil
             }
             guard state.redirectCount < limit else {
@@ -191,7 +193,7 @@ final class Transfer: @unchecked Sendable {
                 state.redirectError = RunwayError(
                     .configuration,
                     "URLSessionDispatcher cannot send a request body again on a \(response.statusCode) redirect (FoundationNetworking "
-                        + "sends it empty); use CurlDispatcher, or send the request to \(target.absoluteString)",
+                        + "sends it empty); use CurlDispatcher, or send the request to \(RunwayError.text(forURL: target))",
                     field: "redirects")
                 return nil
                 #else

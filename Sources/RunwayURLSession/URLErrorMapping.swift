@@ -9,6 +9,10 @@ import FoundationNetworking
 enum URLErrorMapping {
     static func runwayError(for error: any Error) -> RunwayError {
         let nsError = error as NSError
+        // Foundation's error carries the failing URL (user name, password, query and all) in
+        // its user info, which its description prints: it is kept without it.
+        let error = NSError(
+            domain: nsError.domain, code: nsError.code, userInfo: [NSLocalizedDescriptionKey: nsError.localizedDescription])
         guard nsError.domain == NSURLErrorDomain else {
             return RunwayError(.transport, "\(error)", underlying: error)
         }

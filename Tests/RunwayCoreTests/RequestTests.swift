@@ -156,4 +156,35 @@ struct RequestTests {
         let error = RunwayError(.timeout, "took too long", stage: .dispatcher("curl"))
         #expect("\(error)" == "RunwayError.timeout at dispatcher curl: took too long")
     }
+
+    @Test(
+        "a URL refused at creation is named without what its credentials, query or fragment hold",
+        arguments: [
+            "http:///echo?token=SECRET", "http://SECRET-U:SECRET-P@127.0.0.1/a b?token=SECRET", "ftp//x?token=SECRET",
+            "http://user:SE/CRET@host/x?token=SECRET",
+        ])
+    func refusedURLsKeepTheirSecrets(_ text: String) {
+        do {
+            _ = try Request(text)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect(!"\(error)".contains("SECRET") && !"\(error)".contains("CRET"), "\(error)")
+        }
+    }
+
+    @Test func errorTextKeepsHostPortAndPathButNotCredentials() {
+        #expect(RunwayError.text(forURL: "http://host:8080/users/@me?token=S") == "http://host:8080/users/@me?…")
+        #expect(RunwayError.text(forURL: "https://u:p@host/x#frag") == "https://host/x#…")
+        #expect(RunwayError.text(forURL: "http://user:SE/CRET@host/x") == "http://host/x")
+        #expect(RunwayError.text(forURL: "not a url") == "not a url")
+    }
+
+    @Test func aProxyURLThatIsNotOneIsNamedWithoutItsPassword() {
+        do {
+            _ = try Proxy(url: "http://puser:SECRET/PROXY@127.0.0.1:3128 x")
+            Issue.record("accepted")
+        } catch {
+            #expect(!"\(error)".contains("SECRET") && !"\(error)".contains("PROXY"), "\(error)")
+        }
+    }
 }

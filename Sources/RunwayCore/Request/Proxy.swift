@@ -279,8 +279,9 @@ extension Proxy {
         /// host replaced by `<redacted>`, so a message never repeats a password.
         static func redacted(_ text: String) -> String {
             let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
-            let authorityEnd = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-            guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text.debugDescription }
+            // Any "@" after the scheme: a password may hold an unescaped "/", "?" or "#", and a
+            // text that is not a URL has no authority to trust.
+            guard let at = text[start...].lastIndex(of: "@") else { return text.debugDescription }
             return (String(text[..<start]) + "<redacted>" + String(text[at...])).debugDescription
         }
     }

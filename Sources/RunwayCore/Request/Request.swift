@@ -151,7 +151,7 @@ public struct Request: Sendable {
     ) throws(RunwayError) {
         try Self.checkURLText(urlString, what: "URL")
         guard let url = URL(string: urlString) else {
-            throw RunwayError(.invalidURL, "not a URL: \"\(urlString)\"")
+            throw RunwayError(.invalidURL, "not a URL: \"\(RunwayError.text(forURL: urlString))\"")
         }
         self.init(method: method, url: url, headers: headers, body: body, options: options)
         try validateURL()
@@ -253,7 +253,8 @@ public struct Request: Sendable {
                 throw RunwayError(
                     .invalidURL,
                     "\(what) holds \(name) at byte \(offset) (percent-encode it: "
-                        + "%\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true))): \(text.debugDescription)"
+                        + "%\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true))): "
+                        + RunwayError.text(forURL: text).debugDescription
                 )
             }
             offset += 1
@@ -293,13 +294,13 @@ public struct Request: Sendable {
         // Runs for every request (at creation and again in the dispatcher), so it compares
         // without lower-casing copies and scans the bytes in one loop.
         guard let scheme = url.scheme else {
-            throw RunwayError(.invalidURL, "URL has no scheme: \"\(url.absoluteString)\"")
+            throw RunwayError(.invalidURL, "URL has no scheme: \"\(RunwayError.text(forURL: url))\"")
         }
         guard scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https") else {
             throw RunwayError(.unsupportedScheme, "scheme \"\(scheme.lowercased())\" is not http or https")
         }
         guard let host = url.host, !host.isEmpty else {
-            throw RunwayError(.invalidURL, "URL has no host: \"\(url.absoluteString)\"")
+            throw RunwayError(.invalidURL, "URL has no host: \"\(RunwayError.text(forURL: url))\"")
         }
         var absolute = url.absoluteString
         let hasControl = absolute.withUTF8 { bytes in bytes.contains { $0 <= 0x20 || $0 == 0x7F } }

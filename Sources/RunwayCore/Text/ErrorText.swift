@@ -18,3 +18,37 @@ extension RunwayError {
         }
     }
 }
+
+extension RunwayError {
+    /// A URL as error messages show it: without user name and password, query and fragment
+    /// (where tokens and keys travel; `?…` says one was there), and cut after 300 characters.
+    /// Messages reach logs, HAR files and spans, which must not carry what the URL held.
+    /// Works on text that is not a valid URL too.
+    package static func text(forURL text: String) -> String {
+        var kept = Substring(text)
+        var suffix = ""
+        if let cut = kept.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            suffix = kept[cut] == "?" ? "?…" : "#…"
+            kept = kept[..<cut]
+        }
+        if let schemeEnd = kept.firstRange(of: "://") {
+            let authority = kept[schemeEnd.upperBound...]
+            let authorityEnd = authority.firstIndex(of: "/") ?? authority.endIndex
+            // The user information ends at the last "@" of the authority; a password may hold an
+            // unescaped "/", which ends the authority early: then a "user:" before it (not a
+            // "host:port", all digits) and an "@" after it mark it too.
+            let head = authority[..<authorityEnd]
+            let passwordCut =
+                head.firstIndex(of: ":").map { !head[head.index(after: $0)...].allSatisfy { $0.isASCII && $0.isNumber } } ?? false
+            let at = head.lastIndex(of: "@") ?? (passwordCut ? authority.lastIndex(of: "@") : nil)
+            if let at {
+                kept = kept[..<schemeEnd.upperBound] + kept[kept.index(after: at)...]
+            }
+        }
+        if kept.count > 300 { return kept.prefix(300) + "…" }
+        return String(kept) + suffix
+    }
+
+    /// ``text(forURL:)`` of a URL.
+    package static func text(forURL url: URL) -> String { text(forURL: url.absoluteString) }
+}
