@@ -85,7 +85,8 @@ struct HAREntryBuilder {
         let plain = encoding == "identity" || encoding.isEmpty
         return HAR.Response(
             status: response.status, statusText: Self.reasonPhrase(response.status), httpVersion: httpVersion,
-            headers: headers(response.headers), content: content, redirectURL: response.headers["Location"] ?? "",
+            headers: headers(response.headers), content: content,
+            redirectURL: response.headers["Location"].map(redaction.apply(toURLText:)) ?? "",
             bodySize: fromCache ? 0 : plain && response.fileURL == nil ? response.body.count : -1)
     }
 

@@ -58,6 +58,17 @@ import Testing
         } throws: { ($0 as? RunwayError)?.message.contains("outside 0.5...1.5") == true }
     }
 
+    @Test func aSecretsValueIsNotRepeatedInTheMessage() async throws {
+        let pin = try ValidationInterceptor.validation([Self.rent: APIValidation(parameters: [ParameterRule("pin", .range(0...9999))])])
+        let pipeline = Pipeline(interceptors: [pin], dispatcher: StubDispatcher(status: 200))
+        await #expect {
+            try await pipeline.send(try Request("https://api.test/rent?pin=98765432101"), context: RequestContext(apiName: Self.rent))
+        } throws: { error in
+            let message = (error as? RunwayError)?.message ?? ""
+            return message == "pin is outside 0...9999" && !"\(error)".contains("98765432101")
+        }
+    }
+
     @Test func validRequestPasses() async throws {
         let (result, stub) = try await send("https://api.test/rent?city=Shanghai&page=3&sort=price&phone=13800138000")
         #expect(try result.get().status == 200)

@@ -29,6 +29,25 @@ struct RedactionTests {
             redaction.applyToForm("access%5Ftoken=abc&page=2&pass+word=x&bad%ZZ=1")
                 == "access%5Ftoken=<redacted>&page=2&pass+word=<redacted>&bad%ZZ=1")
         let url = try #require(URL(string: "https://u:secret@api.test/a?access%5Ftoken=abc&page=2"))
-        #expect(redaction.apply(to: url) == "https://u:redacted@api.test/a?access%5Ftoken=<redacted>&page=2")
+        #expect(redaction.apply(to: url) == "https://redacted:redacted@api.test/a?access%5Ftoken=<redacted>&page=2")
+    }
+
+    @Test("keys however named, a URL's user name and fragment, and the URL a Location names are hidden")
+    func secretsFoundByProbing() throws {
+        for name in ["X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "X-Runway-Caller-Key", "X-Bearer", "X-Api-Key"] {
+            #expect(redaction.hidesHeader(name), "\(name)")
+        }
+        for name in ["Content-Type", "Accept", "Keep-Alive", "Location", "User-Agent"] {
+            #expect(!redaction.hidesHeader(name), "\(name)")
+        }
+        for name in ["access_key", "accessKey", "sig", "auth", "pass", "authorization"] {
+            #expect(redaction.hidesParameter(name), "\(name)")
+        }
+        #expect(!redaction.hidesParameter("page"))
+        let url = try #require(URL(string: "https://TOKEN@api.test/cb#access_token=abc"))
+        #expect(redaction.apply(to: url) == "https://redacted@api.test/cb#redacted")
+        let shown = redaction.apply(to: HTTPHeaders([("Location", "/sink?code=1&access_token=abc"), ("X-Other", "v")]))
+        #expect(shown.first { $0.0 == "Location" }?.1 == "/sink?code=1&access_token=<redacted>")
+        #expect(shown.first { $0.0 == "X-Other" }?.1 == "v")
     }
 }

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Header names and parameter names are matched case-insensitively. A header is hidden when
 /// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`,
-/// `X-Access-Token`, `X-Auth` and `X-Session-Id` are hidden without being listed). Parameters
+/// `X-Access-Token`, `X-Auth`, `X-Session-Id` and `X-Goog-Api-Key` are hidden without being
+/// listed). A `Location` or `Content-Location` value is a URL and is shown as one (below). Parameters
 /// are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
 /// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
 /// string, in form bodies and in JSON bodies (any depth) — a body that looks like JSON or a form
@@ -32,9 +33,14 @@ public struct Redaction: Sendable, Equatable {
     /// the usual secret parameters.
     public static let standard = Redaction(
         uncheckedHeaders: ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"],
-        headerFragments: ["signature", "token", "secret", "password", "nonce", "auth", "session", "credential"],
-        parameters: ["passwd", "pwd", "sign", "apikey", "key", "pin", "otp", "sessionid", "sid", "cvv", "cvc"],
-        parameterFragments: ["password", "secret", "token", "signature", "apikey", "session", "credential", "privatekey"])
+        headerFragments: ["signature", "token", "secret", "password", "nonce", "auth", "session", "credential", "key", "bearer"],
+        parameters: [
+            "passwd", "pwd", "pass", "sign", "sig", "apikey", "key", "pin", "otp", "sessionid", "sid", "cvv", "cvc", "auth",
+            "authorization",
+        ],
+        parameterFragments: [
+            "password", "secret", "token", "signature", "apikey", "accesskey", "session", "credential", "privatekey",
+        ])
 
     /// The standard redaction plus your own header and parameter names.
     /// - Throws: `RunwayError` `.configuration` for an empty name.
@@ -84,13 +90,32 @@ public struct Redaction: Sendable, Equatable {
 
     /// The headers with hidden values replaced.
     package func apply(to headers: HTTPHeaders) -> [(String, String)] {
-        headers.map { ($0.name, hidesHeader($0.name) ? Self.placeholder : $0.value) }
+        headers.map { field in
+            if hidesHeader(field.name) { return (field.name, Self.placeholder) }
+            return (field.name, isURLHeader(field.name) ? apply(toURLText: field.value) : field.value)
+        }
+    }
+
+    /// `Location` and `Content-Location` carry a URL, whose query may hold a token.
+    private func isURLHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower == "location" || lower == "content-location"
+    }
+
+    /// A URL as text (possibly relative) with hidden query values and credentials replaced.
+    package func apply(toURLText text: String) -> String {
+        guard let url = URL(string: text) else { return Self.placeholder }
+        return apply(to: url)
     }
 
     /// The URL as text with hidden query values and any password replaced.
     package func apply(to url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         if components.password != nil { components.password = "redacted" }
+        // A user name may be a token (https://TOKEN@host); a fragment may carry one
+        // (#access_token=, OAuth's implicit flow).
+        if components.user != nil { components.user = "redacted" }
+        if components.fragment != nil { components.fragment = "redacted" }
         if let items = components.percentEncodedQueryItems {
             components.percentEncodedQueryItems = items.map { item in
                 let name = item.name.percentDecoded() ?? item.name

@@ -90,7 +90,7 @@ public struct APIValidation: Sendable {
             }
             for value in present {
                 for constraint in rule.constraints {
-                    if let reason = check(value, against: constraint) {
+                    if let reason = check(value, against: constraint, showing: !Redaction.standard.hidesParameter(rule.name)) {
                         throw RunwayError(.paramsInvalid, "\(rule.name) \(reason)", field: rule.name)
                     }
                 }
@@ -108,8 +108,9 @@ public struct APIValidation: Sendable {
         number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
     }
 
-    /// Why `value` fails `constraint`, or `nil` when it passes.
-    private func check(_ value: ParameterValues.Value, against constraint: ParameterConstraint) -> String? {
+    /// Why `value` fails `constraint`, or `nil` when it passes; the value itself only when
+    /// `showing` (a secret's, such as a PIN's, never reaches the message, which is logged).
+    private func check(_ value: ParameterValues.Value, against constraint: ParameterConstraint, showing: Bool) -> String? {
         switch constraint.kind {
         case .required:
             return nil
@@ -122,8 +123,9 @@ public struct APIValidation: Sendable {
             return ok ? nil : "is not of type \(type)"
         case .range(let range):
             guard let number = value.number else { return "is not a number" }
-            return range.contains(number)
-                ? nil : "is \(value.text ?? Self.text(number)), outside \(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
+            let bounds = "\(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
+            guard !range.contains(number) else { return nil }
+            return showing ? "is \(value.text ?? Self.text(number)), outside \(bounds)" : "is outside \(bounds)"
         case .length(let range):
             guard let length = value.length else { return "has no length" }
             return range.contains(length) ? nil : "has length \(length), outside \(range)"
