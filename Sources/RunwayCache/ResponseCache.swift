@@ -30,8 +30,10 @@ import Foundation
 /// the policy of the API decides. Safe to share between tasks.
 ///
 /// ## Whose response
-/// Entries are kept apart per caller: a request's `Authorization` and `Cookie` headers (when
-/// set before the cache) and the call's `RequestContext.credentialScope` (set from a service's
+/// Entries are kept apart per caller: a request's credential headers (when set before the
+/// cache: `Authorization`, `Proxy-Authorization`, `Cookie`, and any header whose name says key,
+/// token, secret, session, credential or auth, such as `X-Api-Key`) and the call's
+/// `RequestContext.credentialScope` (set from a service's
 /// `TokenAuthenticator`, whose token is added after the cache) are part of the key, so one
 /// user's cached data never answers another's call. Call ``invalidateAll()`` at logout to drop
 /// a user's entries at once (entries of other scopes are otherwise only unreachable).
@@ -123,14 +125,29 @@ public final class ResponseCache: Sendable {
     /// The key `request` is cached under: its service, API, method, URL, canonical parameters
     /// and body, and whose it is (see "Whose response").
     public func key(for request: Request, context: RequestContext) -> CacheKey {
-        let authorization = request.headers["Authorization"]
-        let cookie = request.headers["Cookie"]
-        guard authorization != nil || cookie != nil else {
+        var credentials: [String] = []
+        for field in request.headers where Self.isCredential(field.name) {
+            credentials.append(field.name.lowercased() + ":" + field.value)
+        }
+        guard !credentials.isEmpty else {
             return CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
         }
-        let credentials = [context.credentialScope ?? "", authorization ?? "", cookie ?? ""].joined(separator: "\u{1}")
-        return CacheKey(request, context: context, environment: environment, credentials: credentials)
+        credentials.sort()
+        credentials.insert(context.credentialScope ?? "", at: 0)
+        return CacheKey(request, context: context, environment: environment, credentials: credentials.joined(separator: "\u{1}"))
     }
+
+    /// A header that says who calls: `Authorization`, `Proxy-Authorization`, `Cookie`, or a name
+    /// that says key, token, secret, session, credential or auth (`X-Api-Key`,
+    /// `X-Goog-Api-Key`, `Ocp-Apim-Subscription-Key`). `Idempotency-Key` says which call, not
+    /// whose.
+    static func isCredential(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        guard lower != "idempotency-key" else { return false }
+        return lower == "cookie" || credentialFragments.contains { lower.contains($0) }
+    }
+
+    private static let credentialFragments = ["auth", "key", "token", "secret", "session", "credential"]
 
     /// Claims the background refresh of `key`: `false` when one is already running (a burst of
     /// hits on a stale entry starts one refresh, not one per hit).

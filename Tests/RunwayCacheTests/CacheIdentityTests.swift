@@ -119,6 +119,22 @@ import Testing
         }
     }
 
+    @Test func everyCredentialHeaderKeepsEntriesApart() throws {
+        let cache = try ResponseCache(policies: ["who": .memory()])
+        let context = RequestContext(apiName: "who")
+        let url = try #require(URL(string: "https://api.test/v1/who"))
+        func key(_ headers: HTTPHeaders) -> CacheKey { cache.key(for: Runway.Request(url: url, headers: headers), context: context) }
+        for name in ["X-Api-Key", "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "Proxy-Authorization", "X-Session-Id", "Cookie"] {
+            #expect(key([name: "alice"]) != key([name: "bob"]), "\(name)")
+            #expect(key([name: "alice"]) == key([name: "alice"]), "\(name)")
+            #expect(key([name: "alice"]) != key([:]), "\(name)")
+        }
+        // Which call, not whose: one entry.
+        #expect(key(["Idempotency-Key": "1", "Accept": "a"]) == key(["Idempotency-Key": "2", "Accept": "b"]))
+        // Field order does not matter.
+        #expect(key(["X-Api-Key": "k", "Cookie": "c"]) == key(["Cookie": "c", "X-Api-Key": "k"]))
+    }
+
     @Test func aBusinessErrorSentWithStatus200IsNotCached() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let cache = try ResponseCache(policies: ["busy": .memory()])

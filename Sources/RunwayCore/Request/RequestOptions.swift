@@ -71,6 +71,10 @@ public struct RedirectPolicy: Sendable, Equatable {
     public static let none = RedirectPolicy(maxRedirects: 0)
 
     /// Follows up to `max` redirects, to `http` and `https` URLs only.
+    ///
+    /// `Authorization` and `Cookie` are not sent on to another host; every other header is,
+    /// an API key in `X-Api-Key` included. Follow redirects only where the API's targets are
+    /// trusted, or put credentials where they stay (`Authorization`).
     public static func follow(max: Int = 5) -> RedirectPolicy {
         RedirectPolicy(maxRedirects: Swift.max(0, max))
     }
