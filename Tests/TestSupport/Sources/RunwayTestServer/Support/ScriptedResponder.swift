@@ -127,7 +127,9 @@ public final class ScriptedResponder: @unchecked Sendable {
 
     /// Serves one connection's requests until the script or the client ends it.
     private func converse(_ connection: Int32, number: Int) {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // Long enough that a client's next request on a kept-alive connection still finds it open
+        // when a parallel test run keeps the client's task waiting for seconds.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var pending: [UInt8] = []
         var index = 0
