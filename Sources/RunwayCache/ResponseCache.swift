@@ -142,9 +142,9 @@ public final class ResponseCache: Sendable {
     /// `X-Goog-Api-Key`, `Ocp-Apim-Subscription-Key`). `Idempotency-Key` says which call, not
     /// whose.
     static func isCredential(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        guard lower != "idempotency-key" else { return false }
-        return lower == "cookie" || credentialFragments.contains { lower.contains($0) }
+        // Without lower-casing copies: this runs for every header of every cached call.
+        guard !name.caseInsensitiveEquals("idempotency-key") else { return false }
+        return name.caseInsensitiveEquals("cookie") || credentialFragments.contains { name.containsIgnoringCase(lowercased: $0) }
     }
 
     private static let credentialFragments = ["auth", "key", "token", "secret", "session", "credential"]

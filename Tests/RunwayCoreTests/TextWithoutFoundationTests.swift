@@ -16,6 +16,18 @@ struct TextWithoutFoundationTests {
         "\n", "\r", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}", "\u{200C}", "\u{FEFF}", "\u{180E}", "a", "\u{301}", "\u{0}",
     ]
 
+    @Test("containsIgnoringCase finds a lower-case fragment in any ASCII case, as lowercased().contains does")
+    func containsIgnoringCase() {
+        let texts = ["X-Api-Key", "x-goog-api-key", "KEYS", "Ke", "", "Accept", "x-Kéy", "tokenizer", "Set-Cookie", "ÄPI-KEY"]
+        for text in texts {
+            for fragment in ["key", "api-key", "token", "k", "cookie", "y"] {
+                #expect(
+                    text.containsIgnoringCase(lowercased: fragment) == text.lowercased().contains(fragment),
+                    "\(text) \(fragment)")
+            }
+        }
+    }
+
     @Test("trimmingBlanks removes what trimmingCharacters(in: .whitespaces) removes, and only that")
     func trimmingMatchesFoundation() {
         var texts = [

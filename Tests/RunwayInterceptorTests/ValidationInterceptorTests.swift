@@ -136,6 +136,25 @@ import Testing
         #expect(failure(notJSON.0)?.field == "$")
     }
 
+    @Test(
+        "a content type matches ignoring case, blanks and parameters; type/* matches its subtypes",
+        arguments: [
+            ("application/json", "application/json", true), ("Application/JSON; charset=utf-8", "application/json", true),
+            (" \tapplication/json \t;x", "application/json", true), ("application/jsonx", "application/json", false),
+            ("application/jso", "application/json", false), ("text/html", "text/*", true), ("TEXT/plain", "text/*", true),
+            ("textual/x", "text/*", false), ("", "application/json", false), (";", "text/*", false),
+            ("application/json", "application/*", true), ("applicatioN/jsoN", "application/json", true),
+            ("application\u{0}json", "application/json", false), ("applicationájson", "application/json", false),
+        ])
+    func mediaTypes(received: String, expected: String, matches: Bool) {
+        #expect(ResponseRule.mediaType(of: received, matches: expected) == matches)
+    }
+
+    @Test func theMismatchMessageNamesTheReceivedType() async throws {
+        let wrongType = try await send("https://api.test/rent?city=x", responseType: " Text/HTML ; charset=x")
+        #expect(failure(wrongType.0)?.message == "content type \"text/html\" is not application/json")
+    }
+
     @Test func contextRulesOverrideAndUnknownAPIsPass() async throws {
         let stub = StubDispatcher(status: 200)
         let pipeline = Pipeline(interceptors: [try Self.rules()], dispatcher: stub)

@@ -145,4 +145,27 @@ extension String {
             }
         }
     }
+
+    /// Whether `fragment`, lower-case ASCII and not empty, occurs in the string ignoring ASCII case, without
+    /// allocating.
+    package func containsIgnoringCase(lowercased fragment: String) -> Bool {
+        withUTF8Bytes { text in
+            fragment.withUTF8Bytes { part in
+                guard part.count <= text.count else { return false }
+                var start = 0
+                while start + part.count <= text.count {
+                    var offset = 0
+                    while offset < part.count {
+                        let byte = text[start + offset]
+                        let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                        guard lower == part[offset] else { break }
+                        offset += 1
+                    }
+                    if offset == part.count { return true }
+                    start += 1
+                }
+                return false
+            }
+        }
+    }
 }

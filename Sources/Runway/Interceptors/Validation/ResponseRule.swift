@@ -53,7 +53,7 @@ public struct ResponseRule: Sendable {
                 .responseInvalid, "status \(response.status) is not accepted", field: "status", response: response)
         }
         if let contentType, !Self.mediaType(of: response.headers["Content-Type"] ?? "", matches: contentType) {
-            let received = String(Substring(Self.mediaType(of: response.headers["Content-Type"] ?? ""))).lowercased()
+            let received = Self.mediaType(of: response.headers["Content-Type"] ?? "").lowercased()
             throw RunwayError(
                 .responseInvalid, "content type \"\(received)\" is not \(contentType)", field: "Content-Type", response: response)
         }
@@ -70,29 +70,43 @@ public struct ResponseRule: Sendable {
 
     /// The media type of a `Content-Type` value: what comes before any parameter, without the
     /// spaces around it.
-    static func mediaType(of value: String) -> Substring.UTF8View {
-        let utf8 = value.utf8
-        var end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
-        var start = utf8.startIndex
-        while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") { start = utf8.index(after: start) }
-        while end > start {
-            let last = utf8.index(before: end)
-            guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
-            end = last
+    package static func mediaType(of value: String) -> String {
+        value.withUTF8Bytes { bytes in
+            String(decoding: mediaTypeRange(in: bytes).map { bytes[$0] }, as: UTF8.self)
         }
-        return value[start..<end].utf8
     }
 
+    /// Where the media type is in a `Content-Type` value's bytes (see ``mediaType(of:)``).
+    private static func mediaTypeRange(in bytes: Span<UInt8>) -> Range<Int> {
+        var end = 0
+        while end < bytes.count, bytes[end] != UInt8(ascii: ";") { end += 1 }
+        var start = 0
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        return start..<end
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
     /// Whether a received media type is `expected`, or of its type when `expected` is `type/*`,
-    /// ignoring ASCII case; byte by byte, as this runs for every response.
-    static func mediaType(of received: String, matches expected: String) -> Bool {
-        let received = mediaType(of: received)
-        var expected = Substring(expected).utf8
-        let wildcard = expected.count >= 2 && expected.last == UInt8(ascii: "*")
-        if wildcard { expected = expected.dropLast() }  // `type/`: a prefix
-        guard wildcard ? received.count >= expected.count : received.count == expected.count else { return false }
-        return zip(received, expected).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
+    /// ignoring ASCII case; byte by byte over spans, as this runs for every response.
+    package static func mediaType(of received: String, matches expected: String) -> Bool {
+        received.withUTF8Bytes { bytes in
+            let range = mediaTypeRange(in: bytes)
+            return expected.withUTF8Bytes { wanted in
+                var count = wanted.count
+                // `type/*`: the received type starts with `type/`.
+                let wildcard = count >= 2 && wanted[count - 1] == UInt8(ascii: "*")
+                if wildcard { count -= 1 }
+                guard wildcard ? range.count >= count : range.count == count else { return false }
+                for offset in 0..<count {
+                    let (a, b) = (bytes[range.lowerBound + offset], wanted[offset])
+                    guard a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z")) else {
+                        return false
+                    }
+                }
+                return true
+            }
         }
     }
 }
