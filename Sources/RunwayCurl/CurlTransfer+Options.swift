@@ -185,7 +185,7 @@ extension CurlTransfer {
             if let port = override.port { entry += String(port) }
             entry += bracketed ? ":[" + override.connectHost + "]:" : ":" + override.connectHost + ":"
             if let port = override.connectPort { entry += String(port) }
-            overrides = curl_slist_append(overrides, entry)
+            overrides = Self.append(overrides, entry)
         }
         connectToList = overrides
         try set(easy, CURLOPT_CONNECT_TO, overrides)
@@ -262,22 +262,31 @@ extension CurlTransfer {
         }
         // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
         // the line anew (aprintf) for every request, on the loop thread.
-        if request.headers["User-Agent"] == nil { list = curl_slist_append(list, userAgentHeader) }
-        list = curl_slist_append(list, "Expect:")
+        if request.headers["User-Agent"] == nil { list = Self.append(list, userAgentHeader) }
+        list = Self.append(list, "Expect:")
         // A body goes with the Content-Type the request has, or none: libcurl would otherwise
         // label it `application/x-www-form-urlencoded`, which the signer never saw.
-        if request.hasBody, request.headers["Content-Type"] == nil { list = curl_slist_append(list, "Content-Type:") }
+        if request.hasBody, request.headers["Content-Type"] == nil { list = Self.append(list, "Content-Type:") }
         if decodesOnAwaitingTask || inflatesOnLoop, !asksOwnEncodings {
             // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
             // through as sent. A resumed download asks for none: its range counts stored bytes.
-            list = curl_slist_append(list, "Accept-Encoding: \(range > 0 ? "identity" : ResponseDecoder.acceptEncoding)")
+            list = Self.append(list, range > 0 ? "Accept-Encoding: identity" : Self.acceptEncodingLine)
         } else if streams, !asksOwnEncodings {
             // A streamed body is handed over as sent: ask for it unencoded.
-            list = curl_slist_append(list, "Accept-Encoding: identity")
+            list = Self.append(list, "Accept-Encoding: identity")
         }
-        if range > 0 { list = curl_slist_append(list, "Range: bytes=\(range)-") }
+        if range > 0 { list = Self.append(list, "Range: bytes=\(range)-") }
         headerList = list
         try set(easy, CURLOPT_HTTPHEADER, list)
+    }
+
+    /// The `Accept-Encoding` line of what Runway decodes, made once.
+    private static let acceptEncodingLine = "Accept-Encoding: \(ResponseDecoder.acceptEncoding)"
+
+    /// `curl_slist_append` of `line`, which libcurl copies; lent with `withCString` (see
+    /// ``set(_:_:_:)``), not copied into an array first.
+    private static func append(_ list: UnsafeMutablePointer<curl_slist>?, _ line: String) -> UnsafeMutablePointer<curl_slist>? {
+        line.withCString { curl_slist_append(list, $0) }
     }
 
     /// Makes the download's folder, and returns the size of the partial file to resume from
@@ -303,7 +312,12 @@ extension CurlTransfer {
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String?) throws(RunwayError) {
-        let code = if let value { runway_easy_setopt_string(easy, option, value) } else { runway_easy_setopt_string(easy, option, nil) }
+        // `withCString` lends a string's own NUL-terminated storage (a short one's on the stack);
+        // passing a String where C wants a pointer copies it into a new array every time.
+        let code =
+            if let value { value.withCString { runway_easy_setopt_string(easy, option, $0) } } else {
+                runway_easy_setopt_string(easy, option, nil)
+            }
         try check(code, "option \(option.rawValue)")
     }
 
