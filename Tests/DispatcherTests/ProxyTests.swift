@@ -40,6 +40,10 @@ struct ProxyTests {
         }
     }
 
+    /// The connect phase through a tunnel is the CONNECT exchange and the origin's TLS handshake:
+    /// a parallel run on two busy cores once took over the default 10 s for it.
+    static let tunnelConnectTimeout: Duration = .seconds(60)
+
     @Test(
         "https goes through CONNECT and still verifies and pins the origin",
         arguments: DispatcherUnderTest.all(supporting: .proxies, .customCA, .pinning))
@@ -50,6 +54,7 @@ struct ProxyTests {
             try await withTestServer(tls: pki.server) { server in
                 let trusted = makeRequest(server.url("/echo")) {
                     $0.proxy = Self.tinyproxy(proxy)
+                    $0.connectTimeout = Self.tunnelConnectTimeout
                     $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
                     $0.tls.pinnedPublicKeys = [pki.serverKeyPin]
                 }
@@ -62,12 +67,16 @@ struct ProxyTests {
 
                 let wrongPin = makeRequest(server.url("/echo")) {
                     $0.proxy = Self.tinyproxy(proxy)
+                    $0.connectTimeout = Self.tunnelConnectTimeout
                     $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
                     $0.tls.pinnedPublicKeys = [pki.otherKeyPin]
                 }
                 let pinError = await runwayError { try await dut.send(dispatcher, wrongPin) }
                 #expect(pinError?.code == .tls, "\(String(describing: pinError))")
-                let untrusted = makeRequest(server.url("/echo")) { $0.proxy = Self.tinyproxy(proxy) }
+                let untrusted = makeRequest(server.url("/echo")) {
+                    $0.proxy = Self.tinyproxy(proxy)
+                    $0.connectTimeout = Self.tunnelConnectTimeout
+                }
                 let trustError = await runwayError { try await dut.send(dispatcher, untrusted) }
                 #expect(trustError?.code == .tls, "\(String(describing: trustError))")
                 #expect(server.stats.requests(path: "/echo") == 1)
