@@ -19,8 +19,11 @@ import Foundation
 /// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and live
 ///   in `shared`, behind its lock;
 /// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
-///   are touched only by the loop thread, which alone calls libcurl on them. Other threads
-///   only call ``SocketWatch/wake()``, a write to a pipe.
+///   are touched only by the **driver**: whoever holds `driver`. That is the loop thread, except
+///   while it blocks waiting for sockets (epoll): a caller that then submits a transfer takes the
+///   lock and runs the turn itself (``drive()``), so a request on a kept-alive connection is sent
+///   from the caller's thread, without a wake-up of the loop and two thread switches. Other
+///   threads only call ``SocketWatch/wake()``, a write to a pipe.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     /// `User-Agent: <configuration.userAgent>`, made once.
@@ -29,6 +32,8 @@ final class CurlMulti: @unchecked Sendable {
     /// Nil when the system had no descriptors left for it: every request then fails.
     private let watch: SocketWatch?
     private let shared = Locked(Shared())
+    /// Held by the driver (see above): the loop thread but while it blocks in its wait.
+    private let driver = Lock()
     /// Nil when the loop could not start. Written once by `init` (after the thread starts, which
     /// never reads it) and read by ``stop()``, which only the dispatcher's `deinit` calls.
     private var thread: LoopThread?
@@ -45,9 +50,12 @@ final class CurlMulti: @unchecked Sendable {
         /// look at `pending` and `cancels` again before it blocks, so callers skip the wake-up (a
         /// syscall, and a spurious wake of the loop, per request under load).
         var polling = false
+        /// Whether a caller has taken on the turn the waiting loop would otherwise be woken for
+        /// (``drive()``); others only queue meanwhile, and it takes their transfers too.
+        var driving = false
     }
 
-    // Loop thread only.
+    // The driver's only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
     private var idleHandles: [(easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?)] = []
@@ -93,22 +101,61 @@ final class CurlMulti: @unchecked Sendable {
     /// Which wait the loop uses (tests run both).
     var backend: SocketWatch.Backend? { watch?.backend }
 
-    /// Hands a transfer to the loop thread.
+    /// Hands a transfer to the loop: queued for its next turn, or, when the loop is blocked in
+    /// its wait (epoll) and no other caller is driving, started on this thread (``drive()``).
     func submit(_ transfer: CurlTransfer) {
-        let (accepted, wake) = shared.withLock { shared in
-            guard !shared.stopping else { return (false, false) }
+        let drives = watch?.backend == .epoll
+        let action: Submission = shared.withLock { shared in
+            guard !shared.stopping else { return .refused }
             shared.pending.append(transfer)
-            return (true, shared.polling)
+            // Awake, the loop looks at `pending` before it waits again; a driving caller takes it.
+            guard shared.polling, !shared.driving else { return .queued }
+            guard drives else { return .wake }
+            shared.driving = true
+            return .drive
         }
-        if wake {
+        switch action {
+        case .queued:
+            break
+        case .wake:
             watch?.wake()
-        } else if !accepted {
+        case .drive:
+            drive()
+        case .refused:
             transfer.finish(
                 .failure(
                     watch == nil
                         ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
                         : RunwayError(.cancelled, "the dispatcher was shut down")))
         }
+    }
+
+    private enum Submission {
+        case queued, wake, drive, refused
+    }
+
+    /// One turn of the loop, run by a caller while the loop thread blocks in its wait: the handed-
+    /// over transfers start (added to libcurl, which sends a request on a kept-alive connection at
+    /// once), expired timers run. The loop thread is woken only if its wait must end sooner:
+    /// libcurl's timer now runs out before it, or work came that this turn did not take.
+    private func drive() {
+        guard let watch else { return }
+        driver.lock()
+        _ = takeHandedOver(awake: false)  // stopping: the loop, woken below, shuts down
+        runHandedOver(watch)
+        var running: Int32 = 0
+        if watch.takeExpiredTimer() {
+            curl_multi_socket_action(handle, CURL_SOCKET_TIMEOUT, 0, &running)
+            readCompletions()
+        }
+        keepIdleConnections()
+        let more = shared.withLock { shared in
+            shared.driving = false
+            return shared.polling && (!shared.pending.isEmpty || !shared.cancels.isEmpty || !shared.resumes.isEmpty || shared.stopping)
+        }
+        let sooner = watch.timerEndsBeforeWait()
+        driver.unlock()
+        if more || sooner { watch.wake() }
     }
 
     /// Asks the loop thread to abort a transfer, whether it has started yet or not.
@@ -139,7 +186,7 @@ final class CurlMulti: @unchecked Sendable {
         thread?.join()
     }
 
-    // MARK: Loop thread
+    // MARK: The driver (the loop thread, or a caller while the loop waits)
 
     /// The loop thread's kernel ID once it runs (Linux), for tests that watch it end.
     var loopThreadID: Int? { shared.withLock { $0.loopThreadID } }
@@ -151,41 +198,11 @@ final class CurlMulti: @unchecked Sendable {
         shared.withLock { $0.loopThreadID = id }
         #endif
         var running: Int32 = 0
+        driver.lock()
+        defer { driver.unlock() }
         while true {
-            // Swap the shared queues with the loop's empty ones: both keep their storage.
-            let stop = shared.withLock { shared in
-                shared.polling = false
-                swap(&batch, &shared.pending)
-                swap(&aborts, &shared.cancels)
-                swap(&unpauses, &shared.resumes)
-                return shared.stopping
-            }
-            for transfer in batch {
-                // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
-                // after this read is in `cancels` and handled on the next turn.
-                if shared.withLock({ _ in transfer.cancelRequested }) {
-                    transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
-                } else {
-                    start(transfer, watch)
-                }
-            }
-            batch.removeAll(keepingCapacity: true)
-            for transfer in aborts {
-                if let easy = transfer.easy, active[easy] === transfer {
-                    complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
-                }
-            }
-            aborts.removeAll(keepingCapacity: true)
-            for transfer in unpauses {
-                // Unpausing sets libcurl's timer to "now", so the transfer runs again this turn
-                // (the write callback may take the chunk it kept right away, or pause again).
-                if let easy = transfer.easy, active[easy] === transfer, transfer.paused || transfer.uploadPaused {
-                    transfer.paused = false
-                    transfer.uploadPaused = false
-                    _ = runway_easy_unpause(easy)
-                }
-            }
-            unpauses.removeAll(keepingCapacity: true)
+            let stop = takeHandedOver()
+            runHandedOver(watch)
             if stop { break }
 
             // New transfers set the timer to "now"; so do timeouts and transfers waiting
@@ -195,17 +212,73 @@ final class CurlMulti: @unchecked Sendable {
                 readCompletions()
             }
             keepIdleConnections()
-            // Block only when nothing was handed over meanwhile; from here on callers wake us.
+            // Block only when nothing was handed over meanwhile; from here on callers wake us,
+            // or drive libcurl themselves while we wait (epoll).
             let idle = shared.withLock { shared in
                 shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && !shared.stopping
                 return shared.polling
             }
-            watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
-                curl_multi_socket_action(handle, socket, readiness, &running)
+            if idle, watch.backend == .epoll {
+                let timeout = watch.beginWait(upTo: 1000)
+                driver.unlock()
+                let count = watch.waitForEvents(timeout)
+                shared.withLock { $0.polling = false }
+                driver.lock()
+                watch.endWait()
+                watch.handleEvents(count) { socket, readiness in
+                    curl_multi_socket_action(handle, socket, readiness, &running)
+                }
+            } else {
+                watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
+                    curl_multi_socket_action(handle, socket, readiness, &running)
+                }
             }
             readCompletions()
         }
         shutDown()
+    }
+
+    /// Swaps the shared queues with the driver's empty ones (both keep their storage); whether
+    /// the dispatcher is stopping. The loop thread (`awake`) also marks itself not waiting; a
+    /// caller driving while the loop waits leaves that as it is.
+    private func takeHandedOver(awake: Bool = true) -> Bool {
+        shared.withLock { shared in
+            if awake { shared.polling = false }
+            swap(&batch, &shared.pending)
+            swap(&aborts, &shared.cancels)
+            swap(&unpauses, &shared.resumes)
+            return shared.stopping
+        }
+    }
+
+    /// Starts the handed-over transfers, aborts the cancelled ones, unpauses the resumed ones.
+    private func runHandedOver(_ watch: SocketWatch) {
+        for transfer in batch {
+            // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
+            // after this read is in `cancels` and handled on the next turn.
+            if shared.withLock({ _ in transfer.cancelRequested }) {
+                transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
+            } else {
+                start(transfer, watch)
+            }
+        }
+        batch.removeAll(keepingCapacity: true)
+        for transfer in aborts {
+            if let easy = transfer.easy, active[easy] === transfer {
+                complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
+            }
+        }
+        aborts.removeAll(keepingCapacity: true)
+        for transfer in unpauses {
+            // Unpausing sets libcurl's timer to "now", so the transfer runs again this turn
+            // (the write callback may take the chunk it kept right away, or pause again).
+            if let easy = transfer.easy, active[easy] === transfer, transfer.paused || transfer.uploadPaused {
+                transfer.paused = false
+                transfer.uploadPaused = false
+                _ = runway_easy_unpause(easy)
+            }
+        }
+        unpauses.removeAll(keepingCapacity: true)
     }
 
     /// Keeps `connectionCacheSize` *idle* connections, however many transfers are running.

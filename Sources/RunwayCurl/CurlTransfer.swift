@@ -18,9 +18,10 @@ import Darwin
 /// The state of one request inside the ``CurlMulti`` loop.
 ///
 /// `@unchecked Sendable` because it is handed over exactly once: the caller fills it and
-/// submits it under the multi's lock, and from then on only the loop thread touches it (libcurl
-/// calls the callbacks below on that thread, inside `curl_multi_socket_action`), until `finish` hands
-/// the outcome back to the caller (``takeOutcome()``, after the resume). The one exception,
+/// submits it under the multi's lock, and from then on only the multi's driver touches it (the
+/// loop thread, or a caller driving while the loop waits, holding the driver lock; libcurl calls
+/// the callbacks below inside the driver's `curl_multi_socket_action`), until `finish` hands the
+/// outcome back to the caller (``takeOutcome()``, after the resume). The one exception,
 /// `cancelRequested`, is only read and written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: Request
@@ -28,7 +29,7 @@ final class CurlTransfer: @unchecked Sendable {
     let urlString: String
     let isSecure: Bool
     var continuation: UnsafeContinuation<Void, Never>?
-    /// The outcome, written by `finish` on the loop thread before it resumes the caller and read
+    /// The outcome, written by `finish` (by the driver) before it resumes the caller and read
     /// by the caller after (``takeOutcome()``). The release/acquire on `outcomeSet` is the
     /// hand-over the thread sanitizer can see: when libcurl finishes a transfer before the
     /// caller has suspended (a refused connection), the Swift runtime hands the continuation

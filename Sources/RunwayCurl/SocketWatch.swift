@@ -32,9 +32,10 @@ import Darwin
 /// socket libcurl reports (its resolver's wake-up pair) leaves the interest list at once, as
 /// its number may be closed and reused unseen.
 ///
-/// Loop thread only, apart from ``wake()``: libcurl calls the callbacks from inside the calls
-/// the loop makes. `@unchecked Sendable` so that ``wake()`` can be called from any thread: it
-/// only writes to a pipe that lives as long as this object.
+/// Used only by whoever drives libcurl (the loop thread, or a caller while the loop waits; see
+/// ``CurlMulti``), apart from ``wake()``: libcurl calls the callbacks from inside the calls the
+/// driver makes. `@unchecked Sendable` so that ``wake()`` can be called from any thread: it only
+/// writes to a pipe that lives as long as this object.
 final class SocketWatch: @unchecked Sendable {
     enum Backend: Sendable {
         /// epoll (Linux): the kernel keeps the interest list.
@@ -115,7 +116,7 @@ final class SocketWatch: @unchecked Sendable {
         _ = write(wakeWriter, &byte, 1)
     }
 
-    // MARK: What libcurl asks for (loop thread, from inside libcurl's calls)
+    // MARK: What libcurl asks for (the driver, from inside libcurl's calls)
 
     /// libcurl's socket callback: watch `fd` for `what` (`CURL_POLL_IN`, `_OUT`, `_INOUT`), or
     /// stop (`CURL_POLL_REMOVE`).
@@ -177,23 +178,55 @@ final class SocketWatch: @unchecked Sendable {
         return true
     }
 
-    // MARK: Waiting (loop thread)
+    // MARK: Waiting (the loop thread)
 
     /// Waits up to `limit` milliseconds (0: just looks), less if the timer runs out sooner,
     /// and calls `ready` with each wanted socket that is ready and its `CURL_CSELECT_*` bits.
     func wait(upTo limit: Int32, _ ready: (Int32, Int32) -> Void) {
-        var timeout = limit
-        if timeout != 0, let deadline {
-            let now = Self.now()
-            timeout = deadline <= now ? 0 : Int32(clamping: min(Int64(limit), Int64((deadline - now + 999_999) / 1_000_000)))
-        }
+        let timeout = timeout(upTo: limit)
         #if os(Linux)
         if backend == .epoll {
-            waitEpoll(timeout, ready)
+            handleEvents(waitForEvents(timeout), ready)
             return
         }
         #endif
         waitPoll(timeout, ready)
+    }
+
+    /// `limit` milliseconds, or less if the timer runs out sooner.
+    private func timeout(upTo limit: Int32) -> Int32 {
+        guard limit != 0, let deadline else { return limit }
+        let now = Self.now()
+        return deadline <= now ? 0 : Int32(clamping: min(Int64(limit), Int64((deadline - now + 999_999) / 1_000_000)))
+    }
+
+    // MARK: Waiting while callers drive (epoll)
+    //
+    // The loop thread lets go of libcurl while it blocks (``CurlMulti``): a caller may then add
+    // its transfer and run libcurl itself. epoll sees the sockets such a caller registers during
+    // the wait; the timer it changes is checked against the wait's end (``timerEndsBeforeWait()``).
+
+    /// When the loop's blocking wait ends at the latest (`CLOCK_MONOTONIC` nanoseconds), from
+    /// ``beginWait(upTo:)`` to ``endWait()``.
+    private var waitEnd: UInt64?
+
+    /// The timeout of a wait of up to `limit` milliseconds, remembered as the wait's end.
+    func beginWait(upTo limit: Int32) -> Int32 {
+        let timeout = timeout(upTo: limit)
+        waitEnd = Self.now() &+ UInt64(max(0, timeout)) &* 1_000_000
+        return timeout
+    }
+
+    /// The loop drives libcurl again.
+    func endWait() {
+        waitEnd = nil
+    }
+
+    /// Whether libcurl's timer runs out before the loop's current wait ends: a caller that drove
+    /// libcurl meanwhile then wakes the loop, so the timer is not missed.
+    func timerEndsBeforeWait() -> Bool {
+        guard let waitEnd, let deadline else { return false }
+        return deadline < waitEnd
     }
 
     #if os(Linux)
@@ -216,14 +249,24 @@ final class SocketWatch: @unchecked Sendable {
         (want & inbound != 0 ? EPOLLIN.rawValue : 0) | (want & outbound != 0 ? EPOLLOUT.rawValue : 0)
     }
 
-    private func waitEpoll(_ timeout: Int32, _ ready: (Int32, Int32) -> Void) {
+    /// Blocks in `epoll_wait` up to `timeout` milliseconds; the events stay in this object's
+    /// buffers, which only the loop thread uses, for ``handleEvents(_:_:)``. Touches nothing
+    /// else, so the loop calls it without holding libcurl.
+    func waitForEvents(_ timeout: Int32) -> Int {
         let count = readyFDs.withUnsafeMutableBufferPointer { fds in
             readyEvents.withUnsafeMutableBufferPointer { events in
                 runway_epoll_wait(epollFD, fds.baseAddress, events.baseAddress, Int32(fds.count), timeout)
             }
         }
+        return Int(max(0, count))
+    }
+
+    /// Calls `ready` for each of the `count` events ``waitForEvents(_:)`` kept whose socket is
+    /// still wanted. A socket a caller closed meanwhile is not wanted; one opened since under the
+    /// same number may get a readiness it does not have, which libcurl reads as nothing to do.
+    func handleEvents(_ count: Int, _ ready: (Int32, Int32) -> Void) {
         guard count > 0 else { return }
-        for i in 0..<Int(count) {
+        for i in 0..<count {
             let fd = readyFDs[i]
             let events = readyEvents[i]
             if fd == wakeReader {

@@ -190,6 +190,43 @@ struct SocketWatchTests {
         #expect(ready(watch)[pair[0]] == CURL_CSELECT_OUT)
     }
 
+    @Test("a socket registered during a wait is reported by it, and a timer set then that ends sooner is seen (epoll)")
+    func driversChangesDuringAWait() throws {
+        #if os(Linux)
+        let watch = try SocketWatch(backend: .epoll)
+        let pair = try socketPair()
+        defer { for fd in pair { close(fd) } }
+        // What a caller driving libcurl while the loop waits does: the wait is already under way.
+        let timeout = watch.beginWait(upTo: 1000)
+        #expect(timeout == 1000)
+        #expect(!watch.timerEndsBeforeWait())
+        watch.setTimer(milliseconds: 5000)
+        #expect(!watch.timerEndsBeforeWait())
+        watch.setTimer(milliseconds: 0)
+        #expect(watch.timerEndsBeforeWait())
+        watch.setTimer(milliseconds: -1)
+        #expect(!watch.timerEndsBeforeWait())
+        // Another thread registers a socket (and makes it readable) while this one blocks.
+        let (socket, writer) = (pair[0], pair[1])
+        let driver = Thread {
+            usleep(50_000)
+            watch.opened(socket)
+            watch.update(socket, what: CURL_POLL_IN)
+            var byte: UInt8 = 1
+            _ = write(writer, &byte, 1)
+        }
+        driver.start()
+        let started = ContinuousClock.now
+        var seen: [Int32: Int32] = [:]
+        watch.handleEvents(watch.waitForEvents(timeout)) { fd, readiness in seen[fd, default: 0] |= readiness }
+        watch.endWait()
+        #expect(seen[socket] == CURL_CSELECT_IN)
+        #expect(ContinuousClock.now - started < .milliseconds(900))
+        watch.setTimer(milliseconds: 0)
+        #expect(!watch.timerEndsBeforeWait())  // no wait under way
+        #endif
+    }
+
     @Test("a descriptor number closed and reused is watched afresh", arguments: CurlLoopTests.backends)
     func reusedNumbers(_ backend: SocketWatch.Backend) throws {
         let watch = try SocketWatch(backend: backend)
