@@ -20,10 +20,10 @@ import Foundation
 ///   in `shared`, behind its lock;
 /// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
 ///   are touched only by the **driver**: whoever holds `driver`. That is the loop thread, except
-///   while it blocks waiting for sockets (epoll): a caller that then submits a transfer takes the
-///   lock and runs the turn itself (``drive()``), so a request on a kept-alive connection is sent
-///   from the caller's thread, without a wake-up of the loop and two thread switches. Other
-///   threads only call ``SocketWatch/wake()``, a write to a pipe.
+///   while it blocks waiting for sockets (epoll) with no transfer running: a caller that then
+///   submits a transfer takes the lock and runs the turn itself (``drive()``), so a request on a
+///   kept-alive connection is sent from the caller's thread, without a wake-up of the loop and
+///   two thread switches. Other threads only call ``SocketWatch/wake()``, a write to a pipe.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     /// `User-Agent: <configuration.userAgent>`, made once.
@@ -53,6 +53,11 @@ final class CurlMulti: @unchecked Sendable {
         /// Whether a caller has taken on the turn the waiting loop would otherwise be woken for
         /// (``drive()``); others only queue meanwhile, and it takes their transfers too.
         var driving = false
+        /// Whether the waiting loop has no transfer running: only then does a caller drive. With
+        /// transfers running, the loop wakes for their responses anyway and its thread does the
+        /// turn in parallel with the callers' own work (driving from callers there was measured
+        /// slower: the callers' threads are the busier ones).
+        var quiet = false
     }
 
     // The driver's only.
@@ -102,7 +107,8 @@ final class CurlMulti: @unchecked Sendable {
     var backend: SocketWatch.Backend? { watch?.backend }
 
     /// Hands a transfer to the loop: queued for its next turn, or, when the loop is blocked in
-    /// its wait (epoll) and no other caller is driving, started on this thread (``drive()``).
+    /// its wait (epoll) with no transfer running and no other caller driving, started on this
+    /// thread (``drive()``).
     func submit(_ transfer: CurlTransfer) {
         let drives = watch?.backend == .epoll
         let action: Submission = shared.withLock { shared in
@@ -110,8 +116,10 @@ final class CurlMulti: @unchecked Sendable {
             shared.pending.append(transfer)
             // Awake, the loop looks at `pending` before it waits again; a driving caller takes it.
             guard shared.polling, !shared.driving else { return .queued }
-            guard drives else { return .wake }
+            guard drives, shared.quiet else { return .wake }
             shared.driving = true
+            // What this caller starts is running from now on: later callers wake the loop.
+            shared.quiet = false
             return .drive
         }
         switch action {
@@ -216,6 +224,7 @@ final class CurlMulti: @unchecked Sendable {
             // or drive libcurl themselves while we wait (epoll).
             let idle = shared.withLock { shared in
                 shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && !shared.stopping
+                shared.quiet = active.isEmpty
                 return shared.polling
             }
             if idle, watch.backend == .epoll {
