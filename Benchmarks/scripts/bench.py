@@ -5,9 +5,10 @@
     python3 scripts/bench.py --rounds 3 --n 20000 --out results.json
 
 Each round runs every scenario, and in each scenario every client once (the clients' order
-turns from round to round), so a machine whose load changes affects them alike. Prints one
-table (medians over the rounds) and writes every run and the medians to --out; scripts/chart.py
-draws the chart from that file.
+turns from round to round), so a machine whose load changes affects them alike. Prints the
+results table (medians over the rounds; each ratio taken within each round, given as the median
+of the rounds' ratios and their range) and the table of the ratios Runway is held to, and writes
+every run and the medians to --out; scripts/chart.py draws the chart from that file.
 """
 
 import argparse
@@ -17,27 +18,56 @@ import os
 import platform
 import sys
 
-from benchlib import CLIENTS, SCENARIOS, ClientFailed, Nginx, measure, median
+from benchlib import CLIENTS, SCENARIOS, ClientFailed, Nginx, format_ratio, measure, median, paired_ratio
 
 # URLSession on Linux takes no custom CA: it sits out the TLS rows.
 SITS_OUT = {("urlsession", True)}
 
 
-def table(medians, clients, scenarios):
-    """The results as a Markdown table: one row per scenario and client."""
+def table(medians, runs, clients, scenarios):
+    """The results as a Markdown table: one row per scenario and client. The ratios are taken
+    within each round (see `paired_ratio`): their median over the rounds, and their range."""
     rows = ["| scenario | client | req/s | CPU µs/req | ÷ loop | ÷ AHC | p50 µs | p99 µs | peak RSS MB |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for scenario in scenarios:
         cells = medians.get(scenario["name"], {})
-        loop, ahc = cells.get("loop", {}).get("rps"), cells.get("ahc", {}).get("rps")
         for client in clients:
             m = cells.get(client)
             if not m:
                 rows.append(f"| {scenario['name']} | {client} | – | – | – | – | – | – | – |")
                 continue
-            ratio = lambda base: f"{m['rps'] / base:.2f}" if base else "–"
-            rows.append(f"| {scenario['name']} | {client} | {m['rps']:,.0f} | {m['cpu_us']:.0f} | {ratio(loop)} | {ratio(ahc)} "
-                        f"| {m['p50_us']:,.0f} | {m['p99_us']:,.0f} | {m['rss_mb']:.0f} |")
+            ratio = lambda base: "1.00" if client == base else format_ratio(paired_ratio(runs, scenario["name"], client, base))
+            rows.append(f"| {scenario['name']} | {client} | {m['rps']:,.0f} | {m['cpu_us']:.0f} | {ratio('loop')} "
+                        f"| {ratio('ahc')} | {m['p50_us']:,.0f} | {m['p99_us']:,.0f} | {m['rss_mb']:.0f} |")
+    return "\n".join(rows)
+
+
+# What Runway is measured against, as (label, client, base, key): req/s ratios, and at c = 1 the
+# p50 latency over the loop's (a ratio of latencies: lower is better).
+TARGETS = [
+    ("bare ÷ loop", "runway-bare", "loop", "rps"),
+    ("chain ÷ bare", "runway-chain", "runway-bare", "rps"),
+    ("manager ÷ chain", "runway-manager", "runway-chain", "rps"),
+    ("manager-inline ÷ chain", "runway-manager-inline", "runway-chain", "rps"),
+    ("chain ÷ AHC", "runway-chain", "ahc", "rps"),
+    ("bare ÷ AHC", "runway-bare", "ahc", "rps"),
+    ("p50 bare ÷ loop", "runway-bare", "loop", "p50_us"),
+    ("p50 chain ÷ loop", "runway-chain", "loop", "p50_us"),
+]
+
+
+def targets_table(runs, scenarios):
+    """The ratios Runway is held to, one column per scenario: the median of the rounds' ratios
+    and their range."""
+    rows = ["| ratio | " + " | ".join(s["name"] for s in scenarios) + " |",
+            "| --- |" + " ---: |" * len(scenarios)]
+    for label, client, base, key in TARGETS:
+        if key == "p50_us":
+            cells = [format_ratio(paired_ratio(runs, s["name"], client, base, key)) if s["c"] == 1 else "" for s in scenarios]
+        else:
+            cells = [format_ratio(paired_ratio(runs, s["name"], client, base, key)) for s in scenarios]
+        if any(cell not in ("", "–") for cell in cells):
+            rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -90,7 +120,9 @@ def main():
                    "machine": f"{os.cpu_count()} CPUs {platform.machine()}", "rounds": args.rounds, "n": args.n,
                    "clients": clients, "scenarios": [s["name"] for s in scenarios], "medians": medians, "runs": runs, "failures": failures},
                   f, indent=1)
-    print(table(medians, clients, scenarios))
+    print(table(medians, runs, clients, scenarios))
+    print()
+    print(targets_table(runs, scenarios))
     for f in failures:
         print(f"failed: round {f['round']}, {f['scenario']}, {f['client']}: {f['error']}")
 

@@ -205,3 +205,22 @@ class ClientFailed(Exception):
 
 def median(values):
     return statistics.median(values) if values else None
+
+
+def paired_ratio(runs, scenario, client, base, key="rps"):
+    """`client`'s `key` over `base`'s, taken within each round (the two ran seconds apart, so a
+    machine whose speed drifts between rounds moves both): (median, lowest, highest) over the
+    rounds in which both ran, or None."""
+    def by_round(name):
+        return {r["round"]: r[key] for r in runs if r["scenario"] == scenario and r["client"] == name}
+    mine, theirs = by_round(client), by_round(base)
+    ratios = sorted(mine[k] / theirs[k] for k in mine if k in theirs and theirs[k])
+    return (statistics.median(ratios), ratios[0], ratios[-1]) if ratios else None
+
+
+def format_ratio(ratio):
+    """`0.65 (0.58–0.74)`: the median of the rounds' ratios, and their range."""
+    if ratio is None:
+        return "–"
+    middle, low, high = ratio
+    return f"{middle:.2f} ({low:.2f}–{high:.2f})"

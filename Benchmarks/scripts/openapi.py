@@ -8,7 +8,8 @@ and URLSession's. Interleaved rounds, medians.
 
 Each round runs every scenario, and in each scenario every client once (the clients' order turns
 from round to round). Prints one table (medians over the rounds, with each client's rate over the
-AsyncHTTPClient transport's) and writes every run and the medians to --out.
+AsyncHTTPClient transport's taken within each round: the median of the rounds' ratios and their
+range) and writes every run and the medians to --out.
 """
 
 import argparse
@@ -18,7 +19,7 @@ import os
 import platform
 import sys
 
-from benchlib import SCENARIOS, ClientFailed, Nginx, measure, median
+from benchlib import SCENARIOS, ClientFailed, Nginx, format_ratio, measure, median, paired_ratio
 
 CLIENTS = {
     "openapi-runway": ["BenchOpenAPI", "runway"],
@@ -31,17 +32,18 @@ SCENARIO_NAMES = ["c=1", "c=16", "c=64", "TLS h2 c=64"]
 SITS_OUT = {("openapi-urlsession", True)}
 
 
-def table(medians, clients, scenarios):
+def table(medians, runs, clients, scenarios):
+    """One row per scenario and client; the ratio is taken within each round (see
+    `paired_ratio`): the median over the rounds, and the range."""
     rows = ["| scenario | client | req/s | CPU µs/req | ÷ OpenAPI AHC | p50 µs | p99 µs | peak RSS MB |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for scenario in scenarios:
         cells = medians.get(scenario["name"], {})
-        ahc = cells.get("openapi-ahc", {}).get("rps")
         for client in clients:
             m = cells.get(client)
             if not m:
                 continue
-            ratio = f"{m['rps'] / ahc:.2f}" if ahc else "–"
+            ratio = "1.00" if client == "openapi-ahc" else format_ratio(paired_ratio(runs, scenario["name"], client, "openapi-ahc"))
             rows.append(f"| {scenario['name']} | {client} | {m['rps']:,.0f} | {m['cpu_us']:.0f} | {ratio} "
                         f"| {m['p50_us']:,.0f} | {m['p99_us']:,.0f} | {m['rss_mb']:.0f} |")
     return "\n".join(rows)
@@ -94,7 +96,7 @@ def main():
                    "machine": f"{os.cpu_count()} CPUs {platform.machine()}", "load": os.getloadavg(), "rounds": args.rounds,
                    "n": args.n, "clients": clients, "scenarios": [s["name"] for s in scenarios], "medians": medians,
                    "runs": runs, "failures": failures}, f, indent=1)
-    print(table(medians, clients, scenarios))
+    print(table(medians, runs, clients, scenarios))
     for f in failures:
         print(f"failed: round {f['round']}, {f['scenario']}, {f['client']}: {f['error']}")
     return 1 if failures else 0
