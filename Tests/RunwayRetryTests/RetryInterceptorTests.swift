@@ -79,6 +79,15 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
         #expect(policy.backoff(beforeRetry: 200, random: 0.5) == .milliseconds(375))
     }
 
+    @Test func aBackoffPastInt64NanosecondsIsTheLongestDurationInsteadOfATrap() throws {
+        let policy = try RetryPolicy(
+            maxAttempts: 3, initialBackoff: .seconds(Int64.max / 2), maxBackoff: .seconds(Int64.max), multiplier: 4, jitter: 0)
+        #expect(policy.backoff(beforeRetry: 1, random: 0) == .nanoseconds(Int64.max))
+        #expect(policy.backoff(beforeRetry: 2, random: 0.5) == .nanoseconds(Int64.max))
+        let years = try RetryPolicy(maxAttempts: 2, initialBackoff: .seconds(300 * 365 * 86_400), maxBackoff: .seconds(Int64.max))
+        #expect(years.backoff(beforeRetry: 1, random: 0) == .nanoseconds(Int64.max))
+    }
+
     @Test func randomJitterStaysInsideItsBand() async throws {
         let policy = try RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(100), jitter: 1)
         let delays = Set((0..<50).map { _ in policy.backoff(beforeRetry: 1, random: Double.random(in: 0...1)) })

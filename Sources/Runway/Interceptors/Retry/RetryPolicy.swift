@@ -127,8 +127,10 @@ public struct RetryPolicy: Sendable, Equatable {
         let grown = initial * pow(multiplier, exponent)
         let capped = min(maxBackoff.seconds, grown.isFinite ? grown : maxBackoff.seconds)
         let fraction = 1 - jitter * min(1, max(0, random))
-        // Whole nanoseconds, so 0.1 × 3 is 300 ms and not 300 ms plus a rounding error.
-        return .nanoseconds(Int64((capped * fraction * 1e9).rounded()))
+        // Whole nanoseconds, so 0.1 × 3 is 300 ms and not 300 ms plus a rounding error. A
+        // delay past Int64's nanoseconds (about 292 years, from a huge maxBackoff) is that most.
+        let nanoseconds = (capped * fraction * 1e9).rounded()
+        return nanoseconds < 9.2e18 ? .nanoseconds(Int64(nanoseconds)) : .nanoseconds(Int64.max)
     }
 }
 
