@@ -48,7 +48,99 @@ final class PagedServer: Sendable {
     }
 }
 
+/// A paged manager whose paging settings a test chooses.
+final class ConfiguredPagesAPIManager: PagedAPIManager {
+    let engine: ManagerEngine
+    let apiName = "items"
+    let serviceID: ServiceID = .listings
+    let firstPage: Int
+    let pageParameter: String
+    let pageSizeParameter: String
+
+    init(registry: ServiceRegistry, firstPage: Int = 1, pageParameter: String = "page", pageSizeParameter: String = "pageSize") {
+        engine = ManagerEngine(registry: registry, delivery: .inline)
+        self.firstPage = firstPage
+        self.pageParameter = pageParameter
+        self.pageSizeParameter = pageSizeParameter
+    }
+}
+
+/// Holds every page request until `gate` opens (a cancelled one ends at once), then answers a
+/// full page, so paging never ends by itself.
+func heldPages(_ gate: Gate, asked: EventLog) -> StubDispatcher {
+    StubDispatcher { request in
+        asked.append(request.url.query ?? "")
+        try await gate.waitUnlessCancelled()
+        let items = (0..<20).map { "{\"id\":\($0)}" }.joined(separator: ",")
+        return Response(status: 200, body: Data("{\"items\":[\(items)]}".utf8))
+    }
+}
+
 @Suite struct PagedAPIManagerTests {
+    @Test func thePageAndItsSizeInOneParameterAreAConfigurationErrorNotACrash() async throws {
+        let asked = EventLog()
+        let registry = try makeRegistry(heldPages(Gate(), asked: asked))
+        for (page, size) in [("page", "page"), ("", "pageSize"), ("page", "")] {
+            let manager = ConfiguredPagesAPIManager(registry: registry, pageParameter: page, pageSizeParameter: size)
+            let failure = await outcome { try await manager.loadNextPage() }.failure
+            #expect(failure?.code == .configuration)
+            #expect(failure?.field == (page.isEmpty ? "pageParameter" : "pageSizeParameter"))
+        }
+        #expect(asked.events.isEmpty)
+    }
+
+    @Test func thereIsNoPageAfterTheLargestPageNumber() async throws {
+        let gate = Gate()
+        gate.open()
+        let asked = EventLog()
+        let manager = ConfiguredPagesAPIManager(registry: try makeRegistry(heldPages(gate, asked: asked)), firstPage: Int.max)
+        try await manager.loadNextPage()
+        #expect(manager.currentPage == Int.max)
+        let failure = await outcome { try await manager.loadNextPage() }.failure
+        #expect(failure?.code == .noContent)
+        #expect(asked.events == ["page=\(Int.max)&pageSize=20"])
+    }
+
+    @Test func aPageCancelledWhileItWaitsForItsTurnEndsAtOnce() async throws {
+        let gate = Gate()
+        let asked = EventLog()
+        let manager = ConfiguredPagesAPIManager(registry: try makeRegistry(heldPages(gate, asked: asked)))
+        let first = Task { await outcome { try await manager.loadNextPage() } }
+        #expect(await eventually { asked.events.count == 1 })
+        let queued = Task { await outcome { try await manager.loadNextPage() } }
+        queued.cancel()
+        // Ends while the first page is still held: it does not wait for that page's landing.
+        #expect(await queued.value.failure?.code == .cancelled)
+        #expect(!gate.isOpened)
+        gate.open()
+        #expect(await first.value.success != nil)
+        #expect(manager.currentPage == 1)
+        #expect(asked.events.count == 1)
+        // The turn is free again: the next call asks for page 2.
+        try await manager.loadNextPage()
+        #expect(asked.events == ["page=1&pageSize=20", "page=2&pageSize=20"])
+    }
+
+    @Test func cancelAllAlsoCancelsThePagesQueuedBehindTheOneInFlight() async throws {
+        let gate = Gate()
+        let asked = EventLog()
+        let manager = ConfiguredPagesAPIManager(registry: try makeRegistry(heldPages(gate, asked: asked)))
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        manager.loadNextPageData()
+        #expect(await eventually { asked.events.count == 1 })
+        manager.loadNextPageData()
+        manager.loadNextPageData()
+        manager.cancelAll()
+        gate.open()
+        // A page load started after cancelAll() is sent and lands; none queued before it. It
+        // queues behind them, so once it lands they have had their turn.
+        try await manager.loadNextPage()
+        #expect(asked.events == ["page=1&pageSize=20", "page=1&pageSize=20"])
+        #expect(log.events == ["delegate.success"])
+    }
+
     @Test func aPageSizeBelowOneIsAConfigurationErrorAndNothingIsSent() async throws {
         let server = PagedServer(total: 30)
         // A page size below one: a configuration error, not endless paging.

@@ -84,6 +84,8 @@ public final class ManagerEngine: @unchecked Sendable {
         var isLastPage = false
         /// Increases on reset, so a page landing after a reset does not move the cursor.
         var generation = 0
+        /// Increases on `cancelAll()`, so a page load queued before it is not started after it.
+        var cancellations = 0
     }
 
     /// Creates the engine of one manager.
@@ -117,6 +119,7 @@ public final class ManagerEngine: @unchecked Sendable {
     func cancelAll(reason: String) {
         let tasks = lock.withLock { () -> [CallTask] in
             defer { state.calls.removeAll(keepingCapacity: true) }
+            state.paging.cancellations += 1
             return state.calls.compactMap { $0.stop(reason) }
         }
         // Outside the lock: cancelling runs the cancellation handlers at once, and some of ours

@@ -14,7 +14,9 @@ import RunwayCore
 /// ``loadNextPage(params:)`` calls run one at a time in call order, each asking for the page
 /// after the last one loaded, so concurrent calls never skip or repeat a page. A failed page
 /// is asked for again by the next call. After the last page, calls are not started and throw
-/// `.noContent`. ``resetPages()`` starts again from ``firstPage``.
+/// `.noContent`. ``resetPages()`` starts again from ``firstPage``. A call whose task is cancelled
+/// while it waits for its turn ends at once with `.cancelled`, and `cancelAll()` cancels the
+/// calls waiting behind the one in flight as well as that one.
 public protocol PagedAPIManager: APIManager {
     /// Items per page (default 20).
     var pageSize: Int { get }
@@ -75,8 +77,11 @@ extension PagedAPIManager {
     @discardableResult
     @concurrent
     public func loadNextPage(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
-        try await Self.nextPage(WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate, params: params, awaiting: true)
-            .get().json
+        try await Self.nextPage(
+            WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate,
+            cancellations: engine.read { $0.paging.cancellations },
+            params: params, awaiting: true
+        ).get().json
     }
 
     /// Loads the page after the last one loaded; the landing goes to the delegate. Calls made
@@ -85,16 +90,23 @@ extension PagedAPIManager {
         let manager = WeakReference(self)
         let engine = WeakReference(self.engine)
         let gate = self.engine.pageGate
+        // Read now, not when the task starts: a `cancelAll()` right after this call cancels it.
+        let cancellations = self.engine.read { $0.paging.cancellations }
         Task {
-            _ = await Self.nextPage(manager, engine: engine, gate: gate, params: params, awaiting: false)
+            _ = await Self.nextPage(manager, engine: engine, gate: gate, cancellations: cancellations, params: params, awaiting: false)
         }
     }
 
     private static func nextPage(
         _ manager: WeakReference<Self>, engine weakEngine: WeakReference<ManagerEngine>, gate: PageGate,
-        params: [String: JSON]?, awaiting: Bool
+        cancellations: Int, params: [String: JSON]?, awaiting: Bool
     ) async -> CallOutcome {
-        await gate.acquire()
+        guard await gate.acquire() else {
+            return .failure(
+                RunwayError(
+                    .cancelled, "cancelled: the awaiting task was cancelled while the page waited for its turn",
+                    stage: manager.object.map { .manager($0.apiName) }))
+        }
         defer { gate.release() }
         let submission: ManagerEngine.Submission
         do {
@@ -105,17 +117,27 @@ extension PagedAPIManager {
             if Task.isCancelled {
                 return .failure(RunwayError(.cancelled, "cancelled: the awaiting task was cancelled", stage: stage))
             }
-            let (current, last, generation) = engine.read { ($0.paging.currentPage, $0.paging.isLastPage, $0.paging.generation) }
+            let (current, last, generation, cancelled) = engine.read {
+                ($0.paging.currentPage, $0.paging.isLastPage, $0.paging.generation, $0.paging.cancellations != cancellations)
+            }
+            if cancelled {
+                return .failure(
+                    RunwayError(.cancelled, "cancelled: cancelAll() was called while the page waited for its turn", stage: stage))
+            }
             if last {
                 return .failure(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage))
             }
-            guard strong.pageSize > 0 else {
-                // The default isLastPage (fewer than pageSize items) could never end the paging.
-                let error = RunwayError(
-                    .configuration, "pageSize is \(strong.pageSize); it must be at least 1", stage: stage, field: "pageSize")
-                return .failure(error)
+            if let error = pagingConfigurationError(strong, stage: stage) { return .failure(error) }
+            let page: Int
+            if let current {
+                let next = current.addingReportingOverflow(1)
+                guard !next.overflow else {
+                    return .failure(RunwayError(.noContent, "not started: page \(current) is the largest page number", stage: stage))
+                }
+                page = next.partialValue
+            } else {
+                page = strong.firstPage
             }
-            let page = current.map { $0 + 1 } ?? strong.firstPage
             let extra: [String: JSON] = [
                 strong.pageParameter: .int(Int64(page)), strong.pageSizeParameter: .int(Int64(strong.pageSize)),
             ]
@@ -141,5 +163,24 @@ extension PagedAPIManager {
             // An awaiting caller holds the manager (and so the engine) itself.
             return await engine.wait(for: call, task: task)
         }
+    }
+
+    /// Settings no page can be asked for with, or `nil`.
+    private static func pagingConfigurationError(_ manager: Self, stage: RunwayError.Stage) -> RunwayError? {
+        guard manager.pageSize > 0 else {
+            // The default isLastPage (fewer than pageSize items) could never end the paging.
+            return RunwayError(.configuration, "pageSize is \(manager.pageSize); it must be at least 1", stage: stage, field: "pageSize")
+        }
+        guard !manager.pageParameter.isEmpty, !manager.pageSizeParameter.isEmpty else {
+            let field = manager.pageParameter.isEmpty ? "pageParameter" : "pageSizeParameter"
+            return RunwayError(.configuration, "\(field) is empty; it names the parameter the server reads", stage: stage, field: field)
+        }
+        guard manager.pageParameter != manager.pageSizeParameter else {
+            return RunwayError(
+                .configuration,
+                "pageParameter and pageSizeParameter are both \"\(manager.pageParameter)\"; the page and its size need a parameter each",
+                stage: stage, field: "pageSizeParameter")
+        }
+        return nil
     }
 }
