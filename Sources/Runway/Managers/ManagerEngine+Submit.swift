@@ -71,6 +71,10 @@ extension ManagerEngine {
             return .notStarted(RunwayError(.cancelled, "not started: shouldCallAPI vetoed the call", stage: stage))
         }
         let request: Request
+        // What the validation interceptor cannot read back from the request: the parameters
+        // that went into the path, and those given as null (a query spells null as empty).
+        var pathParameters: [String: JSON] = [:]
+        var nullParameters: Set<String> = []
         do throws(RunwayError) {
             try manager.validate(params: params)
             if let name = JSON.nonFiniteNumber(in: params) {
@@ -84,8 +88,13 @@ extension ManagerEngine {
             // Parameters that fill the path's placeholders are not sent again in the query or body.
             var sent = params
             var path = manager.path
-            if PathTemplate.hasPlaceholders(path) { path = try PathTemplate.fill(path, from: &sent) }
-            let url = try entry.url(path, query: ServiceEntry.sendsQuery(method) ? sent : nil)
+            if PathTemplate.hasPlaceholders(path) {
+                path = try PathTemplate.fill(path, from: &sent)
+                pathParameters = params.filter { sent[$0.key] == nil }
+            }
+            let sendsQuery = ServiceEntry.sendsQuery(method)
+            if sendsQuery { nullParameters = Set(sent.lazy.filter { $0.value == .null }.map(\.key)) }
+            let url = try entry.url(path, query: sendsQuery ? sent : nil)
             request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
@@ -105,6 +114,8 @@ extension ManagerEngine {
         var superseded: [CallTask] = []
         var context = RequestContext(apiName: manager.apiName, serviceID: entry.id)
         context.setService(of: entry)
+        if !pathParameters.isEmpty { context[PathParameters.self] = pathParameters }
+        if !nullParameters.isEmpty { context[NullQueryParameters.self] = nullParameters }
         manager.configure(&context, params: params)
         let plan = CallPlan(
             context: context, manager: WeakManager(manager), engine: WeakReference(self), entry: entry,

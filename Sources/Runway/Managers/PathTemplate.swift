@@ -11,13 +11,15 @@ enum PathTemplate {
     /// `template` with each `{name}` replaced by the parameter `name`, percent-encoded as one
     /// path segment (everything but RFC 3986 unreserved characters, so a `/` or `?` in a value
     /// stays in its segment); the parameters used leave `parameters`, so they are not also sent
-    /// in the query or body.
+    /// in the query or body. A placeholder may appear more than once (`items/{id}/compare/{id}`):
+    /// each takes the same value.
     /// - Throws: `RunwayError` `.paramsInvalid` naming a placeholder whose parameter is
     ///   missing, empty, `.` or `..`, or not a string, number or boolean; `.configuration` for a
     ///   template with an unclosed or empty `{}`.
     static func fill(_ template: String, from parameters: inout [String: JSON]) throws(RunwayError) -> String {
         var filled = ""
         var rest = Substring(template)
+        var used: [String: String] = [:]
         while let open = rest.firstIndex(of: "{") {
             filled += rest[..<open]
             guard let close = rest[open...].firstIndex(of: "}") else {
@@ -25,8 +27,14 @@ enum PathTemplate {
             }
             let name = String(rest[rest.index(after: open)..<close])
             guard !name.isEmpty else { throw RunwayError(.configuration, "path \"\(template)\" has an empty {}", field: "path") }
-            filled += RequestParameters.encode(try segment(name, parameters[name]))
-            parameters[name] = nil
+            if let segment = used[name] {
+                filled += segment
+            } else {
+                let segment = RequestParameters.encode(try segment(name, parameters[name]))
+                used[name] = segment
+                parameters[name] = nil
+                filled += segment
+            }
             rest = rest[rest.index(after: close)...]
         }
         return filled + rest
@@ -48,4 +56,17 @@ enum PathTemplate {
         }
         return text
     }
+}
+
+/// The parameters a manager's call put into its path (`products/{id}`), carried in the call's
+/// context: they are in no query or body, and ``ValidationInterceptor`` checks them with the rest.
+enum PathParameters: ContextKey {
+    typealias Value = [String: JSON]
+}
+
+/// The parameters a manager's call gave as JSON null and sent in its query, where null is spelled
+/// as an empty value (`city=`): ``ValidationInterceptor`` counts them as absent, as it counts a
+/// null member of a JSON body.
+enum NullQueryParameters: ContextKey {
+    typealias Value = Set<String>
 }

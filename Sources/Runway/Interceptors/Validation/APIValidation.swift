@@ -78,8 +78,14 @@ public struct APIValidation: Sendable {
 
     /// Throws `.paramsInvalid`, naming the field, when the request breaks a parameter rule.
     public func validate(_ request: Request) throws(RunwayError) {
+        try validate(request, pathParameters: [:])
+    }
+
+    /// `validate(_:)` of a request, counting too the parameters a manager put into its path,
+    /// and counting as absent those it gave as null in the query.
+    func validate(_ request: Request, pathParameters: [String: JSON], nullQueryParameters: Set<String> = []) throws(RunwayError) {
         guard !parameters.isEmpty else { return }
-        let values = try ParameterValues(request)
+        let values = try ParameterValues(request, pathParameters: pathParameters, nullQueryParameters: nullQueryParameters)
         for rule in parameters {
             let present = values[rule.name]
             if present.isEmpty {

@@ -54,11 +54,25 @@ struct ParameterValues {
 
     private var values: [String: [Value]] = [:]
 
-    /// Collects the parameters of `request`.
+    /// Collects the parameters of `request`, and those a manager put into its path; a query
+    /// parameter the manager gave as null (sent as an empty value) is absent.
     /// - Throws: `.paramsInvalid` when the body claims to be JSON but is not a JSON object.
-    init(_ request: Request) throws(RunwayError) {
+    init(_ request: Request, pathParameters: [String: JSON] = [:], nullQueryParameters: Set<String> = []) throws(RunwayError) {
         for item in RequestParameters(request).items {
+            if item.value.isEmpty, nullQueryParameters.contains(item.name) { continue }
             values[item.name, default: []].append(.text(item.value))
+        }
+        for (name, value) in pathParameters {
+            // A path holds strings, numbers and booleans only (PathTemplate refuses the rest).
+            let scalar: JSONValue? =
+                switch value {
+                case .string(let text): .string(text)
+                case .int(let number): .integer(number)
+                case .double(let number): .number(number)
+                case .bool(let flag): .bool(flag)
+                case .null, .array, .object: nil
+                }
+            if let scalar { values[name, default: []].append(.json(scalar)) }
         }
         guard let body = request.body, !body.isEmpty, Self.isJSON(request.headers["Content-Type"]) else { return }
         guard case .object(let members)? = JSONValue.parse(body) else {

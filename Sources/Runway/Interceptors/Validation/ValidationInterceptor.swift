@@ -51,7 +51,8 @@ public struct ValidationInterceptor: Interceptor {
         guard let rules = context[APIValidation.Key.self] ?? context.apiName.flatMap({ apis[$0] }) else {
             return try await next(request, context)
         }
-        try rules.validate(request)
+        try rules.validate(
+            request, pathParameters: context[PathParameters.self] ?? [:], nullQueryParameters: context[NullQueryParameters.self] ?? [])
         let response = try await next(request, context)
         do {
             try rules.validate(response)

@@ -1,0 +1,97 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// Parameters that fill a manager's path placeholders, end to end: a placeholder used twice, and
+/// validation rules on parameters that are in no query or body once they are in the path.
+@Suite struct PathParameterTests {
+    static let shop: ServiceID = "shop"
+
+    struct ShopService: Service {
+        let id: ServiceID = PathParameterTests.shop
+        let baseURLs: BaseURLs
+    }
+
+    final class PathAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName: String
+        let path: String
+        let serviceID = PathParameterTests.shop
+
+        init(registry: ServiceRegistry, apiName: String, path: String) {
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+            self.apiName = apiName
+            self.path = path
+        }
+    }
+
+    /// A server echoing the path it was asked for, and the number of requests it answered.
+    private func withShop(
+        interceptors: [any Interceptor], _ body: (ServiceRegistry, Counter) async throws -> Void
+    ) async throws {
+        let requests = Counter()
+        let server = try await TestServer.start(routes: { router in
+            router.get("/shop/**") { request, _ -> Response in
+                _ = requests.increment()
+                let text = #"{"path": "\#(request.uri.path)"}"#
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            }
+        })
+        let registry = try makeRegistry(
+            CurlDispatcher(), services: [ShopService(baseURLs: BaseURLs(server.url("/shop").absoluteString))],
+            interceptors: interceptors)
+        do {
+            try await body(registry, requests)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    @Test func aPlaceholderUsedTwiceTakesTheSameValueBothTimes() async throws {
+        try await withShop(interceptors: []) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "compare", path: "items/{id}/compare/{id}")
+            let json = try await manager.load(params: ["id": "a b", "other": 1])
+            #expect(json["path"]?.string == "/shop/items/a%20b/compare/a%20b")
+            #expect(requests.value == 1)
+        }
+    }
+
+    @Test func validationRulesCheckTheParametersThatWentIntoThePath() async throws {
+        let rules = try ValidationInterceptor.validation([
+            "product": APIValidation(parameters: [ParameterRule("id", .required, .type(.integer), .range(1...1000))])
+        ])
+        try await withShop(interceptors: [rules]) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "product", path: "products/{id}")
+            // A valid id passes: `.required` finds it although it is in no query or body.
+            let json = try await manager.load(params: ["id": 5])
+            #expect(json["path"]?.string == "/shop/products/5")
+            // Out of range, or not an integer: refused before the network, naming the parameter.
+            for bad: JSON in [5000, "abc"] {
+                let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["id": bad]) }
+                #expect(error?.code == .paramsInvalid)
+                #expect(error?.field == "id")
+            }
+            #expect(requests.value == 1)
+        }
+    }
+
+    @Test func aParameterGivenAsNullInAQueryIsAbsentForARequiredRule() async throws {
+        let rules = try ValidationInterceptor.validation(["search": APIValidation(parameters: [ParameterRule("city", .required)])])
+        try await withShop(interceptors: [rules]) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "search", path: "search")
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["city": nil]) }
+            #expect(error?.code == .paramsInvalid)
+            #expect(error?.field == "city")
+            // An empty string is present, as the rule says.
+            _ = try await manager.load(params: ["city": ""])
+            #expect(requests.value == 1)
+        }
+    }
+}
