@@ -20,6 +20,16 @@ import Testing
         #expect(json["tags"]?[5] == nil)
     }
 
+    @Test func aRepeatedKeyKeepsItsFirstValueAsJSONDecoderDoes() throws {
+        struct Item: Decodable { let id: Int }
+        let body = Data(#"{"id": 1, "nested": {"id": 3, "id": 4}, "id": 2}"#.utf8)
+        let json = try JSON(parsing: body)
+        #expect(json["id"] == 1)
+        #expect(json["nested"]?["id"] == 3)
+        // The raw data and the typed result agree on one response.
+        #expect(try JSONDecoder().decode(Item.self, from: body).id == json["id"]?.int)
+    }
+
     @Test func roundTripsThroughSerialization() throws {
         let value: JSON = ["b": [1, 2.5, "x\"y", nil, false], "a": ["k": "v\u{01}"]]
         let text = value.serialized()

@@ -10,7 +10,8 @@ extension JSON {
     /// The deepest nesting the parser accepts; deeper input is an error, not a stack overflow.
     public static let maximumDepth = 512
 
-    /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace allowed).
+    /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace allowed). An object that repeats
+    /// a key keeps the first value, as `JSONDecoder` does.
     /// - Throws: `RunwayError` `.responseInvalid` naming the byte offset of the first problem.
     public init(parsing data: Data) throws(RunwayError) {
         var parser = JSONParser(bytes: [UInt8](data))
@@ -106,7 +107,10 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            let value = try parseValue()
+            // A repeated key keeps its first value, as JSONDecoder does: a typed result and the
+            // raw data (reformers, validators) then agree on one response.
+            if members[key] == nil { members[key] = value }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {
