@@ -21,6 +21,18 @@ import Testing
         #expect(values == [["q": "a"], ["q": "b"], ["q": "c"]])
     }
 
+    @Test func parametersThatAreNotOnePerManagerAreAConfigurationErrorAndNothingIsSent() async throws {
+        let stub = jsonStub("{}")
+        let registry = try makeRegistry(stub)
+        let managers = (0..<2).map { _ in ItemListAPIManager(registry: registry) }
+        for params: [[String: JSON]?] in [[["only": 1]], [nil, nil, ["extra": 1]]] {
+            await #expect { try await APIBatch.load(managers, params: params) } throws: {
+                ($0 as? RunwayError)?.code == .configuration && ($0 as? RunwayError)?.field == "params"
+            }
+        }
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test func theFirstFailureCancelsTheRestAndIsThrown() async throws {
         let cancellations = Counter()
         let slow = try makeRegistry(slowEchoStub(delay: neverDuringATest, cancellations: cancellations))

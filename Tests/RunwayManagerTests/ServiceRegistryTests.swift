@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    @Test(arguments: ["items#top", "items?fixed=1#frag"])
+    func anAPINameWithAFragmentIsInvalidURLInsteadOfHidingTheParametersInIt(_ apiName: String) async throws {
+        let stub = jsonStub("{}")
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub), apiName: apiName)
+        let result = await outcome { try await manager.load(params: ["q": "x y"]) }
+        #expect(result.failure?.code == .invalidURL)
+        #expect(result.failure?.field == "apiName")
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test(arguments: ["items\r\nX-Evil: 1", "items list", "items\t", "it\u{7F}ems"])
     func anAPINameWithASpaceOrControlCharacterIsInvalidURLAndNothingIsSent(_ apiName: String) async throws {
         let stub = jsonStub("{}")

@@ -53,6 +53,12 @@ final class ServiceEntry: Sendable {
         } catch {
             throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
         }
+        // A fragment is never sent, and the parameters would be appended to it, unsent.
+        if apiName.utf8.contains(UInt8(ascii: "#")) {
+            throw RunwayError(
+                .invalidURL, "API name \"\(apiName)\" holds a '#': a fragment is never sent (write %23 for a '#' in the path)",
+                stage: .service(id), field: "apiName")
+        }
         // One string, grown once: this runs for every call.
         var text = ""
         text.reserveCapacity(base.utf8.count + apiName.utf8.count + 2 + (parameters?.count ?? 0) * 24)
