@@ -50,6 +50,14 @@ struct MediatorBuilderTests {
         }
     }
 
+    @Test(arguments: [0, -1])
+    func aMaximumURLLengthBelowOneIsRefusedAtBuild(_ maxLength: Int) {
+        let builder = Mediator.Builder(urlOptions: MediatorURLOptions(maxLength: maxLength))
+        #expect { try builder.build() } throws: {
+            ($0 as? MediatorError)?.code == .invalidRegistration && ($0 as? MediatorError)?.field == "maxLength"
+        }
+    }
+
     @Test func malformedPatternIsReportedAtRegistration() {
         var builder = Mediator.Builder()
         #expect { try builder.register(BadPattern.self) } throws: { ($0 as? MediatorError)?.code == .malformedPattern }

@@ -34,6 +34,18 @@ struct MediatorParametersTests {
         #expect { try parameters.int("big") } throws: { ($0 as? MediatorError)?.message.contains("out of the range of Int") == true }
         #expect { try parameters.int("neg") } throws: { ($0 as? MediatorError)?.message.contains("out of the range of Int") == true }
         #expect(parameters.strings("id") == ["1", "2"])
+        // Every typed read says a key was given twice, not that its value is of the wrong kind.
+        #expect { try parameters.double("id") } throws: { ($0 as? MediatorError)?.message.contains("given 2 times") == true }
+        #expect { try parameters.bool("id") } throws: { ($0 as? MediatorError)?.message.contains("given 2 times") == true }
+        #expect { try parameters.uuid("id") } throws: { ($0 as? MediatorError)?.message.contains("given 2 times") == true }
+    }
+
+    @Test(arguments: ["+5", "--5", "-+5", "+-5", "5-"])
+    func aSignThatMakesNoIntegerIsNotAnIntegerRatherThanOutOfRange(_ text: String) {
+        let parameters: MediatorParameters = ["n": text]
+        #expect { try parameters.int("n") } throws: {
+            ($0 as? MediatorError)?.code == .parameterInvalid && ($0 as? MediatorError)?.message.contains("is not an integer") == true
+        }
     }
 
     @Test func setReplacesAndNilRemoves() {

@@ -56,6 +56,31 @@ struct ReverseRoutingTests {
         }
     }
 
+    @Test func aURLThatAnotherRouteTakesFirstIsNeverBuilt() throws {
+        var builder = Mediator.Builder()
+        try builder.register(targetNamed: "shop") { actions in
+            actions.action("byId", access: .remote, routes: ["app://shop/<int:id>"]) { _, _ in "byId" }
+            actions.action("bySlug", access: .remote, routes: ["app://shop/<slug>"]) { _, _ in "bySlug" }
+            actions.action("cart", access: .remote) { _, _ in "cart" }
+            actions.action("admin") { _, _ in "admin" }
+        }
+        let mediator = try builder.build()
+        // Each of these slugs would open another action: byId, cart, the local-only admin.
+        for slug in ["42", "-7", "cart", "admin"] {
+            let error = #expect(throws: MediatorError.self) {
+                try mediator.url(target: "shop", action: "bySlug", parameters: ["slug": slug])
+            }
+            #expect(error?.code == .cannotBuildURL)
+        }
+        // A slug no other route takes round-trips, from inside the app and from outside.
+        let url = try mediator.url(target: "shop", action: "bySlug", parameters: ["slug": "red-shoes"])
+        #expect(url == "app://shop/red-shoes")
+        #expect(try mediator.resolve(url, origin: .remote)?.action == "bySlug")
+        #expect(try mediator.resolve(url, origin: .local)?.action == "bySlug")
+        #expect(try mediator.url(target: "shop", action: "byId", parameters: ["id": 42]) == "app://shop/42")
+        #expect(try mediator.url(target: "shop", action: "admin") == "app://shop/admin")
+    }
+
     @Test func aURLResolveWouldRefuseIsNeverBuilt() throws {
         let mediator = try mediator()
         // An empty query name: "?=v" is no query item to resolve.

@@ -161,11 +161,12 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         case nil: throw Self.missing(key)
         case let value as Int: return value
         case let values as [String] where values.count > 1:
-            throw Self.invalid(key, "is given \(values.count) times (read every value with strings(_:))")
+            throw Self.repeated(key, values.count)
         case let value?:
             guard let text = Self.text(value), let number = RouteConverter.parseInt(text) else {
+                // Out of range only when it is an integer at all: an optional `-`, then digits.
                 let digits = Self.text(value).map { text in
-                    let unsigned = text.drop { $0 == "-" || $0 == "+" }
+                    let unsigned = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
                     return !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
                 }
                 throw Self.invalid(key, digits == true ? "is out of the range of Int" : "is not an integer")
@@ -174,12 +175,18 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         }
     }
 
+    /// The error for a key given several times (`?tag=1&tag=2`) and read as one value.
+    private static func repeated(_ key: String, _ count: Int) -> MediatorError {
+        invalid(key, "is given \(count) times (read every value with strings(_:))")
+    }
+
     /// The value for `key` as a `Double`, converting a decimal string.
     public func double(_ key: String) throws -> Double {
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Double: return value
         case let value as Int: return Double(value)
+        case let values as [String] where values.count > 1: throw Self.repeated(key, values.count)
         case let value?:
             guard let text = Self.text(value), let number = Double(text), number.isFinite else {
                 throw Self.invalid(key, "is not a finite number")
@@ -193,6 +200,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Bool: return value
+        case let values as [String] where values.count > 1: throw Self.repeated(key, values.count)
         case let value?:
             switch Self.text(value)?.lowercased() {
             case "true", "1", "yes": return true
@@ -207,6 +215,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as UUID: return value
+        case let values as [String] where values.count > 1: throw Self.repeated(key, values.count)
         case let value?:
             guard let text = Self.text(value), let uuid = UUID(uuidString: text) else {
                 throw Self.invalid(key, "is not a UUID")

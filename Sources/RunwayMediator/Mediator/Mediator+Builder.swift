@@ -140,6 +140,12 @@ extension Mediator {
         }
 
         private func freeze(modules: [any MediatorModule]) throws -> Mediator {
+            guard urlOptions.maxLength > 0 else {
+                throw MediatorError(
+                    .invalidRegistration,
+                    "urlOptions.maxLength is \(urlOptions.maxLength): no URL would be accepted; it must be at least 1",
+                    field: "maxLength")
+            }
             var trie = RouteTrie()
             var shapes: [String: (pattern: RoutePattern, source: String, entry: ActionEntry)] = [:]
             for targetName in targets.keys.sorted() {

@@ -12,8 +12,10 @@ extension Mediator {
     /// (`/` inside a value becomes `%2F`; a catch-all keeps its `/`). The remaining parameters
     /// become the query, sorted by name; a `[String]` becomes a repeated key.
     /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
-    ///   unencodable parameter, a query parameter with an empty name, or a URL longer than
-    ///   ``MediatorURLOptions/maxLength``: a URL ``resolve(_:origin:)`` would refuse is never built.
+    ///   unencodable parameter, a query parameter with an empty name, a URL longer than
+    ///   ``MediatorURLOptions/maxLength``, or a URL that ``resolve(_:origin:)`` would take to
+    ///   another action (another route matching it first): a URL that does not reach the action
+    ///   is never built.
     public func url(target: String, action: String, parameters: MediatorParameters = [:]) throws -> String {
         let key = target.lowercased()
         guard let entry = storage.targets[key]?.actions[action] else {
@@ -33,6 +35,20 @@ extension Mediator {
             throw MediatorError(
                 .cannotBuildURL, "the URL for \(key)/\(action) would be \(url.utf8.count) bytes, over the \(limit) bytes resolve accepts",
                 target: key, action: action)
+        }
+        // Another route may take the URL first (`<int:id>` declared before `<slug>`, a literal
+        // segment equal to the value): a URL that opens something else is never handed out.
+        // Checked from inside the app, and from outside too for an action open to remote calls.
+        let origins: [CallOrigin] = entry.access == .remote ? [.local, .remote] : [.local]
+        for origin in origins {
+            let match = (try? resolve(url, origin: origin)) ?? nil
+            guard let match, match.target == key, match.action == action else {
+                let reached = match.map { "\($0.target)/\($0.action)" } ?? "no action"
+                throw MediatorError(
+                    .cannotBuildURL,
+                    "the URL for \(key)/\(action) would be \(url), which reaches \(reached) for a \(origin) call: another route "
+                        + "takes it first", target: key, action: action)
+            }
         }
         return url
     }

@@ -4,7 +4,8 @@ public struct MediatorURLOptions: Sendable {
     public var plusInQuery: PlusHandling
     /// What an empty path segment (`app://user//42`) means.
     public var emptySegments: EmptySegmentPolicy
-    /// The longest URL accepted, in UTF-8 bytes; longer input is `.malformedURL`.
+    /// The longest URL accepted, in UTF-8 bytes; longer input is `.malformedURL`. Below 1,
+    /// `Mediator.Builder.build()` throws `.invalidRegistration`.
     public var maxLength: Int
 
     /// Creates options; the defaults read `+` as a space, skip empty segments and accept 8 KiB.
