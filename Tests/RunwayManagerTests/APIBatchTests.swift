@@ -33,6 +33,18 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
+    @Test func theFailureThatCancelledTheRestIsThrownEvenWhenItIsACancellationItself() async throws {
+        // The same dropNew manager twice: one call is dropped at once (.cancelled, "dropped"),
+        // which cancels the other (.cancelled too). The drop is the cause, and is what is thrown.
+        let cancellations = Counter()
+        let registry = try makeRegistry(slowEchoStub(delay: neverDuringATest, cancellations: cancellations))
+        let manager = ItemListAPIManager(registry: registry, policy: .dropNew)
+        let error = await #expect(throws: RunwayError.self) { try await APIBatch.load([manager, manager]) }
+        #expect(error?.code == .cancelled)
+        #expect(error?.message.contains("dropped") == true)
+        #expect(await eventually { cancellations.value == 1 })
+    }
+
     @Test func theFirstFailureCancelsTheRestAndIsThrown() async throws {
         let cancellations = Counter()
         let slow = try makeRegistry(slowEchoStub(delay: neverDuringATest, cancellations: cancellations))

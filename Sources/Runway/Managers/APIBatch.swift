@@ -27,24 +27,24 @@ public enum APIBatch {
                 group.addTask { (index, await Self.outcome(manager, params: own)) }
             }
             var results = [Result<JSON, RunwayError>?](repeating: nil, count: managers.count)
+            // The first failure to arrive caused the cancellation of the others: it is the one
+            // thrown, whatever its code (a call dropped by `dropNew` is `.cancelled` too).
+            var firstFailure: RunwayError?
             for await (index, result) in group {
                 results[index] = result
-                if case .failure = result { group.cancelAll() }
+                if case .failure(let error) = result, firstFailure == nil {
+                    firstFailure = error
+                    group.cancelAll()
+                }
             }
-            return results
+            return (results, firstFailure)
         }
+        if let failure = outcomes.1 { throw failure }
         var values: [JSON] = []
-        var firstFailure: RunwayError?
-        for outcome in outcomes {
-            switch outcome {
-            case .success(let value)?: values.append(value)
-            case .failure(let error)?:
-                // Prefer the failure that caused the cancellation over the cancellations it caused.
-                if firstFailure == nil || (firstFailure?.code == .cancelled && error.code != .cancelled) { firstFailure = error }
-            case nil: firstFailure = firstFailure ?? RunwayError(.cancelled, "the batch was cancelled")
-            }
+        for outcome in outcomes.0 {
+            guard case .success(let value)? = outcome else { throw RunwayError(.cancelled, "the batch was cancelled") }
+            values.append(value)
         }
-        if let firstFailure { throw firstFailure }
         return values
     }
 
