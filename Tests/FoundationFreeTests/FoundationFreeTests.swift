@@ -19,26 +19,36 @@ struct FoundationFreeTests {
         return products.appending(path: "FoundationFreeClient")
     }
 
-    /// What `executable` prints to standard output; a non-zero exit fails.
-    static func output(of executable: String, _ arguments: [String]) throws -> String {
-        // The test support's posix_spawn child, as in every other suite: safe in parallel runs.
-        let child = try ChildProcess(executable, arguments, standardOutput: .pipe)
-        let data = child.standardOutput.map(readToEnd) ?? Data()
-        let exit = child.waitForExitBlocking()
+    /// What `executable` prints to standard output; a non-zero exit fails. Read and waited for
+    /// on a thread of its own: a blocked thread of the cooperative pool (two on a two-core
+    /// machine) would stall every other test's tasks, the test servers' among them, for as long
+    /// as the child runs.
+    static func output(of executable: String, _ arguments: [String]) async throws -> String {
+        let (data, exit) = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(
+                    with: Result {
+                        // The test support's posix_spawn child, as in every other suite: safe in parallel runs.
+                        let child = try ChildProcess(executable, arguments, standardOutput: .pipe)
+                        let data = child.standardOutput.map(readToEnd) ?? Data()
+                        return (data, child.waitForExitBlocking())
+                    })
+            }
+        }
         #expect(exit == .exited(0), "\(executable) \(arguments)")
         return String(decoding: data, as: UTF8.self)
     }
 
     /// The libraries a process of the client loads (`ldd`: its own and theirs, by file name).
-    static func loadedLibraries() throws -> Set<String> {
-        let lines = try output(of: "/usr/bin/ldd", [client.path]).split(separator: "\n")
+    static func loadedLibraries() async throws -> Set<String> {
+        let lines = try await output(of: "/usr/bin/ldd", [client.path]).split(separator: "\n")
         return Set(lines.compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) })
     }
 
     @Test("the client loads FoundationEssentials, and neither Foundation, ICU nor FoundationNetworking")
-    func linksNoFoundation() throws {
+    func linksNoFoundation() async throws {
         #if os(Linux)
-        let loaded = try Self.loadedLibraries()
+        let loaded = try await Self.loadedLibraries()
         #expect(loaded.contains("libFoundationEssentials.so"), "\(loaded.sorted())")
         let foundation = loaded.intersection([
             "libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so", "libFoundationNetworking.so",
@@ -46,7 +56,7 @@ struct FoundationFreeTests {
         ])
         #expect(foundation.isEmpty, "the client loads \(foundation.sorted()): a module it links imports Foundation")
         // What the binary itself asks for, for the record.
-        let needed = try Self.output(of: "/usr/bin/readelf", ["-d", Self.client.path]).split(separator: "\n")
+        let needed = try await Self.output(of: "/usr/bin/readelf", ["-d", Self.client.path]).split(separator: "\n")
             .filter { $0.contains("(NEEDED)") }.compactMap { $0.split(separator: "[").last?.dropLast() }
         print("FoundationFreeClient needs: \(needed.joined(separator: " "))")
         #endif
@@ -57,7 +67,7 @@ struct FoundationFreeTests {
         #if os(Linux)
         try await withTestServer { server in
             for mode in ["bare", "chain"] {
-                let line = try Self.output(of: Self.client.path, [mode, server.url("/json").absoluteString, "200"])
+                let line = try await Self.output(of: Self.client.path, [mode, server.url("/json").absoluteString, "200"])
                 let report = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 #expect(report?["requests"] as? Int == 200, "\(line)")
                 let kilobytes = try #require(report?["peak_rss_kb"] as? Int)
