@@ -11,8 +11,10 @@ import RunwayCore
 public enum APIBatch {
     /// Loads every manager concurrently and returns their raw data in the same order. The
     /// first failure cancels the others and is thrown.
-    /// - Parameter params: The parameters of each manager's call, in the same order (`nil` for
-    ///   a call that asks its param source); `nil` asks every manager's param source.
+    /// - Parameters:
+    ///   - managers: The managers to load, each once.
+    ///   - params: The parameters of each manager's call, in the same order (`nil` for a call
+    ///     that asks its param source); `nil` asks every manager's param source.
     /// - Throws: `RunwayError` `.configuration`, before any call, when `params` does not hold
     ///   one entry per manager; else the first failure.
     public static func load(_ managers: [any APIManager], params: [[String: JSON]?]? = nil) async throws(RunwayError) -> [JSON] {
