@@ -22,6 +22,23 @@ package func runwayError(
     }
 }
 
+/// The `RunwayError` that `body` throws, or `nil` if it returns: for calls that may
+/// legitimately finish first, such as a race against a short timeout. Records an issue if
+/// `body` throws another type.
+package func runwayErrorUnlessItSucceeds(
+    _ body: () async throws -> Response, sourceLocation: SourceLocation = #_sourceLocation
+) async -> RunwayError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as RunwayError {
+        return error
+    } catch {
+        Issue.record("expected a RunwayError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
 /// Decodes `/echo`'s body.
 package func decodeEcho(_ response: Response) throws -> EchoResponse {
     try JSONDecoder().decode(EchoResponse.self, from: response.body)
