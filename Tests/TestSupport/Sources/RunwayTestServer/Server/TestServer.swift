@@ -98,6 +98,7 @@ public final class TestServer: Sendable {
 
         let server = try makeServerBuilder(tls: tls, http2: http2, stats: stats)
         let ready = StartupSignal()
+        let threads = ServerThreads.take()
         var logger = Logger(label: "runway.test-server")
         logger.logLevel = .critical
         let app = Application(
@@ -105,6 +106,7 @@ public final class TestServer: Sendable {
             server: server,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in ready.succeed(port: channel.localAddress?.port ?? 0) },
+            eventLoopGroupProvider: .shared(threads.eventLoops),
             logger: logger
         )
         // The application runs inside a service group of our own so `shutdown()` can stop it
@@ -115,7 +117,9 @@ public final class TestServer: Sendable {
         var groupConfiguration = ServiceGroupConfiguration(services: [app], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(2)
         let serviceGroup = ServiceGroup(configuration: groupConfiguration)
-        let runTask = Task {
+        let runTask = Task(executorPreference: threads.handlers) {
+            // Once the server has stopped, however it stopped.
+            defer { threads.giveBack() }
             do {
                 try await serviceGroup.run()
                 ready.fail(TestServerError("the server stopped before it was running"))
