@@ -2,14 +2,16 @@
 // actions into an outbox and uploads them to a test server while the test kills it with SIGKILL.
 //
 //     ActionLogCrashHelper --url http://127.0.0.1:PORT/v1 --db /tmp/x/actions.sqlite \
-//         --run 3 --start 3000 --count 400 [--hold-ack-ms 200] [--drain]
+//         --run 3 --start 3000 --count 400 [--hold-at-ack 2] [--drain]
 //
 // It prints one line per phase on standard output, each with a single write(2), so the test can
 // aim its kill:
 //   READY                       the logger is open (leftovers already put into batches)
 //   DURABLE <n>                 every action up to number <n> of this run is committed
 //   UPLOADING <batch> <count>   a batch is being sent
-//   ACKED <batch> <count>       the server acknowledged it; the delete comes after --hold-ack-ms
+//   ACKED <batch> <count>       the server acknowledged it; with --hold-at-ack n, the nth
+//                               acknowledgement is never followed by its delete: the helper
+//                               waits there until it is killed
 //   UPLOADED <batch> <count>    the batch is deleted from the outbox
 //   RECORDED                    every action of this run is recorded and committed
 //   DRAINED <pending>           (--drain) the outbox was flushed; the process then exits 0
@@ -17,6 +19,7 @@ import Foundation
 import Runway
 import RunwayActionLog
 import RunwayCurl
+import Synchronization
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -44,7 +47,8 @@ guard let baseURL = options["url"], let database = options["db"] else { fail("--
 let run = options["run"] ?? "0"
 let start = Int(options["start"] ?? "0") ?? 0
 let count = Int(options["count"] ?? "0") ?? 0
-let holdAck = UInt32(options["hold-ack-ms"] ?? "0") ?? 0
+let holdAtAck = Int(options["hold-at-ack"] ?? "0") ?? 0
+let acknowledgements = Atomic(0)
 let drain = flags.contains("drain")
 
 let analytics: ServiceID = "analytics"
@@ -73,8 +77,11 @@ do {
         case .uploading: say("UPLOADING \(event.batchID ?? "-") \(event.count)")
         case .acknowledged:
             say("ACKED \(event.batchID ?? "-") \(event.count)")
-            // Widens the window between the acknowledgement and the delete so a kill lands in it.
-            if holdAck > 0 { usleep(holdAck * 1000) }
+            // Holds the window between the acknowledgement and the delete open until the kill
+            // lands in it, however long the test takes to send it.
+            if acknowledgements.add(1, ordering: .relaxed).newValue == holdAtAck {
+                while true { sleep(3600) }
+            }
         case .uploaded: say("UPLOADED \(event.batchID ?? "-") \(event.count)")
         default: break
         }

@@ -15,8 +15,9 @@ import Testing
 ///
 /// The kills take turns: at a random moment; while a batch is being uploaded (the endpoint
 /// answers after 15 ms); and between the server's acknowledgement and the delete (the helper
-/// holds that window open for 300 ms after printing `ACKED`). The seed is printed; replay a run
-/// with `RUNWAY_CRASH_SEED=<seed>`, and run longer with `RUNWAY_CRASH_KILLS=<n>` (README).
+/// holds that window open after printing the chosen `ACKED` until it is killed, so the kill
+/// lands in it however slow the machine is). The seed is printed; replay a run with
+/// `RUNWAY_CRASH_SEED=<seed>`, and run longer with `RUNWAY_CRASH_KILLS=<n>` (the ActionLog guide).
 @Suite(.serialized) struct ActionLogCrashTests {
     @Test(.timeLimit(.minutes(20)))
     func killedAtRandomMomentsEveryDurableActionArrivesExactlyOnce() async throws {
@@ -38,9 +39,11 @@ import Testing
             for run in 0..<kills {
                 let start = run * 100_000
                 let mode = run % 3
+                // In mode 2, the acknowledgement after which the helper waits for its kill.
+                let holdAtAck = mode == 2 ? Int.random(in: 1...2, using: &random) : 0
                 let helper = try HelperProcess([
                     "--url", url, "--db", folder.outbox.path, "--run", String(run), "--start", String(start),
-                    "--count", String(perRun), "--hold-ack-ms", mode == 2 ? "300" : "0",
+                    "--count", String(perRun), "--hold-at-ack", String(holdAtAck),
                 ])
                 let ready = await helper.line { $0 == "READY" }
                 #expect(ready != nil, "run \(run) (seed \(seed)) never became ready: \(helper.output.suffix(5))")
@@ -53,8 +56,7 @@ import Testing
                         killedDuringUpload.append(String(line.split(separator: " ")[1]))
                     }
                 default:
-                    let nth = Int.random(in: 1...2, using: &random)
-                    if let line = await helper.line(nth, where: { $0.hasPrefix("ACKED ") }) {
+                    if let line = await helper.line(holdAtAck, where: { $0.hasPrefix("ACKED ") }) {
                         killedAfterAck.append(String(line.split(separator: " ")[1]))
                     }
                 }
