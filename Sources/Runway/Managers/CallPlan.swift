@@ -32,12 +32,14 @@ struct CallPlan: Sendable {
     let params: [String: JSON]
     let apiName: String
     let monitor: ReachabilityMonitor?
+    /// A check after the manager's own response validator (paging: the page has a list).
+    let checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?
     let afterSuccess: (@Sendable (JSON) -> Void)?
 
     init(
         context: RequestContext, manager: WeakManager, engine: WeakReference<ManagerEngine>,
         entry: ServiceEntry, request: Request, params: [String: JSON], apiName: String, monitor: ReachabilityMonitor?,
-        afterSuccess: (@Sendable (JSON) -> Void)?
+        checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?, afterSuccess: (@Sendable (JSON) -> Void)?
     ) {
         self.context = context
         self.weakManager = manager
@@ -47,6 +49,7 @@ struct CallPlan: Sendable {
         self.params = params
         self.apiName = apiName
         self.monitor = monitor
+        self.checkSuccess = checkSuccess
         self.afterSuccess = afterSuccess
     }
 

@@ -36,7 +36,8 @@ extension ManagerEngine {
         if let reason {
             return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
         }
-        let outcome = evaluate(manager, engine: engine, entry: plan.entry, sent: sent, stage: stage)
+        let outcome = evaluate(
+            manager, engine: engine, entry: plan.entry, sent: sent, stage: stage, checkSuccess: plan.checkSuccess)
         if let landed = engine.landHere(manager, call: call, outcome: outcome, afterSuccess: plan.afterSuccess) {
             return landed
         }
@@ -46,7 +47,7 @@ extension ManagerEngine {
     /// Step 6: the response hook, the service's common error handling, the response validator.
     private static func evaluate(
         _ manager: any APIManager, engine: ManagerEngine, entry: ServiceEntry, sent: Result<Response, RunwayError>,
-        stage: RunwayError.Stage
+        stage: RunwayError.Stage, checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?
     ) -> Result<APIResponse, RunwayError> {
         let response: Response
         switch sent {
@@ -79,6 +80,7 @@ extension ManagerEngine {
         apiResponse.decoder = manager.decoder ?? entry.service.decoder
         do throws(RunwayError) {
             try manager.validate(response: apiResponse)
+            try checkSuccess?(apiResponse)
         } catch {
             var error = error
             if error.stage == nil { error.stage = stage }

@@ -20,10 +20,12 @@ extension ManagerEngine {
     /// - Parameters:
     ///   - awaiting: Whether a `load()` caller will wait for the outcome (else the delegate path).
     ///   - policy: Overrides the manager's policy (paging runs its own queue).
+    ///   - checkSuccess: Runs after the manager's response validator; what it throws fails the call.
     ///   - afterSuccess: Runs after the state update of a success, before delivery.
     func submit<Manager: APIManager>(
         _ manager: Manager, params explicit: [String: JSON]?, awaiting: Bool,
         policy: LoadPolicy? = nil, extraParams: [String: JSON] = [:],
+        checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)? = nil,
         afterSuccess: (@Sendable (JSON) -> Void)? = nil
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
@@ -54,13 +56,13 @@ extension ManagerEngine {
         }
         return prepare(
             manager, entry: entry, monitor: monitor, source: source, explicit: explicit, extraParams: extraParams,
-            awaiting: awaiting, policy: policy, afterSuccess: afterSuccess)
+            awaiting: awaiting, policy: policy, checkSuccess: checkSuccess, afterSuccess: afterSuccess)
     }
 
     private func prepare<Manager: APIManager>(
         _ manager: Manager, entry: ServiceEntry, monitor: ReachabilityMonitor?, source: (any APIManagerParamSource)?,
         explicit: [String: JSON]?, extraParams: [String: JSON], awaiting: Bool, policy: LoadPolicy?,
-        afterSuccess: (@Sendable (JSON) -> Void)?
+        checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?, afterSuccess: (@Sendable (JSON) -> Void)?
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
         var own = explicit ?? source?.params(for: manager) ?? [:]
@@ -119,7 +121,8 @@ extension ManagerEngine {
         manager.configure(&context, params: params)
         let plan = CallPlan(
             context: context, manager: WeakManager(manager), engine: WeakReference(self), entry: entry,
-            request: request, params: params, apiName: manager.apiName, monitor: monitor, afterSuccess: afterSuccess)
+            request: request, params: params, apiName: manager.apiName, monitor: monitor, checkSuccess: checkSuccess,
+            afterSuccess: afterSuccess)
         // Made before the lock so the task's closure is built outside it.
         let call = ManagerCall(shareKey: shareKey, plan: plan)
         let registered: Submission? = lock.withLock {

@@ -14,7 +14,9 @@ import RunwayCore
 /// ``loadNextPage(params:)`` calls run one at a time in call order, each asking for the page
 /// after the last one loaded, so concurrent calls never skip or repeat a page. A failed page
 /// is asked for again by the next call. After the last page, calls are not started and throw
-/// `.noContent`. ``resetPages()`` starts again from ``firstPage``. A call whose task is cancelled
+/// `.noContent`. ``resetPages()`` starts again from ``firstPage``. A page whose response has no
+/// list where ``items(in:)`` looks fails with `.responseInvalid`: it is never taken for an empty
+/// last page. A call whose task is cancelled
 /// while it waits for its turn ends at once with `.cancelled`, and `cancelAll()` cancels the
 /// calls waiting behind the one in flight as well as that one.
 public protocol PagedAPIManager: APIManager {
@@ -29,9 +31,15 @@ public protocol PagedAPIManager: APIManager {
     /// Whether `response` (page number `page`) is the last page. Default: fewer than
     /// ``pageSize`` items in ``items(in:)``.
     func isLastPage(_ response: JSON, page: Int) -> Bool
-    /// The items of one page. Default: the response if it is an array, else its first array
-    /// member among `items`, `list`, `data`, `results`.
-    func items(in response: JSON) -> [JSON]
+    /// The items of one page; every page's response passes through it before the page counts
+    /// as loaded, so what it throws fails the page.
+    ///
+    /// Default: the response if it is an array; else the first array among its members
+    /// `items`, `list`, `data`, `results`, `records`; else the first among those of its `data`
+    /// or `result` object, as in `{"code": 0, "data": {"list": [...], "total": 95}}`.
+    /// - Throws: `RunwayError` `.responseInvalid` (the default) when there is no such array.
+    ///   Implement this method to say where your API puts the list.
+    func items(in response: JSON) throws(RunwayError) -> [JSON]
 }
 
 extension PagedAPIManager {
@@ -41,15 +49,26 @@ extension PagedAPIManager {
     public var pageSizeParameter: String { "pageSize" }
 
     public func isLastPage(_ response: JSON, page: Int) -> Bool {
-        items(in: response).count < pageSize
+        // A page reaches this only once `items(in:)` has found its list.
+        ((try? items(in: response)) ?? []).count < pageSize
     }
 
-    public func items(in response: JSON) -> [JSON] {
+    public func items(in response: JSON) throws(RunwayError) -> [JSON] {
         if let array = response.array { return array }
-        for key in ["items", "list", "data", "results"] {
+        let keys = ["items", "list", "data", "results", "records"]
+        for key in keys {
             if let array = response[key]?.array { return array }
         }
-        return []
+        for outer in ["data", "result"] {
+            guard let object = response[outer], object.object != nil else { continue }
+            for key in keys {
+                if let array = object[key]?.array { return array }
+            }
+        }
+        throw RunwayError(
+            .responseInvalid,
+            "\(apiName): the page has no list: the response is not an array, and none of items, list, data, results, "
+                + "records is one, at the top or inside data or result (implement items(in:) to say where the list is)")
     }
 
     /// The last page loaded since the last reset; `nil` before the first.
@@ -143,6 +162,10 @@ extension PagedAPIManager {
             ]
             submission = engine.submit(
                 strong, params: params, awaiting: awaiting, policy: .concurrent, extraParams: extra,
+                checkSuccess: { response throws(RunwayError) in
+                    guard let manager = manager.object else { return }
+                    _ = try manager.items(in: response.json)
+                },
                 afterSuccess: { json in
                     guard let manager = manager.object, let engine = weakEngine.object else { return }
                     let isLast = manager.isLastPage(json, page: page)
