@@ -41,7 +41,16 @@ public struct APIResponse: Sendable {
         do {
             return try (decoder ?? plainJSONDecoder).decode(T.self, from: response.body)
         } catch let error as DecodingError {
-            let (path, reason) = Self.describe(error)
+            var (path, reason) = Self.describe(error)
+            if path.isEmpty, case .dataCorrupted = error, reason.contains("not valid JSON"),
+                (try? JSON(parsing: response.body)) != nil
+            {
+                // Foundation's JSONDecoder on Linux says "not valid JSON", with no coding path, of
+                // valid JSON holding a number its Swift type cannot hold.
+                reason =
+                    "the body is valid JSON, but a value in it does not fit the Swift type it is decoded into: a number "
+                    + "out of that type's range, or with a fraction for an integer type (JSONDecoder said: \(reason))"
+            }
             let at = path.isEmpty ? "" : " at \(path)"
             throw RunwayError(
                 .responseInvalid, "the body is not a \(T.self)\(at): \(reason)", field: path.isEmpty ? nil : path,

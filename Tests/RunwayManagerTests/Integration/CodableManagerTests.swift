@@ -64,11 +64,15 @@ import Testing
 
     final class ListAPIManager: APIManager {
         let engine: ManagerEngine
-        let apiName = "products.broken"
-        let path = "broken"
+        let apiName: String
+        let path: String
         let serviceID = CodableManagerTests.shop
 
-        init(registry: ServiceRegistry) { self.engine = ManagerEngine(registry: registry, delivery: .inline) }
+        init(registry: ServiceRegistry, path: String = "broken") {
+            self.engine = ManagerEngine(registry: registry, delivery: .inline)
+            self.path = path
+            self.apiName = "products.\(path)"
+        }
     }
 
     /// Posts its parameters as a JSON body; the server echoes them.
@@ -111,6 +115,9 @@ import Testing
             }
             router.get("/shop/broken") { _, _ -> Response in
                 Self.json(#"{"items": [{"id": 1, "name": "a"}, {"id": "two", "name": "b"}]}"#)
+            }
+            router.get("/shop/unfit") { _, _ -> Response in
+                Self.json(#"{"items": [{"id": 1, "name": "a"}, {"id": 2.5, "name": "b"}]}"#)
             }
             router.post("/shop/cart") { request, _ -> Response in
                 _ = carts.increment()
@@ -168,6 +175,24 @@ import Testing
             #expect(manager.rawData?["items"]?[1]?["id"]?.string == "two")
             #expect(manager.lastError == nil)
             #expect(throws: RunwayError.self) { try manager.fetchData(as: ProductList.self) }
+        }
+    }
+
+    @Test func aNumberThatDoesNotFitItsTypeIsNotCalledInvalidJSON() async throws {
+        try await withShop { _, registry, _ in
+            let manager = ListAPIManager(registry: registry, path: "unfit")
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(as: ProductList.self) }
+            #expect(error?.code == .responseInvalid)
+            #expect(error?.underlying is DecodingError)
+            if let field = error?.field {
+                // Where JSONDecoder names the place (Apple's Foundation), it is kept.
+                #expect(field == "items[1].id")
+            } else {
+                // Linux's Foundation says "not valid JSON" without a place: Runway says what it is.
+                #expect(
+                    error?.message.contains("the body is valid JSON, but a value in it does not fit") == true,
+                    "\(String(describing: error))")
+            }
         }
     }
 
