@@ -164,16 +164,17 @@ public struct CanonicalRequest: Sendable, Equatable {
 extension ContiguousBytes {
     /// Lower-case hexadecimal.
     var hexString: String {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(64)
-        // The bytes in place: iterating a digest as a sequence copies it first.
+        // The bytes in place (iterating a digest as a sequence copies it first), written straight
+        // into the string's storage: one allocation, no intermediate array.
         withUnsafeBytes { bytes in
-            for byte in bytes {
-                digits.append(hexDigit(byte >> 4))
-                digits.append(hexDigit(byte & 0x0F))
+            String(unsafeUninitializedCapacity: bytes.count * 2) { digits in
+                for (index, byte) in bytes.enumerated() {
+                    digits[2 * index] = hexDigit(byte >> 4)
+                    digits[2 * index + 1] = hexDigit(byte & 0x0F)
+                }
+                return bytes.count * 2
             }
         }
-        return String(decoding: digits, as: UTF8.self)
     }
 }
 

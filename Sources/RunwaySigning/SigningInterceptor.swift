@@ -141,14 +141,14 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     static func makeNonce() -> String {
         var generator = SystemRandomNumberGenerator()
         let (high, low) = (generator.next() as UInt64, generator.next() as UInt64)
-        var digits: [UInt8] = []
-        digits.reserveCapacity(32)
-        for word in [high, low] {
-            for shift in stride(from: 60, through: 0, by: -4) {
-                digits.append(hexDigit(UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0xF))
+        return String(unsafeUninitializedCapacity: 32) { digits in
+            for index in 0..<16 {
+                let shift = UInt64(60 - 4 * index)
+                digits[index] = hexDigit(UInt8(truncatingIfNeeded: high >> shift) & 0xF)
+                digits[16 + index] = hexDigit(UInt8(truncatingIfNeeded: low >> shift) & 0xF)
             }
+            return 32
         }
-        return String(decoding: digits, as: UTF8.self)
     }
 }
 
