@@ -115,7 +115,7 @@ public final class CurlDispatcher: Dispatcher {
         } onCancel: {
             multi.cancel(transfer)
         }
-        var response = try transfer.takeOutcome().get()
+        var response = try transfer.takeOutcome(recyclingInto: multi).get()
         if let stream {
             // The head, parsed on the loop; the body follows in the stream, as sent.
             response.bodyStream = stream

@@ -15,15 +15,18 @@ import Foundation
 /// waits for them (epoll on Linux) and for wake-ups from callers, and libcurl is handed only
 /// the sockets that are ready. A turn of the loop so costs what is ready, not what is open.
 ///
-/// `@unchecked Sendable` because its state is split in two halves, each with one owner:
+/// `@unchecked Sendable` because each part of its state has one owner:
 /// - `pending`, `cancels` and `stopping` are shared between callers and the loop thread and live
 ///   in `shared`, behind its lock;
-/// - the multi handle, `active` and `idleHandles` (and every `CurlTransfer` once submitted)
-///   are touched only by the **driver**: whoever holds `driver`. That is the loop thread, except
-///   while it blocks waiting for sockets (epoll) with no transfer running: a caller that then
-///   submits a transfer takes the lock and runs the turn itself (``drive()``), so a request on a
-///   kept-alive connection is sent from the caller's thread, without a wake-up of the loop and
-///   two thread switches. Other threads only call ``SocketWatch/wake()``, a write to a pipe.
+/// - the multi handle and `active` (and every `CurlTransfer` from its submission until it is
+///   handed back) are touched only by the **driver**: whoever holds `driver`. That is the loop
+///   thread, except while it blocks waiting for sockets (epoll) with no transfer running: a
+///   caller that then submits a transfer takes the lock and runs the turn itself (``drive()``),
+///   so a request on a kept-alive connection is sent from the caller's thread, without a wake-up
+///   of the loop and two thread switches. Other threads only call ``SocketWatch/wake()``, a write
+///   to a pipe;
+/// - the idle easy handles live in `idle`, behind a lock of their own (a caller gives back the
+///   handle of a transfer handed back to it).
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     /// `User-Agent: <configuration.userAgent>`, made once.
@@ -63,7 +66,22 @@ final class CurlMulti: @unchecked Sendable {
     // The driver's only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
-    private var idleHandles: [(easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?)] = []
+    /// Behind a lock of its own: the driver takes handles, and callers give back the handles of
+    /// the transfers handed over to them (``CurlTransfer/handOver(_:code:)``).
+    private let idle = Locked(IdleHandles())
+
+    private struct IdleHandles {
+        var handles: [IdleHandle] = []
+        /// Set at shutdown: handles given back after it are freed at once.
+        var closed = false
+    }
+
+    /// An easy handle out of the multi handle, owned by whoever holds this (the pool, then one
+    /// transfer): `@unchecked Sendable` for that single ownership.
+    private struct IdleHandle: @unchecked Sendable {
+        let easy: UnsafeMutableRawPointer
+        let options: CurlTransfer.EasyOptions?
+    }
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     private var batch: [CurlTransfer] = []
     private var aborts: [CurlTransfer] = []
@@ -310,14 +328,21 @@ final class CurlMulti: @unchecked Sendable {
         while let message = curl_multi_info_read(handle, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = runway_msg_result(message)
-            if let transfer = active[easy] {
-                complete(easy, transfer.outcome(code: code))
+            guard let transfer = active[easy] else { continue }
+            if transfer.streams {
+                // Its caller left with the head: the body stream is ended from here.
+                complete(easy, transfer.outcome(easy: easy, code: code))
+            } else {
+                active[easy] = nil
+                curl_multi_remove_handle(handle, easy)
+                transfer.easy = nil
+                transfer.handOver(easy, code: code)
             }
         }
     }
 
     private func start(_ transfer: CurlTransfer, _ watch: SocketWatch) {
-        let idle = idleHandles.popLast()
+        let idle = self.idle.withLock { $0.handles.popLast() }
         guard let easy = idle?.easy ?? curl_easy_init() else {
             transfer.finish(.failure(RunwayError(.transport, "curl_easy_init failed")))
             return
@@ -367,14 +392,17 @@ final class CurlMulti: @unchecked Sendable {
         transfer.finish(result)
     }
 
-    /// Keeps `easy` for another request (reset when it is taken, unless that request has the
-    /// same `options`), or frees it when the pool is full.
-    private func recycle(_ easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?) {
-        if idleHandles.count < configuration.easyHandlePoolSize {
-            idleHandles.append((easy, options))
-        } else {
-            curl_easy_cleanup(easy)
+    /// Keeps `easy`, out of the multi handle, for another request (reset when it is taken,
+    /// unless that request has the same `options`), or frees it when the pool is full or the
+    /// loop has shut down. Any thread.
+    func recycle(_ easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?) {
+        let limit = configuration.easyHandlePoolSize
+        let kept = idle.withLock { idle in
+            guard !idle.closed, idle.handles.count < limit else { return false }
+            idle.handles.append(IdleHandle(easy: easy, options: options))
+            return true
         }
+        if !kept { curl_easy_cleanup(easy) }
     }
 
     private func shutDown() {
@@ -391,8 +419,12 @@ final class CurlMulti: @unchecked Sendable {
         for transfer in leftovers {
             transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }
-        for (easy, _) in idleHandles { curl_easy_cleanup(easy) }
-        idleHandles = []
+        let handles = idle.withLock { idle in
+            idle.closed = true
+            defer { idle.handles = [] }
+            return idle.handles
+        }
+        for handle in handles { curl_easy_cleanup(handle.easy) }
         curl_multi_cleanup(handle)
     }
 }

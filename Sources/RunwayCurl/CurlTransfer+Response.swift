@@ -8,9 +8,8 @@ import Foundation
 #endif
 
 extension CurlTransfer {
-    /// The response, or the error, for a transfer libcurl reports done with `code`.
-    func outcome(code: CURLcode) -> Result<Response, RunwayError> {
-        guard let easy else { return .failure(RunwayError(.transport, "transfer has no handle")) }
+    /// The response, or the error, for a transfer libcurl reports done with `code` on `easy`.
+    func outcome(easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<Response, RunwayError> {
         if let failure { return .failure(failure) }
         if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
             return .failure(

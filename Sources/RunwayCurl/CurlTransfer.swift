@@ -20,9 +20,11 @@ import Darwin
 /// `@unchecked Sendable` because it is handed over exactly once: the caller fills it and
 /// submits it under the multi's lock, and from then on only the multi's driver touches it (the
 /// loop thread, or a caller driving while the loop waits, holding the driver lock; libcurl calls
-/// the callbacks below inside the driver's `curl_multi_socket_action`), until `finish` hands the
-/// outcome back to the caller (``takeOutcome()``, after the resume). The one exception,
-/// `cancelRequested`, is only read and written while holding the multi's lock.
+/// the callbacks below inside the driver's `curl_multi_socket_action`), until the driver hands
+/// it back to the caller with its outcome, or with its easy handle out of the multi handle
+/// (``handOver(_:code:)``), and resumes it; the caller then finishes it
+/// (``takeOutcome(recyclingInto:)``). The one exception, `cancelRequested`, is only read and
+/// written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: Request
     /// Computed on the caller's thread, so the loop thread does not touch `URL`.
@@ -34,7 +36,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// hand-over the thread sanitizer can see: when libcurl finishes a transfer before the
     /// caller has suspended (a refused connection), the Swift runtime hands the continuation
     /// over on a path TSan does not observe, and it would report the outcome's fields as a race.
-    private var outcome: Result<Response, RunwayError>?
+    private var ending: Ending?
     private let outcomeSet = Atomic<Bool>(false)
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
@@ -156,35 +158,83 @@ final class CurlTransfer: @unchecked Sendable {
         deliver(result)
     }
 
+    /// How the transfer ended, for the resumed caller (``takeOutcome(recyclingInto:)``).
+    private enum Ending {
+        /// The outcome, made by the driver.
+        case outcome(Result<Response, RunwayError>)
+        /// libcurl's result, with the easy handle it came from, already out of the multi handle:
+        /// the caller makes the outcome (``handOver(_:code:)``).
+        case handedOver(UnsafeMutableRawPointer, CURLcode)
+    }
+
     /// Leaves the outcome and resumes the caller, once: at the end, or with the head of a
     /// streamed response.
     func deliver(_ result: Result<Response, RunwayError>) {
+        end(.outcome(result))
+    }
+
+    /// Resumes the caller with libcurl's result and the easy handle, just removed from the multi
+    /// handle: the caller reads the response's facts from the handle, settles the transfer and
+    /// gives the handle back to the pool, on its own thread. The loop thread moves the bytes of
+    /// every transfer; this keeps its share of each one to what only it can do.
+    ///
+    /// Not for a streamed response, whose caller left with the head.
+    func handOver(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
+        // libcurl copied nothing from these lists it still needs, and they were allocated on this
+        // thread: freed here, they go back to this thread's allocator.
+        releaseLists()
+        end(.handedOver(easy, code))
+    }
+
+    private func end(_ ending: Ending) {
         guard let continuation else { return }
         self.continuation = nil
-        outcome = result
+        self.ending = ending
         outcomeSet.store(true, ordering: .releasing)
         continuation.resume()
     }
 
-    /// The outcome `finish` left, for the resumed caller.
-    func takeOutcome() -> Result<Response, RunwayError> {
-        guard outcomeSet.load(ordering: .acquiring), let outcome else {
+    /// The outcome the transfer ended with, for the resumed caller. A handed-over transfer is
+    /// finished here: its outcome made from the easy handle, which then goes back to `multi`.
+    func takeOutcome(recyclingInto multi: CurlMulti) -> Result<Response, RunwayError> {
+        guard outcomeSet.load(ordering: .acquiring), let ending else {
             return .failure(RunwayError(.transport, "the transfer ended without an outcome"))
         }
-        return outcome
+        switch ending {
+        case .outcome(let result):
+            return result
+        case .handedOver(let easy, let code):
+            let result = settle(outcome(easy: easy, code: code))
+            releaseResources()
+            if paused || uploadPaused {
+                // Removed while paused (its body reader failed): libcurl may still hold a chunk.
+                curl_easy_cleanup(easy)
+            } else {
+                multi.recycle(easy, options: easyOptions)
+            }
+            request.progress?.finish()
+            bodyReader?.close()
+            return result
+        }
     }
 
     /// Frees what libcurl no longer needs once the easy handle has left the multi handle.
     func releaseResources() {
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
-        if let connectToList { curl_slist_free_all(connectToList) }
-        connectToList = nil
+        releaseLists()
         if file >= 0 {
             close(file)
             file = -1
         }
         bodyReader?.close()
+    }
+
+    /// Frees the header and connect-override lists (once the easy handle has left the multi
+    /// handle; the next request on the handle sets its own).
+    func releaseLists() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        if let connectToList { curl_slist_free_all(connectToList) }
+        connectToList = nil
     }
 
     // MARK: Progress (loop thread)
