@@ -10,9 +10,10 @@ import Foundation
 extension CurlTransfer {
     /// The options of a plain request apart from what is set for every request (URL, headers,
     /// body, callback data, connect timeout, connect overrides). Two requests with equal ones
-    /// leave an easy handle's options as they are between them; a request with anything else
-    /// (TLS settings, a proxy, progress, a download, a streamed body) has none, and always starts
-    /// from a reset handle — so nothing of one request's options can reach another's.
+    /// leave an easy handle's options as they are between them (TLS settings included: a custom
+    /// CA or pinned keys are compared, not set again); a request with anything else (a proxy,
+    /// progress, a download, a streamed body) has none, and always starts from a reset handle —
+    /// so nothing of one request's options can reach another's.
     struct EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
@@ -23,13 +24,13 @@ extension CurlTransfer {
         let maxRedirects: Int
         let httpVersion: HTTPVersionPreference
         let isSecure: Bool
+        let tls: TLSOptions
 
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
-            guard options.tls.verifyPeer, options.tls.certificateAuthorities == nil, options.tls.pinnedPublicKeys.isEmpty,
-                request.progress == nil, request.download == nil, !request.streamsResponseBody,
-                request.bodyStream == nil
+            guard request.progress == nil, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil
             else { return nil }
+            tls = options.tls
             method = request.method.rawValue
             hasBody = request.body != nil
             self.sendsOnce = sendsOnce

@@ -338,6 +338,24 @@ struct EasyHandleReuseTests {
             let trusted = try await send(makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .file(pki.caCertificatePath) })
             #expect(trusted.status == 200)
             #expect(await runwayError { try await send(makeRequest(server.url("/json"))) }?.code == .tls)
+            // Equal TLS settings keep the handle's options: the CA twice, then pinned to the
+            // server's key; a pin to another key must fail even though the CA is the same, and the
+            // CA alone then passes again (the failed pin did not stay).
+            func withCA(_ pins: [String] = []) -> Request {
+                makeRequest(server.url("/json")) {
+                    $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                    $0.tls.pinnedPublicKeys = pins
+                }
+            }
+            for _ in 0..<2 { #expect(try await send(withCA()).status == 200) }
+            for _ in 0..<2 { #expect(try await send(withCA([pki.serverKeyPin])).status == 200) }
+            #expect(await runwayError { try await send(withCA([pki.otherKeyPin])) }?.code == .tls)
+            #expect(try await send(withCA()).status == 200)
+            // In memory, then from the file: the same CA either way, set anew each time.
+            let pem = try Data(contentsOf: URL(fileURLWithPath: pki.caCertificatePath))
+            let inMemory = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .pem(pem) }
+            for _ in 0..<2 { #expect(try await send(inMemory).status == 200) }
+            #expect(await runwayError { try await send(makeRequest(server.url("/json"))) }?.code == .tls)
         }
     }
 }
