@@ -195,7 +195,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The outcome the transfer ended with, for the resumed caller. A handed-over transfer is
-    /// finished here: its outcome made from the easy handle, which then goes back to `multi`.
+    /// finished here, once: its outcome made from the easy handle, which then goes back to
+    /// `multi` (a later call gets the same outcome and leaves the handle alone).
     func takeOutcome(recyclingInto multi: CurlMulti) -> Result<Response, RunwayError> {
         guard outcomeSet.load(ordering: .acquiring), let ending else {
             return .failure(RunwayError(.transport, "the transfer ended without an outcome"))
@@ -214,6 +215,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
             request.progress?.finish()
             bodyReader?.close()
+            self.ending = .outcome(result)
             return result
         }
     }
