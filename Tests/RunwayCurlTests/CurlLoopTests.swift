@@ -351,7 +351,7 @@ struct EasyHandleReuseTests {
             for _ in 0..<2 { #expect(try await send(withCA([pki.serverKeyPin])).status == 200) }
             #expect(await runwayError { try await send(withCA([pki.otherKeyPin])) }?.code == .tls)
             #expect(try await send(withCA()).status == 200)
-            // In memory, then from the file: the same CA either way, set anew each time.
+            // A CA in memory, twice; the next request without it must fail (the CA did not stay).
             let pem = try Data(contentsOf: URL(fileURLWithPath: pki.caCertificatePath))
             let inMemory = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = .pem(pem) }
             for _ in 0..<2 { #expect(try await send(inMemory).status == 200) }
