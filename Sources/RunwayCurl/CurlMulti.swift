@@ -76,8 +76,9 @@ final class CurlMulti: @unchecked Sendable {
         var closed = false
     }
 
-    /// An easy handle out of the multi handle, owned by whoever holds this (the pool, then one
-    /// transfer): `@unchecked Sendable` for that single ownership.
+    /// An easy handle out of the multi handle. `@unchecked Sendable` because it has one owner at
+    /// a time: the pool, behind `idle`'s lock, or the one transfer that took it out under that
+    /// lock (the driver), or was handed it back (its caller); no two threads use it at once.
     private struct IdleHandle: @unchecked Sendable {
         let easy: UnsafeMutableRawPointer
         let options: CurlTransfer.EasyOptions?

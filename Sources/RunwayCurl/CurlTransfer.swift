@@ -31,8 +31,9 @@ final class CurlTransfer: @unchecked Sendable {
     let urlString: String
     let isSecure: Bool
     var continuation: UnsafeContinuation<Void, Never>?
-    /// The outcome, written by `finish` (by the driver) before it resumes the caller and read
-    /// by the caller after (``takeOutcome()``). The release/acquire on `outcomeSet` is the
+    /// How the transfer ended, written by the driver (``deliver(_:)``, ``handOver(_:code:)``)
+    /// before it resumes the caller, and read by the caller after
+    /// (``takeOutcome(recyclingInto:)``). The release/acquire on `outcomeSet` is the
     /// hand-over the thread sanitizer can see: when libcurl finishes a transfer before the
     /// caller has suspended (a refused connection), the Swift runtime hands the continuation
     /// over on a path TSan does not observe, and it would report the outcome's fields as a race.
@@ -213,8 +214,7 @@ final class CurlTransfer: @unchecked Sendable {
             } else {
                 multi.recycle(easy, options: easyOptions)
             }
-            request.progress?.finish()
-            bodyReader?.close()
+            request.progress?.finish()  // `releaseResources` closed the body reader
             self.ending = .outcome(result)
             return result
         }
