@@ -50,12 +50,17 @@ import Testing
     @Test func noncesAre128RandomBitsInLowerCaseHex() async throws {
         let interceptor = try SigningInterceptor.signing(secret: Self.secret)
         var seen = Set<String>()
+        // The digits seen at each of the 32 positions: every position varies, so all 128 bits
+        // come from the random source (a half-filled buffer would leave 16 positions at `0`).
+        var digitsAt = [Set<UInt8>](repeating: [], count: 32)
         for _ in 0..<1000 {
             let nonce = try #require(try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil).headers["X-Runway-Nonce"])
             #expect(nonce.utf8.count == 32 && nonce.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
             seen.insert(nonce)
+            for (position, digit) in nonce.utf8.prefix(32).enumerated() { digitsAt[position].insert(digit) }
         }
         #expect(seen.count == 1000)
+        #expect(digitsAt.allSatisfy { $0.count > 8 })
     }
 
     @Test func tamperedValueIsRejected() async throws {
