@@ -66,12 +66,22 @@ public final class DNSBypass: Sendable {
     /// The addresses for `host` (in any case, with or without the trailing dot of a fully
     /// qualified name), best first; empty when the host is not bypassed.
     public func endpoints(for host: String) -> [Endpoint] {
-        state.withLock { $0.table.endpoints(for: Self.key(host)) }
+        endpoints(forKey: Self.key(host))
+    }
+
+    /// The addresses for a host already in its ``key(_:)`` form (the interceptor's path).
+    func endpoints(forKey key: String) -> [Endpoint] {
+        state.withLock { $0.table.endpoints(for: key) }
     }
 
     /// The name a host is known by here: lower case, without the trailing dot of a fully
     /// qualified name (`API.Test.` and `api.test` are one host).
     static func key(_ host: String) -> String {
+        // Most names are their own key (ASCII without capitals or a trailing dot): kept as they
+        // are, without making a new string for every request.
+        if host.utf8.last != UInt8(ascii: "."), host.allBytes({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+            return host
+        }
         let lowered = host.lowercased()
         return lowered.utf8.last == UInt8(ascii: ".") ? String(lowered.dropLast()) : lowered
     }

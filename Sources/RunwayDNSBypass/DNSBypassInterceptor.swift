@@ -38,10 +38,10 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
     }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        guard let urlHost = request.url.host?.lowercased() else { return try await next(request, context) }
+        guard let urlHost = request.url.host else { return try await next(request, context) }
         // `api.test.` (fully qualified) is the host `api.test`: same addresses, same demotions.
         let host = DNSBypass.key(urlHost)
-        let candidates = bypass.endpoints(for: host)
+        let candidates = bypass.endpoints(forKey: host)
         guard !candidates.isEmpty else { return try await next(request, context) }
 
         let clock = ContinuousClock()
@@ -51,14 +51,19 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             let remaining = budgetEnd - clock.now
             guard remaining > .zero else { break }
             let isLast = index == candidates.count - 1
-            var attempt = request
-            attempt.options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
-            // For the name as the URL writes it (trailing dot and all): libcurl matches overrides
-            // against that. The request's own overrides for this host, however spelt, give way.
+            // The options changed once and set once: each change through `attempt.options` would
+            // copy them out of the request and back.
+            var options = request.options
+            options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
+            // For the name as the URL writes it (trailing dot and all; libcurl matches overrides
+            // against that, ignoring case). The request's own overrides for this host, however
+            // spelt, give way.
             let override = ConnectOverride(host: urlHost, port: request.url.port, connectHost: endpoint.address, connectPort: endpoint.port)
-            attempt.options.connectOverrides =
-                request.options.connectOverrides.isEmpty
-                ? [override] : [override] + request.options.connectOverrides.filter { DNSBypass.key($0.host) != host }
+            options.connectOverrides =
+                options.connectOverrides.isEmpty
+                ? [override] : [override] + options.connectOverrides.filter { DNSBypass.key($0.host) != host }
+            var attempt = request
+            attempt.options = options
             let started = clock.now
             do {
                 return try await next(attempt, context)
