@@ -45,15 +45,20 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
         guard !candidates.isEmpty else { return try await next(request, context) }
 
         let clock = ContinuousClock()
-        let budgetEnd = clock.now + request.options.connectTimeout
+        // The clock read once per attempt, as it starts: the budget's start for the first.
+        var started = clock.now
+        // The options read out of the request once (each read copies them).
+        let original = request.options
+        let budgetEnd = started + original.connectTimeout
         var lastFailure: (any Error)?
         for (index, endpoint) in candidates.enumerated() {
-            let remaining = budgetEnd - clock.now
+            if index > 0 { started = clock.now }
+            let remaining = budgetEnd - started
             guard remaining > .zero else { break }
             let isLast = index == candidates.count - 1
             // The options changed once and set once: each change through `attempt.options` would
             // copy them out of the request and back.
-            var options = request.options
+            var options = original
             options.connectTimeout = isLast ? remaining : min(remaining, bypass.configuration.perAddressConnectTimeout)
             // For the name as the URL writes it (trailing dot and all; libcurl matches overrides
             // against that, ignoring case). The request's own overrides for this host, however
@@ -64,11 +69,10 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
                 ? [override] : [override] + options.connectOverrides.filter { DNSBypass.key($0.host) != host }
             var attempt = request
             attempt.options = options
-            let started = clock.now
             do {
                 return try await next(attempt, context)
             } catch {
-                guard Self.isConnectFailure(error, elapsed: clock.now - started, options: attempt.options) else { throw error }
+                guard Self.isConnectFailure(error, elapsed: clock.now - started, options: options) else { throw error }
                 bypass.demote(endpoint, of: host)
                 lastFailure = error
             }
