@@ -19,7 +19,8 @@ extension DispatcherSuite {
             ConnectOverride(host: "x", port: Int.max, connectHost: "10.0.0.1", connectPort: Int.min),
             ConnectOverride(host: "x", port: -5, connectHost: "a", connectPort: 1_000_000),
             ConnectOverride(host: "", connectHost: ""),
-            ConnectOverride(host: "host.with.a.long.name.of.many.labels.example.com", port: 12_345, connectHost: "192.168.100.200", connectPort: 54_321),
+            ConnectOverride(
+                host: "a.long.name.of.many.labels.example.com", port: 12_345, connectHost: "192.168.100.200", connectPort: 54_321),
         ])
     func connectToLine(_ override: ConnectOverride) {
         // The line as plain string operations make it.
