@@ -8,10 +8,13 @@ chain of none, over Runway's libcurl dispatcher and a local nginx (300 B JSON, p
 - Instructions per request: `valgrind --tool=callgrind` counts every instruction of the client
   process (all threads) at c=1, for N and for 2N requests; (I(2N) - I(N)) / N cancels start-up
   and warm-up. Stable on a noisy machine.
-- CPU µs per request: getrusage of the client process over 20,000 requests at c=16, in --rounds
-  interleaved rounds (every variant once per round). The added µs is the median over rounds of the
-  variant minus the empty chain in the same round: a VM whose speed shifts between rounds (seen
-  here: 21 and 31 µs for the same client) moves both alike.
+- CPU µs per request, at c=16: one process per interceptor (`BenchRunway pair:<interceptor>`)
+  runs the chain of that interceptor and the empty chain over one dispatcher in alternating blocks
+  of --block requests, --pairs pairs of blocks (ABBA order), and takes getrusage of the process over
+  each block. The added µs is the median over the pairs of the difference within a pair: a VM
+  whose speed drifts (seen here: 21 and 31 µs for the same client in two runs) moves both sides
+  of a pair alike. `none` is the empty chain against itself: the method's own noise. Each
+  interceptor runs in --rounds such processes; the table gives the median and the range.
 """
 
 import argparse
@@ -23,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import BIN, SCENARIOS, Nginx, client_command, measure, median
+from benchlib import BIN, SCENARIOS, Nginx, client_command, median, require_static
 
 INTERCEPTORS = ["logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass", "metrics", "tracing"]
 
@@ -45,12 +48,24 @@ def instructions(variant, server, scenario, n, binary):
     raise RuntimeError(f"no instruction total for {variant}")
 
 
+def paired_run(variant, server, scenario, block, pairs):
+    """One `pair:<variant>` process: its JSON line (cpu_us: the variant's, added_us: over none)."""
+    require_static("BenchRunway")
+    command = client_command(["BenchRunway", f"pair:{variant}"], scenario, server, block) + ["--pairs", str(pairs)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    lines = [l for l in result.stdout.splitlines() if l.startswith("{")]
+    if result.returncode != 0 or not lines:
+        raise RuntimeError(f"pair:{variant} failed (exit status {result.returncode}): {result.stderr[-800:]}")
+    return json.loads(lines[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--interceptors", default=",".join(INTERCEPTORS))
     parser.add_argument("--calls", type=int, default=1000, help="N for callgrind (it also runs 2N)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of the CPU-time runs")
-    parser.add_argument("--n", type=int, default=20000, help="requests per CPU-time run")
+    parser.add_argument("--rounds", type=int, default=3, help="paired processes per interceptor")
+    parser.add_argument("--block", type=int, default=4000, help="requests per block of a paired run")
+    parser.add_argument("--pairs", type=int, default=15, help="pairs of blocks per paired run")
     parser.add_argument("--out", default="interceptors.json")
     parser.add_argument("--instructions-from", help="take the instruction counts from an earlier --out file")
     args = parser.parse_args()
@@ -62,7 +77,7 @@ def main():
     binary = os.path.join(work, "BenchRunway")
     subprocess.run(["strip", "--strip-debug", "-o", binary, os.path.join(BIN, "BenchRunway")], check=True)
     server = Nginx()
-    results = {v: {"cpu_us": []} for v in variants}
+    results = {v: {"cpu_us": [], "added_us": []} for v in variants}
     try:
         earlier = {}
         if args.instructions_from:
@@ -78,30 +93,31 @@ def main():
             print(f"{v:>12}: {results[v]['instructions']:,.0f} instructions per request", file=sys.stderr, flush=True)
         for r in range(args.rounds):
             for v in variants[r % len(variants):] + variants[:r % len(variants)]:
-                results[v]["cpu_us"].append(measure(["BenchRunway", f"one:{v}"], plain, server, args.n)["cpu_us"])
+                paired = paired_run(v, server, plain, args.block, args.pairs)
+                results[v]["cpu_us"].append(paired["cpu_us"])
+                results[v]["added_us"].append(paired["added_us"])
             print(f"round {r + 1} done", file=sys.stderr, flush=True)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     base = results["none"]
-    for v in variants:
-        r = results[v]
-        r["added_us_paired"] = median([x - y for x, y in zip(r["cpu_us"], base["cpu_us"])]) if r["cpu_us"] else None
-    rows = ["| interceptor | instructions / request | added instructions | CPU µs / request (c=16) | added µs |",
+    rows = ["| interceptor | instructions / request | added instructions | CPU µs / request (c=16) | added µs (range) |",
             "| --- | ---: | ---: | ---: | ---: |"]
     for v in variants:
         r = results[v]
-        r["cpu_us_median"] = median(r["cpu_us"])
+        r["cpu_us_median"] = median(r["cpu_us"]) if r["cpu_us"] else None
+        r["added_us_median"] = median(r["added_us"]) if r["added_us"] else None
         added = "–" if v == "none" else f"{r['instructions'] - base['instructions']:+,.0f}"
         if r["cpu_us"]:
-            added_us = "–" if v == "none" else f"{r['added_us_paired']:+.1f}"
             us = f"{r['cpu_us_median']:.1f}"
+            added_us = f"{r['added_us_median']:+.1f} ({min(r['added_us']):+.1f} to {max(r['added_us']):+.1f})"
         else:
             added_us = us = "–"
         rows.append(f"| {v} | {r['instructions']:,.0f} | {added} | {us} | {added_us} |")
     with open(args.out, "w") as f:
-        json.dump({"calls": args.calls, "rounds": args.rounds, "n": args.n, "results": results}, f, indent=1)
+        json.dump({"calls": args.calls, "rounds": args.rounds, "block": args.block, "pairs": args.pairs, "results": results},
+                  f, indent=1)
     print("\n".join(rows))
 
 

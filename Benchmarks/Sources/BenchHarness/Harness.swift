@@ -6,7 +6,7 @@ import Darwin
 
 /// The command line every client takes (the same as the libcurl loop's):
 ///
-///     <client> [mode] --url URL --c 16 --n 20000 [--ca FILE] [--h2] [--gzip] [--expect-bytes N] [--label S]
+///     <client> [mode] --url URL --c 16 --n 20000 [--ca FILE] [--h2] [--gzip] [--expect-bytes N] [--label S] [--pairs P]
 public struct Options: Sendable {
     /// The first argument that is not an option (Runway's `bare`, `chain`, `manager`, `one:<name>`).
     public var mode: String?
@@ -23,6 +23,8 @@ public struct Options: Sendable {
     public var expectBytes: Int?
     /// The scenario's name in the output.
     public var label = "plain"
+    /// Pairs of blocks of a paired measurement (``measurePaired(client:_:pairs:base:variant:)``).
+    public var pairs = 15
 
     public init(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) {
         var rest = arguments[...]
@@ -33,6 +35,7 @@ public struct Options: Sendable {
             case "--n": requests = rest.popFirst().flatMap { Int($0) } ?? 0
             case "--ca": caFile = rest.popFirst()
             case "--label": label = rest.popFirst() ?? label
+            case "--pairs": pairs = rest.popFirst().flatMap { Int($0) } ?? 0
             case "--expect-bytes": expectBytes = rest.popFirst().flatMap { Int($0) }
             case "--h2": http2 = true
             case "--gzip": gzip = true
@@ -41,8 +44,8 @@ public struct Options: Sendable {
                 mode = argument
             }
         }
-        guard !url.isEmpty, concurrency >= 1, requests >= concurrency else {
-            fail("usage: <client> [mode] --url URL [--c C] [--n N] [--ca FILE] [--h2] [--gzip] [--expect-bytes N]", code: 2)
+        guard !url.isEmpty, concurrency >= 1, requests >= concurrency, pairs >= 1 else {
+            fail("usage: <client> [mode] --url URL [--c C] [--n N] [--ca FILE] [--h2] [--gzip] [--expect-bytes N] [--pairs P]", code: 2)
         }
     }
 }
@@ -88,6 +91,65 @@ public func measure(
     } catch {
         fail("\(client): \(error)")
     }
+}
+
+/// What one change to a client costs, measured within one process: `base` and `variant` (the
+/// same client with one thing added) run in alternating blocks of `options.requests` requests
+/// with `options.concurrency` in flight, `pairs` times (ABBA order, so a drift in the machine's
+/// speed during a pair cancels), after a warm-up of both. Prints one JSON line: the median over
+/// the pairs of the variant's CPU µs per request less the base's (getrusage of the whole process
+/// over each block), and each side's median. A VM whose speed drifts between processes (seen
+/// here: ±5 µs between runs of the same client) moves both sides of a pair alike.
+public func measurePaired(
+    client: String, _ options: Options, pairs: Int,
+    base: @escaping @Sendable (_ worker: Int) async throws -> Int,
+    variant: @escaping @Sendable (_ worker: Int) async throws -> Int
+) async {
+    let expected = options.expectBytes
+    let check: @Sendable (Int) throws -> Void = { bytes in
+        if let expected, bytes != expected { throw HarnessError("a response had \(bytes) bytes, not \(expected)") }
+    }
+    let block: @Sendable (@escaping @Sendable (Int) async throws -> Int) async throws -> Double = { request in
+        let before = cpuMicroseconds()
+        _ = try await workers(options.concurrency, total: options.requests, request, check, timed: false)
+        return (cpuMicroseconds() - before) / Double(options.requests)
+    }
+    do {
+        for request in [base, variant] {
+            _ = try await workers(options.concurrency, total: options.concurrency * 20, request, check, timed: false)
+        }
+        var baseCosts: [Double] = []
+        var variantCosts: [Double] = []
+        var added: [Double] = []
+        for pair in 0..<pairs {
+            let (b, v): (Double, Double)
+            if pair % 2 == 0 {
+                b = try await block(base)
+                v = try await block(variant)
+            } else {
+                v = try await block(variant)
+                b = try await block(base)
+            }
+            baseCosts.append(b)
+            variantCosts.append(v)
+            added.append(v - b)
+        }
+        let fields: [(String, String)] = [
+            ("client", quoted(client)), ("scenario", quoted(options.label)), ("c", "\(options.concurrency)"),
+            ("n", "\(options.requests)"), ("pairs", "\(pairs)"), ("base_cpu_us", fixed(median(baseCosts), 2)),
+            ("cpu_us", fixed(median(variantCosts), 2)), ("added_us", fixed(median(added), 2)),
+        ]
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+    } catch {
+        fail("\(client): \(error)")
+    }
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 struct HarnessError: Error, CustomStringConvertible {
@@ -154,8 +216,9 @@ private func fixed(_ value: Double, _ digits: Int) -> String {
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = Int((value * scale).rounded())
-    let whole = scaled / Int(scale)
-    let fraction = abs(scaled % Int(scale))
+    // The sign apart: -0.5 has a whole part of 0 (a paired difference can be negative).
+    let whole = abs(scaled) / Int(scale)
+    let fraction = abs(scaled) % Int(scale)
     let text = String(fraction)
-    return "\(whole)." + String(repeating: "0", count: digits - text.count) + text
+    return (scaled < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: digits - text.count) + text
 }

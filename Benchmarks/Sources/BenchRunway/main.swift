@@ -10,6 +10,8 @@
 //   landing runs on the task that finished the call, with no hop to the main actor).
 // - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
+// - `pair:<interceptor>`: that chain and an empty one over one dispatcher, in alternating blocks
+//   of `--n` requests, `--pairs` times: the CPU the interceptor adds (scripts/interceptors.py).
 import BenchChain
 import BenchHarness
 import Dispatch
@@ -76,7 +78,8 @@ final class ItemsAPIManager: APIManager {
     }
 }
 
-let client = "runway-" + (mode.hasPrefix("one:") ? "one-" + mode.dropFirst(4) : mode)
+let client =
+    "runway-" + (mode.hasPrefix("one:") ? "one-" + mode.dropFirst(4) : mode.hasPrefix("pair:") ? "pair-" + mode.dropFirst(5) : mode)
 
 func runMode() async throws {
     switch mode {
@@ -95,6 +98,21 @@ func runMode() async throws {
         let request = try Request(url(host: host), options: requestOptions)
         let context = RequestContext(apiName: apiName, serviceID: serviceID)
         await measure(client: client, options) { _ in try await pipeline.send(request, context: context).body.count }
+    case _ where mode.hasPrefix("pair:"):
+        // The interceptor against none, in alternating blocks of one process over one
+        // dispatcher (`measurePaired`): what the interceptor adds, without the drift between runs.
+        let name = String(mode.dropFirst(5))
+        let dispatcher = dispatcher()
+        let base = Pipeline(interceptors: [], dispatcher: dispatcher)
+        // `pair:none` sets the empty chain against itself: the method's own noise.
+        let added = name == "none" ? [] : [try await interceptor(name, bypassHost: "localhost")]
+        let variant = Pipeline(interceptors: added, dispatcher: dispatcher)
+        let request = try Request(url(host: "localhost"), options: requestOptions)
+        let context = RequestContext(apiName: apiName, serviceID: serviceID)
+        await measurePaired(
+            client: client, options, pairs: options.pairs,
+            base: { _ in try await base.send(request, context: context).body.count },
+            variant: { _ in try await variant.send(request, context: context).body.count })
     case "manager", "manager-inline":
         var interceptors: [any Interceptor] = []
         for name in standardChain { interceptors.append(try await interceptor(name, bypassHost: "api.bench.test")) }
@@ -116,7 +134,7 @@ func runMode() async throws {
             return manager.lastResponse?.body.count ?? -1
         }
     default:
-        fail("unknown mode \(mode): bare, chain, manager, manager-inline, one:<interceptor>", code: 2)
+        fail("unknown mode \(mode): bare, chain, manager, manager-inline, one:<interceptor>, pair:<interceptor>", code: 2)
     }
 }
 
