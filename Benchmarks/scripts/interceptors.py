@@ -7,7 +7,8 @@ chain of none, over Runway's libcurl dispatcher and a local nginx (300 B JSON, p
 
 - Instructions per request: `valgrind --tool=callgrind` counts every instruction of the client
   process (all threads) at c=1, for N and for 2N requests; (I(2N) - I(N)) / N cancels start-up
-  and warm-up. Stable on a noisy machine.
+  and warm-up. Far steadier than time on a noisy machine, but a run still moves by a few thousand
+  (thread scheduling changes the dispatcher loop's path).
 - CPU µs per request, at c=16: one process per interceptor (`BenchRunway pair:<interceptor>`)
   runs the chain of that interceptor and the empty chain over one dispatcher in alternating blocks
   of --block requests, --pairs pairs of blocks (ABBA order), and takes getrusage of the process over
