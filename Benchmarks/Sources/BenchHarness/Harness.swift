@@ -67,10 +67,7 @@ public func fail(_ message: String, code: Int32 = 1) -> Never {
 public func measure(
     client: String, _ options: Options, request: @escaping @Sendable (_ worker: Int) async throws -> Int
 ) async {
-    let expected = options.expectBytes
-    let check: @Sendable (Int) throws -> Void = { bytes in
-        if let expected, bytes != expected { throw HarnessError("a response had \(bytes) bytes, not \(expected)") }
-    }
+    let check = bodyCheck(options)
     do {
         _ = try await workers(options.concurrency, total: options.concurrency * 20, request, check, timed: false)
         let cpuBefore = cpuMicroseconds()
@@ -105,10 +102,7 @@ public func measurePaired(
     base: @escaping @Sendable (_ worker: Int) async throws -> Int,
     variant: @escaping @Sendable (_ worker: Int) async throws -> Int
 ) async {
-    let expected = options.expectBytes
-    let check: @Sendable (Int) throws -> Void = { bytes in
-        if let expected, bytes != expected { throw HarnessError("a response had \(bytes) bytes, not \(expected)") }
-    }
+    let check = bodyCheck(options)
     let block: @Sendable (@escaping @Sendable (Int) async throws -> Int) async throws -> Double = { request in
         let before = cpuMicroseconds()
         _ = try await workers(options.concurrency, total: options.requests, request, check, timed: false)
@@ -150,6 +144,14 @@ private func median(_ values: [Double]) -> Double {
     guard !sorted.isEmpty else { return 0 }
     let middle = sorted.count / 2
     return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Checks a response's body size against `--expect-bytes` (any size when it is not given).
+private func bodyCheck(_ options: Options) -> @Sendable (Int) throws -> Void {
+    let expected = options.expectBytes
+    return { bytes in
+        if let expected, bytes != expected { throw HarnessError("a response had \(bytes) bytes, not \(expected)") }
+    }
 }
 
 struct HarnessError: Error, CustomStringConvertible {
