@@ -12,7 +12,8 @@ extension DNSBypass {
         /// Addresses known at build time, per host name (`"api.example.com": ["203.0.113.7"]`). A
         /// name matches in any case, with or without the trailing dot of a fully qualified name; its
         /// labels are 1 to 63 letters, digits and inner hyphens (anything else fails the build of the
-        /// bypass with `.configuration`).
+        /// bypass with `.configuration`). An internationalized name (`"bücher.example"`) is kept in
+        /// the ASCII form URLs carry (`xn--bcher-kva.example`), whichever form a request's URL uses.
         public var hosts: [String: [String]]
         /// The IP-list API, if any.
         public var ipListSource: IPListSource?

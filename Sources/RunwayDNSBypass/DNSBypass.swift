@@ -75,15 +75,33 @@ public final class DNSBypass: Sendable {
     }
 
     /// The name a host is known by here: lower case, without the trailing dot of a fully
-    /// qualified name (`API.Test.` and `api.test` are one host).
+    /// qualified name (`API.Test.` and `api.test` are one host), and an internationalized name in
+    /// the ASCII form a URL carries it in (`bücher.test` is `xn--bcher-kva.test`).
     static func key(_ host: String) -> String {
         // Most names are their own key (ASCII without capitals or a trailing dot): kept as they
         // are, without making a new string for every request.
         if host.utf8.last != UInt8(ascii: "."), host.allBytes({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
             return host
         }
-        let lowered = host.lowercased()
+        let name = host.allBytes { $0 < 0x80 } ? host : asciiForm(host) ?? host
+        let lowered = name.lowercased()
         return lowered.utf8.last == UInt8(ascii: ".") ? String(lowered.dropLast()) : lowered
+    }
+
+    /// The ASCII form (IDNA: each label with other letters in Punycode, `xn--…`) of an
+    /// internationalized host name, as the URL parser makes a URL's host, so a configured
+    /// `bücher.test` matches a request to `https://bücher.test/`. `nil` when the name holds an
+    /// ASCII character no host name has (the parser would read `ü@evil.test` as a user and a
+    /// host) or does not convert.
+    private static func asciiForm(_ name: String) -> String? {
+        let hostBytes = name.allBytes { byte in
+            byte >= 0x80 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard hostBytes, let converted = URL(string: "http://" + name + "/")?.host, converted.allBytes({ $0 < 0x80 }) else {
+            return nil
+        }
+        return converted
     }
 
     /// Every bypassed host and its addresses, best first.

@@ -97,6 +97,21 @@ import Testing
         #expect(String(decoding: response.body, as: UTF8.self) == "127.0.0.6")
     }
 
+    @Test(
+        "an internationalized name routes whichever form the configuration and the URL write it in",
+        arguments: [("bücher.test", "bücher.test"), ("xn--bcher-kva.test", "BÜCHER.test"), ("Bücher.Test.", "xn--bcher-kva.test")])
+    func anInternationalizedNameRoutes(configured: String, requested: String) async throws {
+        let origin = try await TestServer.start(host: "127.0.0.11")
+        defer { Task { await origin.shutdown() } }
+        let bypass = try DNSBypass(.init(hosts: [configured: ["127.0.0.11:\(origin.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(try Runway.Request("http://\(requested)/echo"))
+        #expect(response.status == 200)
+        #expect(response.metrics.remoteAddress.hasPrefix("127.0.0.11"))
+        // The name goes on the wire as URLs carry it: the ASCII form.
+        #expect(try JSONDecoder().decode(EchoResponse.self, from: response.body).authority == "xn--bcher-kva.test")
+    }
+
     @Test func aCertificateForAnotherNameIsRejected() async throws {
         try await expectTLSRejection(identity: try await TestPKI.load().otherName, address: "127.0.0.5")
     }

@@ -281,6 +281,18 @@ extension Response {
         #expect(bypass.endpoints(for: host).count == 3)
     }
 
+    @Test func anInternationalizedNameIsKeptInTheASCIIFormURLsCarry() throws {
+        let bypass = try DNSBypass(.init(hosts: ["BÜCHER.test.": ["127.0.0.2"], "例え.テスト": ["127.0.0.3"]]))
+        #expect(bypass.routes.keys.sorted() == ["xn--bcher-kva.test", "xn--r8jz45g.xn--zckzah"])
+        for name in ["bücher.test", "Bücher.Test.", "xn--bcher-kva.test", "XN--BCHER-KVA.test"] {
+            #expect(bypass.endpoints(for: name).map(\.address) == ["127.0.0.2"], "\(name)")
+        }
+        #expect(bypass.endpoints(for: "例え.テスト").map(\.address) == ["127.0.0.3"])
+        // The key is what FoundationEssentials' parser makes of the host of a URL.
+        #expect(try Runway.Request("https://例え.テスト/x").url.host == "xn--r8jz45g.xn--zckzah")
+        #expect(bypass.endpoints(for: "bucher.test").isEmpty)
+    }
+
     @Test func badConfigurationIsRejectedAtRegistration() {
         func field(_ configuration: DNSBypass.Configuration) -> String? {
             do {
@@ -304,10 +316,12 @@ extension Response {
         for bad in [
             "api..runway.test", ".api.runway.test", "api.runway.test..", "-api.runway.test", "api-.runway.test",
             "api.-runway.test", label63 + "a.test", "api_1.runway.test", "api runway.test", ".",
+            // An internationalized name with a character no host holds: never read as a user or a path.
+            "ü@evil.test", "bü/cher.test", "bü:80.test", "bü_cher.test",
         ] {
             #expect(field(.init(hosts: [bad: ["127.0.0.1"]])) == "hosts", "\(bad)")
         }
-        for good in ["API.Runway.Test.", "a-b.c", label63 + ".test", "x", "10.0.0.1"] {
+        for good in ["API.Runway.Test.", "a-b.c", label63 + ".test", "x", "10.0.0.1", "bücher.test", "例え.テスト"] {
             #expect(field(.init(hosts: [good: ["127.0.0.1"]])) == nil, "\(good)")
         }
         do {
