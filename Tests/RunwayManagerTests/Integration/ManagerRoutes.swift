@@ -17,16 +17,23 @@ final class ManagerRouteState: Sendable {
     let pages = EventLog()
     /// Whether `/auth/refresh` fails.
     let refreshFails: Bool
+    /// How many 401s `/v1/profile` holds back until the last of them has come (0: none), so that
+    /// every one of those calls has been sent with the expired token before any learns it is.
+    let holdsUnauthorized: Int
+    /// Opens when `holdsUnauthorized` requests have been refused.
+    let unauthorizedGate = Gate()
 
-    init(refreshFails: Bool = false) {
+    init(refreshFails: Bool = false, holdsUnauthorized: Int = 0) {
         self.refreshFails = refreshFails
+        self.holdsUnauthorized = holdsUnauthorized
     }
 }
 
 /// The endpoints the manager integration tests add to the ``TestServer``:
 /// - `GET /v1/search?q=&ms=&hold=`: waits `ms` (default 300), and with `hold=1` until the
 ///   state's `searchGate` opens; answers `{"q": q}`;
-/// - `GET /v1/profile`: `{"name":"Ann"}` with `Authorization: Bearer fresh`, else 401;
+/// - `GET /v1/profile`: `{"name":"Ann"}` with `Authorization: Bearer fresh`, else 401 (the first
+///   `holdsUnauthorized` 401s held until the last of them);
 /// - `POST /auth/refresh`: waits 100 ms, answers `{"token":"fresh"}` (or 500 when set to fail);
 /// - `GET /v1/pages?page=&pageSize=`: 45 items in pages, records each page asked for.
 func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
@@ -41,7 +48,8 @@ func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
         }
         router.get("/v1/profile") { request, _ -> Response in
             guard request.headers[.authorization] == "Bearer fresh" else {
-                state.unauthorized.increment()
+                if state.unauthorized.increment() >= state.holdsUnauthorized { state.unauthorizedGate.open() }
+                await state.unauthorizedGate.wait()
                 return json(#"{"error":"token expired"}"#, status: .unauthorized)
             }
             return json(#"{"name":"Ann"}"#)

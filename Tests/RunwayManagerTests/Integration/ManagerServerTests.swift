@@ -156,7 +156,12 @@ import Testing
     }
 
     @Test func twentyConcurrent401sRefreshTheTokenExactlyOnce() async throws {
-        let state = ManagerRouteState()
+        // The server answers the twenty 401s once all twenty requests are in: no call can learn
+        // of the expired token (and wait for the refresh instead of being sent) before all are
+        // sent, however slowly the machine runs them. A bound of minutes, should one never come.
+        let state = ManagerRouteState(holdsUnauthorized: 20)
+        let bound = state.unauthorizedGate.open(after: .seconds(120))
+        defer { bound.cancel() }
         try await withServer(state) { _, registry, authenticator in
             let manager = ItemListAPIManager(registry: registry, apiName: "profile", serviceID: Self.profiles)
             let results = await withTaskGroup(of: Result<JSON, RunwayError>.self) { group in
