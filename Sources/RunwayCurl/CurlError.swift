@@ -3,24 +3,27 @@ import RunwayCore
 
 /// Maps libcurl result codes to ``RunwayError`` codes.
 enum CurlError {
-    /// - Parameter lastStatus: The status line last read (0: none could be read).
-    static func runwayError(_ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int) -> RunwayError {
-        let text = String(cString: curl_easy_strerror(code))
-        let message = "\(text) (curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
+    /// - Parameters:
+    ///   - lastStatus: The status line last read (0: none could be read).
+    ///   - detail: What libcurl wrote in the transfer's error buffer, if anything.
+    static func runwayError(
+        _ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int, detail: String? = nil
+    ) -> RunwayError {
+        let detail = safeDetail(detail, request: request, proxy: nil)
+        let target = "(curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
+        let message = "\(detail ?? String(cString: curl_easy_strerror(code))) \(target)"
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL where !(300..<400).contains(lastStatus):
             // The request's own scheme was checked before dispatch and no redirect was being
             // followed: libcurl says this of a reply that is not HTTP (no valid status line).
-            return RunwayError(
-                .responseInvalid,
-                "the server's reply is not an HTTP response (curl \(code.rawValue)) for \(request.method) "
-                    + RunwayError.text(forURL: request.url))
+            return RunwayError(.responseInvalid, "the server's reply is not an HTTP response\(detail.map { ": " + $0 } ?? "") \(target)")
         case CURLE_WEIRD_SERVER_REPLY:
             // libcurl refused a line of the head before the header callback saw it.
-            return RunwayError(
-                .responseInvalid,
-                "the server's reply is not valid HTTP: a header line without a colon, a Content-Length that is not a number, "
-                    + "or a malformed status line (curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))")
+            let what = detail ?? "a header line without a colon, a Content-Length that is not a number, or a malformed status line"
+            return RunwayError(.responseInvalid, "the server's reply is not valid HTTP: \(what) \(target)")
+        case CURLE_RECV_ERROR where detail.map(isMalformedChunk) == true:
+            // Not a lost connection: the server sent a body it did not frame right, and would again.
+            return RunwayError(.responseInvalid, "the response's chunked body is malformed: \(detail ?? "") \(target)")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.
@@ -29,22 +32,40 @@ enum CurlError {
             let neverSent = preTransfer == 0
             if code == CURLE_OPERATION_TIMEDOUT, neverSent {
                 return RunwayError(
-                    .timeout,
-                    "timed out before a connection was made: nothing was sent (curl \(code.rawValue)) for \(request.method) "
-                        + "\(RunwayError.text(forURL: request.url))",
+                    .timeout, "timed out before a connection was made, nothing was sent\(detail.map { ": " + $0 } ?? "") \(target)",
                     neverSent: true)
             }
             return RunwayError(self.code(for: code), message, neverSent: neverSent)
         case CURLE_OUT_OF_MEMORY:
             // libcurl 7.x reports response headers over its 100 KB limit as out of memory.
-            return RunwayError(
-                .responseTooLarge,
-                "the response headers are over libcurl's limit, or memory ran out (curl \(code.rawValue)) for \(request.method) "
-                    + "\(RunwayError.text(forURL: request.url))"
-            )
+            return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit, or memory ran out \(target)")
         default:
             return RunwayError(self.code(for: code), message)
         }
+    }
+
+    /// Whether libcurl's words are those of its chunked-body parser finding the framing broken
+    /// (a chunk size that is not hexadecimal, too long, or a chunk not ended by CR LF), rather
+    /// than of a connection that failed while reading.
+    static func isMalformedChunk(_ detail: String) -> Bool {
+        detail.hasSuffix("in chunked-encoding")
+            && ["Illegal or missing hexadecimal sequence", "Too long hexadecimal number", "Malformed encoding found"]
+                .contains { detail.hasPrefix($0) }
+    }
+
+    /// libcurl's words for an error's message, unless they hold something of the request's
+    /// that messages never show (its URL's user, password, query or fragment, a proxy's
+    /// credentials): then `nil`, and the message falls back on the code's generic text.
+    static func safeDetail(_ detail: String?, request: Request, proxy: Proxy.Server?) -> String? {
+        guard let detail else { return nil }
+        let url = request.url
+        let secrets = [
+            url.user(percentEncoded: true), url.user(percentEncoded: false), url.password(percentEncoded: true),
+            url.password(percentEncoded: false), url.query(percentEncoded: true), url.query(percentEncoded: false),
+            url.fragment(percentEncoded: true), url.fragment(percentEncoded: false), proxy?.credentials?.user,
+            proxy?.credentials?.password,
+        ]
+        return secrets.contains { $0.map { !$0.isEmpty && detail.contains($0) } ?? false } ? nil : detail
     }
 
     private static func code(for code: CURLcode) -> RunwayError.Code {
@@ -86,11 +107,14 @@ enum CurlError {
     ///
     /// Each is `.cannotConnect`, `field` `proxy`: the origin was not reached. Refused credentials
     /// (an HTTP proxy's 407, or the 401 some proxies send instead; a SOCKS5 refusal) say so.
-    static func proxyError(_ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer) -> RunwayError? {
+    static func proxyError(
+        _ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer, detail: String? = nil
+    ) -> RunwayError? {
         let target = "for \(request.method) \(RunwayError.text(forURL: request.url))"
+        let detail = safeDetail(detail, request: request, proxy: proxy)
         switch code {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_PROXY:
-            let text = String(cString: curl_easy_strerror(code))
+            let text = detail ?? String(cString: curl_easy_strerror(code))
             return RunwayError(
                 .cannotConnect, "cannot connect to the \(proxy.name): \(text) (curl \(code.rawValue)) \(target)", field: "proxy",
                 neverSent: true)
@@ -105,7 +129,7 @@ enum CurlError {
             if proxy.kind == .https, connectStatus == 0, self.code(for: code) == .tls {
                 // No tunnel was answered (or none was asked for, for plain `http`): the TLS that
                 // failed is the proxy's own, its certificate most likely.
-                let text = String(cString: curl_easy_strerror(code))
+                let text = detail ?? String(cString: curl_easy_strerror(code))
                 return RunwayError(
                     .tls, "TLS with the \(proxy.name) failed: \(text) (curl \(code.rawValue)) \(target)", field: "proxy",
                     neverSent: true)

@@ -386,7 +386,7 @@ final class CurlMulti: @unchecked Sendable {
         if transfer.paused || transfer.uploadPaused {
             // Removed while paused (its reader let go, or its body failed): libcurl may still hold
             // the chunk it kept.
-            curl_easy_cleanup(easy)
+            Self.discard(easy)
         } else {
             recycle(easy, options: transfer.easyOptions)
         }
@@ -397,6 +397,8 @@ final class CurlMulti: @unchecked Sendable {
     /// unless that request has the same `options`), or frees it when the pool is full or the
     /// loop has shut down. Any thread.
     func recycle(_ easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?) {
+        // The error buffer is the transfer's, which may go before the handle is used again.
+        runway_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
         let limit = configuration.easyHandlePoolSize
         let kept = idle.withLock { idle in
             guard !idle.closed, idle.handles.count < limit else { return false }
@@ -404,6 +406,12 @@ final class CurlMulti: @unchecked Sendable {
             return true
         }
         if !kept { curl_easy_cleanup(easy) }
+    }
+
+    /// Frees a handle that cannot go back to the pool, without the transfer's error buffer.
+    static func discard(_ easy: UnsafeMutableRawPointer) {
+        runway_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
+        curl_easy_cleanup(easy)
     }
 
     private func shutDown() {

@@ -56,6 +56,7 @@ extension CurlTransfer {
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
         try set(easy, CURLOPT_URL, urlString)
+        try set(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
         // What differs from request to request even on one API: the DNS bypass gives each
         // attempt its address and what is left of the connect timeout.
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))

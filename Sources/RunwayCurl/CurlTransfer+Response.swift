@@ -29,10 +29,11 @@ extension CurlTransfer {
                 ))
         }
         guard code == CURLE_OK else {
-            if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy) {
+            let detail = errorDetail
+            if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy, detail: detail) {
                 return .failure(failure)
             }
-            return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status))
+            return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status, detail: detail))
         }
         guard status == 0 || headerSectionEnded else {
             return .failure(

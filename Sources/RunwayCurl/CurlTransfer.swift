@@ -42,6 +42,12 @@ final class CurlTransfer: @unchecked Sendable {
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
 
+    /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
+    /// could not connect to, the certificate problem, the malformed chunk), for the error's
+    /// message (``errorDetail``). Set on the handle for this transfer; the handle leaves it
+    /// behind when it goes back to the pool (``CurlMulti/recycle(_:options:)``).
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
     // Kept alive while libcurl uses them; freed by `releaseResources`.
     var headerList: UnsafeMutablePointer<curl_slist>?
     var connectToList: UnsafeMutablePointer<curl_slist>?
@@ -143,6 +149,21 @@ final class CurlTransfer: @unchecked Sendable {
             ? nil
             : EasyOptions(
                 request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    /// What libcurl wrote in ``errorBuffer`` about the failure, without its line break; `nil`
+    /// when it wrote nothing.
+    var errorDetail: String? {
+        errorBuffer[Int(CURL_ERROR_SIZE) - 1] = 0
+        guard errorBuffer[0] != 0 else { return nil }
+        let text = String(cString: errorBuffer).trimmingBlanks()
+        return text.isEmpty ? nil : text
     }
 
     /// Ends the transfer: finishes the progress and a streamed body, and resumes the caller
@@ -210,7 +231,7 @@ final class CurlTransfer: @unchecked Sendable {
             releaseResources()
             if paused || uploadPaused {
                 // Removed while paused (its body reader failed): libcurl may still hold a chunk.
-                curl_easy_cleanup(easy)
+                CurlMulti.discard(easy)
             } else {
                 multi.recycle(easy, options: easyOptions)
             }
