@@ -59,12 +59,15 @@ enum CurlError {
     static func safeDetail(_ detail: String?, request: Request, proxy: Proxy.Server?) -> String? {
         guard let detail else { return nil }
         let url = request.url
-        let secrets = [
-            url.user(percentEncoded: true), url.user(percentEncoded: false), url.password(percentEncoded: true),
-            url.password(percentEncoded: false), url.query(percentEncoded: true), url.query(percentEncoded: false),
-            url.fragment(percentEncoded: true), url.fragment(percentEncoded: false), proxy?.credentials?.user,
-            proxy?.credentials?.password,
-        ]
+        let query = url.query(percentEncoded: false) ?? ""
+        // A query's values one by one too (a token alone), those long enough to be a secret.
+        let values = query.split(separator: "&").compactMap { $0.split(separator: "=", maxSplits: 1).dropFirst().first }
+        let secrets =
+            [
+                url.user(percentEncoded: true), url.user(percentEncoded: false), url.password(percentEncoded: true),
+                url.password(percentEncoded: false), url.query(percentEncoded: true), query, url.fragment(percentEncoded: true),
+                url.fragment(percentEncoded: false), proxy?.credentials?.user, proxy?.credentials?.password,
+            ] + values.filter { $0.count >= 4 }.map(String.init)
         return secrets.contains { $0.map { !$0.isEmpty && detail.contains($0) } ?? false } ? nil : detail
     }
 

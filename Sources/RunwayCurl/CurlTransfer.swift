@@ -157,12 +157,12 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.deallocate()
     }
 
-    /// What libcurl wrote in ``errorBuffer`` about the failure, without its line break; `nil`
-    /// when it wrote nothing.
+    /// What libcurl wrote in ``errorBuffer`` about the failure, on one line; `nil` when it wrote
+    /// nothing.
     var errorDetail: String? {
         errorBuffer[Int(CURL_ERROR_SIZE) - 1] = 0
         guard errorBuffer[0] != 0 else { return nil }
-        let text = String(cString: errorBuffer).trimmingBlanks()
+        let text = String(cString: errorBuffer).split(whereSeparator: \.isNewline).joined(separator: " ").trimmingBlanks()
         return text.isEmpty ? nil : text
     }
 
