@@ -49,8 +49,8 @@ extension DispatcherSuite {
         #expect(responder.exchanges.count == 1)
     }
 
-    @Test("a connection reset in the middle of a chunked body is still .connectionLost")
-    func resetInChunkedBodyIsLost() async throws {
+    @Test("a connection closed in the middle of a chunked body is still .connectionLost")
+    func closeInChunkedBodyIsLost() async throws {
         let responder = try RawResponder("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel")
         defer { responder.stop() }
         let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
