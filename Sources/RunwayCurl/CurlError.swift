@@ -7,7 +7,7 @@ enum CurlError {
     ///   - lastStatus: The status line last read (0: none could be read).
     ///   - detail: What libcurl wrote in the transfer's error buffer, if anything.
     static func runwayError(
-        _ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int, detail: String? = nil
+        _ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int, detail: String?
     ) -> RunwayError {
         let detail = safeDetail(detail, request: request, proxy: nil)
         let target = "(curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
@@ -111,7 +111,7 @@ enum CurlError {
     /// Each is `.cannotConnect`, `field` `proxy`: the origin was not reached. Refused credentials
     /// (an HTTP proxy's 407, or the 401 some proxies send instead; a SOCKS5 refusal) say so.
     static func proxyError(
-        _ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer, detail: String? = nil
+        _ code: CURLcode, proxy: Proxy.Server, request: Request, easy: UnsafeMutableRawPointer, detail: String?
     ) -> RunwayError? {
         let target = "for \(request.method) \(RunwayError.text(forURL: request.url))"
         let detail = safeDetail(detail, request: request, proxy: proxy)
