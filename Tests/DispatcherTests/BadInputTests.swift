@@ -48,7 +48,11 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         try await withTestServer { server in
             let body = Data("abc".utf8)
-            let framings: [HTTPHeaders] = [["Content-Length": "5"], ["content-length": "x"], ["Transfer-Encoding": "chunked"]]
+            // A sign is not a length, even where the number would match ("+3" is 3 to `Int`).
+            let framings: [HTTPHeaders] = [
+                ["Content-Length": "5"], ["content-length": "x"], ["Content-Length": "+3"], ["Content-Length": "3 3"],
+                ["Transfer-Encoding": "chunked"],
+            ]
             for headers in framings {
                 let request = makeRequest(.post, server.url("/echo"), headers: headers, body: body)
                 #expect(await runwayError { try await dut.send(dispatcher, request) }?.code == .invalidHeader, "\(headers)")

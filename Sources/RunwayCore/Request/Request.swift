@@ -188,7 +188,10 @@ public struct Request: Sendable {
         // leave the server waiting for bytes that never come (or cut the body short).
         for field in headers where field.name.utf8.count == 14 || field.name.utf8.count == 17 {
             if field.name.caseInsensitiveEquals("Content-Length") {
-                let length = Int(field.value.trimmingBlanks())
+                // Digits only (RFC 9110 §8.6): `Int` would also take "+3" and "-0", which a
+                // proxy or server may read otherwise.
+                let text = field.value.trimmingBlanks()
+                let length = !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int(text) : nil
                 let bodyLength = bodyStream.map { $0.length } ?? body?.count ?? 0
                 guard length == bodyLength else {
                     throw RunwayError(
