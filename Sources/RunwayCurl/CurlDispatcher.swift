@@ -61,7 +61,10 @@ public final class CurlDispatcher: Dispatcher {
         multi.stop()
     }
 
-    public var name: String { "curl" }
+    public var name: String { Self.stageName }
+
+    /// The name failures are attributed to (`RunwayError.Stage.dispatcher`).
+    static let stageName = "curl"
 
     /// The libcurl version in use, such as "7.88.1".
     public static var libcurlVersion: String {

@@ -24,6 +24,9 @@ enum CurlError {
         case CURLE_RECV_ERROR where detail.map(isMalformedChunk) == true:
             // Not a lost connection: the server sent a body it did not frame right, and would again.
             return RunwayError(.responseInvalid, "the response's chunked body is malformed: \(detail ?? "") \(target)")
+        case CURLE_RECV_ERROR where detail.map(isOversizedHead) == true:
+            // Not a lost connection either: a head over libcurl's total limit would come again.
+            return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit: \(detail ?? "") \(target)")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.
@@ -51,6 +54,12 @@ enum CurlError {
         detail.hasSuffix("in chunked-encoding")
             && ["Illegal or missing hexadecimal sequence", "Too long hexadecimal number", "Malformed encoding found"]
                 .contains { detail.hasPrefix($0) }
+    }
+
+    /// Whether libcurl's words say the response's header section went over its total limit
+    /// (300 KB in libcurl 7.88, each field being under its 100 KB limit for one header).
+    static func isOversizedHead(_ detail: String) -> Bool {
+        detail.hasPrefix("Too large response headers")
     }
 
     /// libcurl's words for an error's message, unless they hold something of the request's

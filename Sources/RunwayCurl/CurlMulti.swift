@@ -91,6 +91,14 @@ final class CurlMulti: @unchecked Sendable {
     private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request.
     private var readableCAFiles: Set<String> = []
+    /// No later than the earliest ``CurlTransfer/deadline`` of the active transfers: when the
+    /// loop looks for overdue ones (``expireOverdue()``). The driver's only.
+    private var nextDeadline = UInt64.max
+    /// How long after a transfer's total timeout the loop ends it, if libcurl has not: libcurl
+    /// ends a running transfer on time itself, with its own words, but not one still waiting
+    /// for a free connection (`maxConnectionsPerHost`), which libcurl 7.88 would keep waiting
+    /// past its timeout for as long as the connections stay busy.
+    private static let deadlineGrace: UInt64 = 250_000_000
 
     init(configuration: CurlDispatcher.Configuration, backend: SocketWatch.Backend = .platformDefault) {
         CurlGlobal.initialize()
@@ -246,8 +254,9 @@ final class CurlMulti: @unchecked Sendable {
                 shared.quiet = active.isEmpty
                 return shared.polling
             }
+            if nextDeadline != .max, SocketWatch.now() >= nextDeadline { expireOverdue() }
             if idle, watch.backend == .epoll {
-                let timeout = watch.beginWait(upTo: 1000)
+                let timeout = watch.beginWait(upTo: waitLimit())
                 driver.unlock()
                 let count = watch.waitForEvents(timeout)
                 shared.withLock { $0.polling = false }
@@ -257,7 +266,7 @@ final class CurlMulti: @unchecked Sendable {
                     curl_multi_socket_action(handle, socket, readiness, &running)
                 }
             } else {
-                watch.wait(upTo: idle ? 1000 : 0) { socket, readiness in
+                watch.wait(upTo: idle ? waitLimit() : 0) { socket, readiness in
                     curl_multi_socket_action(handle, socket, readiness, &running)
                 }
             }
@@ -371,6 +380,50 @@ final class CurlMulti: @unchecked Sendable {
         }
         transfer.easy = easy
         active[easy] = transfer
+        if let timeout = transfer.request.options.timeout {
+            let (seconds, attoseconds) = timeout.components
+            let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
+            transfer.deadline = SocketWatch.now() &+ nanoseconds &+ Self.deadlineGrace
+            nextDeadline = min(nextDeadline, transfer.deadline)
+        }
+    }
+
+    /// The longest the loop waits: a second, or less to end an overdue transfer on time.
+    private func waitLimit() -> Int32 {
+        guard nextDeadline != .max else { return 1000 }
+        let now = SocketWatch.now()
+        guard nextDeadline > now else { return 0 }
+        return Int32(min(1000, (nextDeadline - now) / 1_000_000 + 1))
+    }
+
+    /// Ends with `.timeout` the transfers past their deadline that libcurl has not ended (see
+    /// ``deadlineGrace``), and finds the next deadline.
+    private func expireOverdue() {
+        let now = SocketWatch.now()
+        var next = UInt64.max
+        var overdue: [UnsafeMutableRawPointer] = []
+        for (easy, transfer) in active {
+            if transfer.deadline <= now { overdue.append(easy) } else { next = min(next, transfer.deadline) }
+        }
+        nextDeadline = next
+        for easy in overdue {
+            guard let transfer = active[easy] else { continue }
+            // Nothing was about to go (no pre-transfer time): it never had a connection.
+            var preTransfer: curl_off_t = 0
+            runway_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &preTransfer)
+            let request = transfer.request
+            let target = "(\(request.method) \(RunwayError.text(forURL: request.url)))"
+            let limit = request.options.timeout.map { "\($0)" } ?? "its timeout"
+            let error =
+                preTransfer == 0
+                ? RunwayError(
+                    .timeout,
+                    "no connection was free or made within the timeout of \(limit) (every one this host may have, "
+                        + "maxConnectionsPerHost \(configuration.maxConnectionsPerHost), may be busy); nothing was sent \(target)",
+                    neverSent: true)
+                : RunwayError(.timeout, "the transfer took longer than its timeout of \(limit) \(target)")
+            complete(easy, .failure(error))
+        }
     }
 
     /// Removes a transfer from the multi handle and delivers its outcome.

@@ -28,6 +28,14 @@ extension CurlTransfer {
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
         guard end > 0 else {
             // The blank line that ends a header section.
+            if status == 101, !headerSectionEnded, request.headers["Upgrade"] == nil {
+                // libcurl reads on as a body whatever the connection carries after it.
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the server switched protocols (101), which the request did not ask for: what follows is not its response "
+                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                return false
+            }
             if status != 0 { headerSectionEnded = true }
             if streams { headerSectionDidEnd() }
             return true
@@ -92,6 +100,15 @@ extension CurlTransfer {
                     + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
             return false
         }
+        if let codings = Self.unaskedTransferCodings(line) {
+            // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
+            // another coding's bytes (gzip's, say) as the body, undecoded.
+            failure = RunwayError(
+                .responseInvalid,
+                "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read "
+                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            return false
+        }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }
@@ -125,6 +142,19 @@ extension CurlTransfer {
     }
 
     private static let contentLengthName = Array("content-length:".utf8)
+    private static let transferEncodingName = Array("transfer-encoding:".utf8)
+
+    /// The value of `line` when it is a `Transfer-Encoding` field listing a coding other than
+    /// `chunked` (checked over the bytes, like ``contentLength(_:)``); `nil` for any other line.
+    static func unaskedTransferCodings(_ line: UnsafeRawBufferPointer) -> String? {
+        // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
+        guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")
+        else { return nil }
+        for index in 1..<17 where index != 8 && line[index] | 0x20 != transferEncodingName[index] { return nil }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[18...]), as: UTF8.self)
+        let codings = value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
+        return codings.allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
+    }
 
     /// What a header line says of the body's length.
     enum LengthField: Equatable {

@@ -41,6 +41,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let outcomeSet = Atomic<Bool>(false)
     var cancelRequested = false
     var easy: UnsafeMutableRawPointer?
+    /// When the loop fails the transfer with `.timeout` if libcurl has not ended it: its total
+    /// timeout and a grace after it was added (``CurlMulti``), in ``SocketWatch/now()``'s
+    /// nanoseconds. The driver's only.
+    var deadline = UInt64.max
 
     /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
     /// could not connect to, the certificate problem, the malformed chunk), for the error's
@@ -174,7 +178,9 @@ final class CurlTransfer: @unchecked Sendable {
         if let producer {
             switch result {
             case .success: producer.finish()
-            case .failure(let error): producer.finish(throwing: error)
+            // The reader gets it outside the pipeline, which attributes the others: it says
+            // its stage itself, as a buffered response's failure does.
+            case .failure(let error): producer.finish(throwing: .attributing(error, to: .dispatcher(CurlDispatcher.stageName)))
             }
         }
         deliver(result)

@@ -328,7 +328,8 @@ final class SocketWatch: @unchecked Sendable {
         connection.append(contentsOf: repeatElement(false, count: size - connection.count))
     }
 
-    private static func now() -> UInt64 {
+    /// The monotonic clock, in nanoseconds.
+    static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)

@@ -71,6 +71,19 @@ struct ResponseDecodingTests {
         }
     }
 
+    @Test("a cut or corrupt zlib-wrapped deflate body says what is wrong with it, whoever inflates", arguments: modes)
+    func badDeflateSaysWhy(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let dispatcher = dispatcher(mode)
+        try await withTestServer { server in
+            for (form, words) in [("deflate-truncated", "truncated"), ("deflate-bad-check", "incorrect data check")] {
+                let error = await runwayError { try await send(dispatcher, makeRequest(server.url("/encoded/100000?as=\(form)"))) }
+                #expect(error?.code == .responseInvalid, "\(form): \(String(describing: error))")
+                // Not what a second try as raw deflate makes of the zlib header.
+                #expect(error?.message.contains(words) == true, "\(form): \(String(describing: error))")
+            }
+        }
+    }
+
     @Test("the limit counts decoded bytes: a bomb stops there, a body at the limit passes", arguments: modes)
     func limit(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
         let dispatcher = dispatcher(mode)

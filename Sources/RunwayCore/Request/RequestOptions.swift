@@ -8,9 +8,12 @@ import Foundation
 ///
 /// Defaults suit API calls: verify TLS, no redirects, bounded response size.
 public struct RequestOptions: Sendable {
-    /// The longest a connection may take to establish (TCP and TLS).
+    /// The longest a connection may take to establish (TCP and TLS). A wait for a free
+    /// connection (the dispatcher's connections to the host all busy) is not counted here but
+    /// in ``timeout``.
     public var connectTimeout: Duration
-    /// The longest the whole transfer may take, or `nil` for no limit (large downloads).
+    /// The longest the whole transfer may take, a wait for a free connection included, or `nil`
+    /// for no limit (large downloads).
     public var timeout: Duration?
     /// The largest response body accepted in memory, counted after decompression, in bytes.
     /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.

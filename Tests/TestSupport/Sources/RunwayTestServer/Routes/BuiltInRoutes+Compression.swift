@@ -30,8 +30,9 @@ extension BuiltInRoutes {
     /// `/encoded/{n}?as=...`: n bytes of ``DeterministicBytes`` in one of the forms a client
     /// may meet: `gzip`, `x-gzip`, `deflate` (zlib-wrapped, as HTTP means it), `raw-deflate`
     /// (sent as `deflate` without the zlib wrapper, as some servers do), `gzip-twice`
-    /// (`Content-Encoding: gzip, gzip`), `truncated` and `corrupt` gzip, `br` (bytes that are
-    /// not brotli) and `empty` (no body, `Content-Encoding: gzip`).
+    /// (`Content-Encoding: gzip, gzip`), `truncated` and `corrupt` gzip, `deflate-truncated`
+    /// (zlib-wrapped, its last 6 bytes cut) and `deflate-bad-check` (zlib-wrapped, its Adler-32
+    /// wrong), `br` (bytes that are not brotli) and `empty` (no body, `Content-Encoding: gzip`).
     static func addEncodings(to router: Router<TestRequestContext>) {
         router.get("/encoded/:n") { request, context in
             guard let count = context.parameters.get("n", as: Int.self), (0...(64 << 20)).contains(count) else {
@@ -47,6 +48,11 @@ extension BuiltInRoutes {
             case "gzip", "x-gzip": (encoding, body) = (form, gzip)
             case "deflate": (encoding, body) = ("deflate", Gzip.zlibWrapped(raw: raw, of: plain))
             case "raw-deflate": (encoding, body) = ("deflate", raw)
+            case "deflate-truncated": (encoding, body) = ("deflate", Gzip.zlibWrapped(raw: raw, of: plain).dropLast(6))
+            case "deflate-bad-check":
+                var wrapped = Gzip.zlibWrapped(raw: raw, of: plain)
+                wrapped[wrapped.count - 1] ^= 0xFF
+                (encoding, body) = ("deflate", wrapped)
             case "gzip-twice": (encoding, body) = ("gzip, gzip", try Gzip.compress(gzip))
             case "truncated": (encoding, body) = ("gzip", gzip.prefix(gzip.count / 2))
             case "corrupt":

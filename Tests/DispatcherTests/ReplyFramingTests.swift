@@ -1,0 +1,101 @@
+import Foundation
+import Runway
+import RunwayTestServer
+import TestHelpers
+import Testing
+
+@testable import RunwayCurl
+
+/// Replies whose framing libcurl 7.88 would pass on, or misname, and what `CurlDispatcher`
+/// makes of them; and the total timeout of a request that waits for a free connection.
+extension DispatcherSuite {
+    @Test("a header section over libcurl's total limit is .responseTooLarge, which a retry does not send again")
+    func oversizedHeadIsTooLarge() async throws {
+        // 40,000 fields of 12 bytes: 480 KB in all, each field far under the 100 KB limit of one.
+        let head = "HTTP/1.1 200 OK\r\n" + String(repeating: "X-Filler: 1\r\n", count: 40_000) + "Content-Length: 2\r\n\r\nok"
+        let responder = try ScriptedResponder { _ in .replyAndClose(Array(head.utf8)) }
+        defer { responder.stop() }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+        let error = await runwayError { try await pipeline.send(makeRequest(responder.url("/x"))) }
+        #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
+        #expect(responder.exchanges.count == 1)
+    }
+
+    @Test("a Transfer-Encoding other than chunked is .responseInvalid, not its coded bytes as the body")
+    func transferCodingNotAskedFor() async throws {
+        // "hello" gzip-coded then chunked: libcurl undoes the chunking and would pass the gzip on.
+        var gzip: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]
+        gzip += [0xCB, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x86, 0xA6, 0x10, 0x36, 0x05, 0x00, 0x00, 0x00]
+        let chunk = Array(String(gzip.count, radix: 16).utf8) + [0x0D, 0x0A] + gzip + Array("\r\n0\r\n\r\n".utf8)
+        for value in ["gzip, chunked", "GZIP,Chunked", "deflate"] {
+            let responder = try ScriptedResponder { _ in
+                .replyAndClose(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: \(value)\r\n\r\n".utf8) + chunk)
+            }
+            defer { responder.stop() }
+            for streams in [false, true] {
+                var request = makeRequest(responder.url("/x"))
+                request.streamsResponseBody = streams
+                let error = await runwayError {
+                    let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+                    guard let stream = response.bodyStream else { return response }
+                    for try await _ in stream {}
+                    return response
+                }
+                #expect(error?.code == .responseInvalid, "\(value), streamed: \(streams): \(String(describing: error))")
+                #expect(error?.message.contains("Transfer-Encoding") == true, "\(String(describing: error))")
+            }
+        }
+        // Chunked alone, in any case, is the framing it always was.
+        let responder = try ScriptedResponder { _ in .replyAndClose(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n".utf8)) }
+        defer { responder.stop() }
+        let response = try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext())
+        #expect(response.body == Data("ok".utf8))
+    }
+
+    @Test("a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response")
+    func unaskedProtocolSwitch() async throws {
+        let reply = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let responder = try ScriptedResponder { _ in .replyAndClose(Array(reply.utf8)) }
+        defer { responder.stop() }
+        let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("switched protocols") == true, "\(String(describing: error))")
+    }
+
+    @Test("a streamed body's failure names the dispatcher's stage, as a buffered one's does")
+    func streamedFailureHasItsStage() async throws {
+        let responder = try RawResponder("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/x"))
+        request.streamsResponseBody = true
+        let response = try await Pipeline(interceptors: [], dispatcher: CurlDispatcher()).send(request)
+        let stream = try #require(response.bodyStream)
+        var failure: RunwayError?
+        do {
+            for try await _ in stream {}
+        } catch {
+            failure = error
+        }
+        #expect(failure?.code == .connectionLost, "\(String(describing: failure))")
+        #expect(failure?.stage == .dispatcher("curl"))
+    }
+
+    @Test("the total timeout ends a request waiting for a free connection, and says nothing was sent")
+    func totalTimeoutWhileQueued() async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1))
+        try await withTestServer { server in
+            // The one connection this host may have is held by a request the server answers in
+            // five minutes.
+            let holder = Task { try await dispatcher.dispatch(makeRequest(server.url("/delay?ms=300000")), context: RequestContext()) }
+            defer { holder.cancel() }
+            #expect(await eventually { server.stats.requests(path: "/delay") == 1 })
+            let queued = makeRequest(server.url("/json")) { $0.timeout = .milliseconds(500) }
+            let start = ContinuousClock.now
+            let error = await runwayError { try await dispatcher.dispatch(queued, context: RequestContext()) }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(error?.neverSent == true)
+            #expect(ContinuousClock.now - start < Self.timeoutBound)
+            #expect(server.stats.requests(path: "/json") == 0)
+        }
+    }
+}
