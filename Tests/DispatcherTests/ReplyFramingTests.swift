@@ -46,7 +46,9 @@ extension DispatcherSuite {
             }
         }
         // Chunked alone, in any case, is the framing it always was.
-        let responder = try ScriptedResponder { _ in .replyAndClose(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n".utf8)) }
+        let responder = try ScriptedResponder { _ in
+            .replyAndClose(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n".utf8))
+        }
         defer { responder.stop() }
         let response = try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext())
         #expect(response.body == Data("ok".utf8))
@@ -54,7 +56,8 @@ extension DispatcherSuite {
 
     @Test("a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response")
     func unaskedProtocolSwitch() async throws {
-        let reply = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let reply =
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         let responder = try ScriptedResponder { _ in .replyAndClose(Array(reply.utf8)) }
         defer { responder.stop() }
         let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }

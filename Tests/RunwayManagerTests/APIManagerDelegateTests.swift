@@ -105,4 +105,60 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         try await manager.load()
         #expect(onQueue.value == 1)
     }
+
+    /// A manager whose calls land on `queue`.
+    final class QueueManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "items"
+        let serviceID: ServiceID = .listings
+        init(registry: ServiceRegistry, queue: DispatchQueue) {
+            engine = ManagerEngine(registry: registry, delivery: .queue(queue))
+        }
+    }
+
+    @Test("a call cancelled while its delivery waits for the delivery queue is not delivered: load() throws .cancelled")
+    func cancelAllBeforeTheDeliveryRuns() async throws {
+        // The delivery queue is busy (suspended here, as a main thread busy with a frame would be).
+        let queue = DispatchQueue(label: "busy landing")
+        queue.suspend()
+        let manager = QueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        manager.delegate = delegate
+        let load = Task { try await manager.load() }
+        // Landed: the state is updated and the call no longer loading; its delivery waits.
+        #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+        manager.cancelAll()
+        queue.resume()
+        var failure: RunwayError?
+        do {
+            _ = try await load.value
+        } catch {
+            failure = error as? RunwayError
+        }
+        #expect(failure?.code == .cancelled, "\(String(describing: failure))")
+        #expect(log.events.isEmpty)
+    }
+
+    @Test("a manager released while its call's delivery waits for the delivery queue is freed, and its delegate hears nothing")
+    func releaseBeforeTheDeliveryRuns() async throws {
+        let queue = DispatchQueue(label: "busy landing")
+        queue.suspend()
+        let log = EventLog()
+        let delegate = RecordingDelegate(log: log)
+        weak var weakManager: QueueManager?
+        do {
+            let manager = QueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+            weakManager = manager
+            manager.delegate = delegate
+            #expect(manager.loadData())
+            #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+        }
+        // The delivery waiting on the queue does not keep the manager alive.
+        #expect(weakManager == nil)
+        queue.resume()
+        // A delivery after the queue drains would be heard by now: the queue is serial.
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+        #expect(log.events.isEmpty)
+    }
 }

@@ -28,20 +28,44 @@ extension ManagerEngine {
             case .failure: break
             }
         }
-        guard let engine = plan.engine, let manager = plan.manager else {
+        guard let engine = plan.engine else {
             return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
         }
+        switch engine.settle(plan, call: call, sent: sent, stage: stage) {
+        case .landed(let result):
+            return result
+        case .toDeliver(let outcome):
+            // Holding the manager weakly across the hop to the delivery executor.
+            return await engine.deliverElsewhere(plan.weakManager, call: call, outcome, stage: stage)
+        }
+    }
+
+    /// What became of a call once its response or failure is in: landed here, or to deliver on
+    /// the delivery executor.
+    enum Settled {
+        case landed(CallOutcome)
+        case toDeliver(CallOutcome)
+    }
+
+    /// Steps 6–7 (and 8 when delivery is inline), holding the manager strongly only while they
+    /// run: a delivery elsewhere must not keep a manager alive that its owner lets go meanwhile.
+    private func settle(
+        _ plan: CallPlan, call: ManagerCall, sent: Result<Response, RunwayError>, stage: RunwayError.Stage
+    ) -> Settled {
+        guard let manager = plan.manager else {
+            return .landed(.failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage)))
+        }
         // A call's task is cancelled only with a reason, by whoever cancelled it.
-        let reason: String? = engine.lock.withLock { call.cancelReason }
+        let reason: String? = lock.withLock { call.cancelReason }
         if let reason {
-            return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure))
+            return .landed(.failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage, underlying: sent.failure)))
         }
-        let outcome = evaluate(
-            manager, engine: engine, entry: plan.entry, sent: sent, stage: stage, checkSuccess: plan.checkSuccess)
-        if let landed = engine.landHere(manager, call: call, outcome: outcome, afterSuccess: plan.afterSuccess) {
-            return landed
+        let outcome = Self.evaluate(
+            manager, engine: self, entry: plan.entry, sent: sent, stage: stage, checkSuccess: plan.checkSuccess)
+        if let landed = landHere(manager, call: call, outcome: outcome, afterSuccess: plan.afterSuccess) {
+            return .landed(landed)
         }
-        return await engine.deliverElsewhere(manager, outcome)
+        return .toDeliver(outcome)
     }
 
     /// Step 6: the response hook, the service's common error handling, the response validator.
@@ -92,17 +116,37 @@ extension ManagerEngine {
 
     /// Step 7–8: update the state, then deliver on the delivery executor.
     func land(
-        _ manager: any APIManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>,
+        _ weakManager: WeakManager, call: ManagerCall, outcome: Result<APIResponse, RunwayError>, stage: RunwayError.Stage,
         afterSuccess: (@Sendable (JSON) -> Void)?
     ) async -> CallOutcome {
-        if let landed = landHere(manager, call: call, outcome: outcome, afterSuccess: afterSuccess) { return landed }
-        return await deliverElsewhere(manager, outcome)
+        let landed: CallOutcome? = {
+            guard let manager = weakManager.object else {
+                return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
+            }
+            return landHere(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
+        }()
+        if let landed { return landed }
+        return await deliverElsewhere(weakManager, call: call, outcome, stage: stage)
     }
 
-    /// Step 8 on the delivery executor, after `landHere` returned `nil`.
-    func deliverElsewhere(_ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>) async -> CallOutcome {
-        let delivered = await delivery.run { [self] in deliver(manager, outcome, to: currentDelegate()) }
-        return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))
+    /// Step 8 on the delivery executor, after `landHere` returned `nil`. A call cancelled
+    /// (`cancelAll()`, the manager's release) while it waited for that executor is not
+    /// delivered: it ends as cancelled.
+    func deliverElsewhere(
+        _ weakManager: WeakManager, call: ManagerCall, _ outcome: Result<APIResponse, RunwayError>, stage: RunwayError.Stage
+    ) async -> CallOutcome {
+        await delivery.run { [self] in
+            let reason: String? = lock.withLock {
+                state.removeLanding(call)
+                return call.cancelReason
+            }
+            if let reason { return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage)) }
+            guard let manager = weakManager.object else {
+                return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
+            }
+            let delivered = deliver(manager, outcome, to: currentDelegate())
+            return Self.result(of: outcome, delivered: delivered, stage: stage)
+        }
     }
 
     /// Step 7, and step 8 too when delivery is inline: what the call returns, or `nil` when the
@@ -120,6 +164,8 @@ extension ManagerEngine {
             if let reason = call.cancelReason { return reason }
             if inline { inlineDelegate = state.delegate }
             state.removeCall(call)
+            // Until its delivery runs elsewhere, `cancelAll()` and the release still reach it.
+            if !inline { state.landing.append(call) }
             switch outcome {
             case .success(let response):
                 state.lastSuccess = response

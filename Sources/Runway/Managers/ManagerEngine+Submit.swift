@@ -185,10 +185,8 @@ extension ManagerEngine {
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
         let task = CallTask {
-            guard let manager = weakManager.object, let engine = weakEngine.object else {
-                return CallOutcome.failure(failure)
-            }
-            return await engine.land(manager, call: call, outcome: .failure(failure), afterSuccess: nil)
+            guard let engine = weakEngine.object else { return CallOutcome.failure(failure) }
+            return await engine.land(weakManager, call: call, outcome: .failure(failure), stage: stage, afterSuccess: nil)
         }
         lock.withLock { call.task = task }
         return .running(call, task)

@@ -71,6 +71,9 @@ public final class ManagerEngine: @unchecked Sendable {
         /// The calls in flight, in no particular order (a few at most for most managers: an
         /// array is cheaper to add to and remove from than a dictionary that hashes a key).
         var calls: [ManagerCall] = []
+        /// Calls landed (state updated) whose delivery waits for the delivery executor: out of
+        /// `calls` (not loading), but still cancelled by `cancelAll()` and the release.
+        var landing: [ManagerCall] = []
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?
         var paging = PagingState()
@@ -120,6 +123,8 @@ public final class ManagerEngine: @unchecked Sendable {
         let tasks = lock.withLock { () -> [CallTask] in
             defer { state.calls.removeAll(keepingCapacity: true) }
             state.paging.cancellations += 1
+            for call in state.landing { call.markCancelled(reason) }
+            state.landing.removeAll()
             return state.calls.compactMap { $0.stop(reason) }
         }
         // Outside the lock: cancelling runs the cancellation handlers at once, and some of ours
@@ -134,6 +139,13 @@ extension ManagerEngine.State {
         guard let index = calls.firstIndex(where: { $0 === call }) else { return }
         calls.swapAt(index, calls.count - 1)
         calls.removeLast()
+    }
+
+    /// Forgets `call` as waiting for its delivery, if it still is.
+    mutating func removeLanding(_ call: ManagerCall) {
+        guard let index = landing.firstIndex(where: { $0 === call }) else { return }
+        landing.swapAt(index, landing.count - 1)
+        landing.removeLast()
     }
 }
 
