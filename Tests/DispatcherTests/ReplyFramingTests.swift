@@ -56,8 +56,8 @@ extension DispatcherSuite {
 
     @Test("a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response")
     func unaskedProtocolSwitch() async throws {
-        let reply =
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let switched = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n"
+        let reply = switched + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         let responder = try ScriptedResponder { _ in .replyAndClose(Array(reply.utf8)) }
         defer { responder.stop() }
         let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }

@@ -91,14 +91,6 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
             }
             func managerCallAPIDidFail(_ manager: any APIManager, error: RunwayError) {}
         }
-        final class QueueManager: APIManager {
-            let engine: ManagerEngine
-            let apiName = "items"
-            let serviceID: ServiceID = .listings
-            init(registry: ServiceRegistry, queue: DispatchQueue) {
-                engine = ManagerEngine(registry: registry, delivery: .queue(queue))
-            }
-        }
         let manager = QueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
         let delegate = QueueDelegate(key: key, onQueue: onQueue)
         manager.delegate = delegate
