@@ -9,7 +9,8 @@ enum CurlError {
     static func runwayError(
         _ code: CURLcode, request: Request, easy: UnsafeMutableRawPointer, lastStatus: Int, detail: String?
     ) -> RunwayError {
-        let detail = safeDetail(detail, request: request, proxy: nil)
+        let lostConnection = code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR
+        let detail = safeDetail(detail, request: request, proxy: nil).flatMap { isStale($0, lostConnection: lostConnection) ? nil : $0 }
         let target = "(curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
         let message = "\(detail ?? String(cString: curl_easy_strerror(code))) \(target)"
         switch code {
@@ -54,6 +55,15 @@ enum CurlError {
         detail.hasSuffix("in chunked-encoding")
             && ["Illegal or missing hexadecimal sequence", "Too long hexadecimal number", "Malformed encoding found"]
                 .contains { detail.hasPrefix($0) }
+    }
+
+    /// Whether libcurl's words are those of a connection that failed while the final failure is
+    /// of another kind: libcurl keeps the first words written during a transfer, those of a
+    /// reused connection found dead before it sent the request again on a fresh one.
+    /// - Parameter lostConnection: Whether the final failure is itself one of receiving or
+    ///   sending.
+    static func isStale(_ detail: String, lostConnection: Bool) -> Bool {
+        !lostConnection && (detail.hasPrefix("Recv failure") || detail.hasPrefix("Send failure"))
     }
 
     /// Whether libcurl's words say the response's header section went over its total limit

@@ -65,6 +65,10 @@ extension CurlTransfer {
                 return false
             }
             status = code
+            // libcurl keeps the first words of a failure it got past: a reused connection found
+            // dead before libcurl sent the request again on a fresh one. A response arriving says
+            // they are not this transfer's failure, if it fails.
+            if errorBuffer[0] != 0 { errorBuffer[0] = 0 }
             contentLength = nil
             contentEncoding = nil
             headerSectionEnded = false

@@ -71,4 +71,14 @@ extension DispatcherSuite {
         #expect(CurlError.isMalformedChunk("Illegal or missing hexadecimal sequence in chunked-encoding"))
         #expect(!CurlError.isMalformedChunk("Recv failure: Connection reset by peer"))
     }
+
+    @Test("the words of a dead reused connection libcurl got past are not given for a failure of another kind")
+    func staleConnectionWordsAreLeftOut() {
+        // libcurl keeps the first words of a transfer: a reply that is not HTTP, on the fresh
+        // connection after the reused one was reset, would otherwise read as the reset.
+        #expect(CurlError.isStale("Recv failure: Connection reset by peer", lostConnection: false))
+        #expect(CurlError.isStale("Send failure: Broken pipe", lostConnection: false))
+        #expect(!CurlError.isStale("Recv failure: Connection reset by peer", lostConnection: true))
+        #expect(!CurlError.isStale("Illegal or missing hexadecimal sequence in chunked-encoding", lostConnection: false))
+    }
 }
