@@ -54,6 +54,10 @@ struct ReverseRoutingTests {
         #expect { try mediator.url(target: "listing", action: "plain", parameters: ["obj": Data()]) } throws: {
             ($0 as? MediatorError)?.code == .cannotBuildURL
         }
+        // A number the URL cannot carry is named as such, not as a type that is not text.
+        #expect { try mediator.url(target: "listing", action: "plain", parameters: ["x": Double.infinity]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL && "\($0)".contains("not finite")
+        }
     }
 
     @Test func aURLThatAnotherRouteTakesFirstIsNeverBuilt() throws {

@@ -62,7 +62,7 @@ extension RoutePattern {
         }
         func text(_ name: String) throws -> String {
             guard let value = parameters[name] else { throw fail("parameter '\(name)' is missing", name) }
-            guard let text = Self.urlText(value) else { throw fail("parameter '\(name)' is \(type(of: value)), not text", name) }
+            guard let text = Self.urlText(value) else { throw fail(Self.noURLForm(name, value), name) }
             return text
         }
         var used: Set<String> = []
@@ -102,11 +102,19 @@ extension RoutePattern {
             } else if let text = Self.urlText(value) {
                 query.append(Self.encode(key) + "=" + Self.encode(text))
             } else {
-                throw fail("parameter '\(key)' is \(type(of: value)), which has no URL form", key)
+                throw fail(Self.noURLForm(key, value), key)
             }
         }
         if !query.isEmpty { url += "?" + query.joined(separator: "&") }
         return url
+    }
+
+    /// Why the parameter `name`'s `value` has no URL form, for an error's message.
+    static func noURLForm(_ name: String, _ value: any Sendable) -> String {
+        if let number = value as? Double, !number.isFinite {
+            return "parameter '\(name)' is \(number), a number a URL cannot carry (not finite)"
+        }
+        return "parameter '\(name)' is \(type(of: value)), which has no URL form"
     }
 
     static func urlText(_ value: any Sendable) -> String? {
