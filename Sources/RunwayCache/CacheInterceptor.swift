@@ -59,9 +59,10 @@ public struct CacheInterceptor: Interceptor {
                 break
             }
         }
+        let mark = cache.invalidationMark
         let response = try await next(request, context)
         if response.bodyStream == nil {
-            await cache.store(response, key: key, api: api, policy: policy, service: context.service)
+            await cache.store(response, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
         }
         return response
     }
@@ -77,8 +78,9 @@ public struct CacheInterceptor: Interceptor {
             defer { cache.endRefresh(key) }
             let refresh: CacheRefresh
             do {
+                let mark = cache.invalidationMark
                 let fresh = try await next(request, context)
-                await cache.store(fresh, key: key, api: api, policy: policy, service: context.service)
+                await cache.store(fresh, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
                 refresh = fresh.status == served.status && fresh.body == served.body ? .unchanged(fresh) : .updated(fresh)
             } catch {
                 refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))

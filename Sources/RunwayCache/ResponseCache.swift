@@ -69,6 +69,10 @@ public final class ResponseCache: Sendable {
     let clock: @Sendable () -> Double
     /// Keys whose background refresh is running.
     private let refreshing = Locked<Set<CacheKey>>([])
+    /// How many invalidations there have been: a response fetched before one is not stored after
+    /// it (``store(_:key:api:policy:service:fetchedAt:)``), so an invalidation is never undone by
+    /// a call that was in flight.
+    private let invalidations = Locked<UInt64>(0)
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
     /// - Parameters:
@@ -189,10 +193,18 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// Stores a network response under `key` if it may be cached.
-    func store(_ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?) async {
+    /// Where the invalidations stand as a request goes out: give it to
+    /// ``store(_:key:api:policy:service:fetchedAt:)`` with the response.
+    var invalidationMark: UInt64 { invalidations.withLock { $0 } }
+
+    /// Stores a network response under `key` if it may be cached, unless an invalidation came
+    /// after `mark` (``invalidationMark`` as the request went out): its data may be what was
+    /// invalidated. Any invalidation counts, of any API: a response not stored is only a miss.
+    func store(
+        _ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?, fetchedAt mark: UInt64
+    ) async {
         guard response.isSuccess, response.fileURL == nil, !Self.saysNoStore(response),
-            response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service)
+            response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service), invalidationMark == mark
         else { return }
         let now = clock()
         let entry = CacheEntry(
@@ -200,22 +212,30 @@ public final class ResponseCache: Sendable {
             expiresAt: now + Double(policy.ttl.components.seconds) + Double(policy.ttl.components.attoseconds) / 1e18)
         if policy.storage.contains(.memory) { memory.set(key, entry) }
         if policy.storage.contains(.disk), let disk { await disk.set(key, entry, now: now) }
+        // An invalidation that began while this was being stored may have run before it: undone.
+        if invalidationMark != mark {
+            memory.remove(key)
+            await disk?.remove(key)
+        }
     }
 
     /// Removes the entry for one key, from memory and disk.
     public func invalidate(_ key: CacheKey) async {
+        invalidations.withLock { $0 &+= 1 }
         memory.remove(key)
         await disk?.remove(key)
     }
 
-    /// Removes every entry of one API.
+    /// Removes every entry of one API, and keeps out responses to its calls in flight.
     public func invalidate(api: String) async {
+        invalidations.withLock { $0 &+= 1 }
         memory.removeAll(api: api)
         await disk?.removeAll(api: api)
     }
 
-    /// Removes every entry.
+    /// Removes every entry, and keeps out responses to calls in flight.
     public func invalidateAll() async {
+        invalidations.withLock { $0 &+= 1 }
         memory.removeAll()
         await disk?.removeAll()
     }

@@ -246,6 +246,7 @@ final class CurlMulti: @unchecked Sendable {
                 curl_multi_socket_action(handle, CURL_SOCKET_TIMEOUT, 0, &running)
                 readCompletions()
             }
+            if nextDeadline != .max, SocketWatch.now() >= nextDeadline { expireOverdue() }
             keepIdleConnections()
             // Block only when nothing was handed over meanwhile; from here on callers wake us,
             // or drive libcurl themselves while we wait (epoll).
@@ -254,7 +255,6 @@ final class CurlMulti: @unchecked Sendable {
                 shared.quiet = active.isEmpty
                 return shared.polling
             }
-            if nextDeadline != .max, SocketWatch.now() >= nextDeadline { expireOverdue() }
             if idle, watch.backend == .epoll {
                 let timeout = watch.beginWait(upTo: waitLimit())
                 driver.unlock()

@@ -229,6 +229,34 @@ import Testing
         try? FileManager.default.removeItem(at: directory)
     }
 
+    @Test("a response fetched before an invalidation is not stored after it")
+    func aCallInFlightDoesNotUndoAnInvalidation() async throws {
+        let gate = Gate()
+        let requests = CountingStub.Box()
+        let slow = StubDispatcher { request in
+            let n = requests.next()
+            if n == 1 { await gate.wait() }
+            return Response(status: 200, body: Data("\(request.url.path)#\(n)".utf8))
+        }
+        let directory = temporaryDirectory()
+        let cache = try makeCache(["doc": .memoryAndDisk()], file: directory.appending(path: "c.sqlite"))
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: slow)
+        let inFlight = Task { try await self.call(pipeline, "https://api.test/doc", api: "doc") }
+        #expect(await eventually { slow.requests.count == 1 })
+        // The document changes (a write elsewhere), so its cached copies go; the call in flight
+        // may carry the old version.
+        await cache.invalidate(api: "doc")
+        gate.open()
+        #expect(String(decoding: try await inFlight.value.body, as: UTF8.self) == "/doc#1")
+        #expect(cache.statistics.memoryEntries == 0)
+        #expect(cache.statistics.diskEntries == 0)
+        // The next call goes to the network, and what it fetches is stored as usual.
+        let next = try await call(pipeline, "https://api.test/doc", api: "doc")
+        #expect(String(decoding: next.body, as: UTF8.self) == "/doc#2")
+        #expect(try await call(pipeline, "https://api.test/doc", api: "doc").origin == .memoryCache)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     @Test func cacheThenNetworkDeliversTheCachedThenTheFreshResponse() async throws {
         let stub = CountingStub()
         let cache = try makeCache(["feed": .memory(ttl: .seconds(60)).cacheThenNetwork()])
