@@ -85,6 +85,16 @@ public final class CurlDispatcher: Dispatcher {
             request.progress?.finish()
             throw error
         }
+        if let bodyReader, request.bodyStream?.length == 0 {
+            // libcurl reads nothing of a body declared empty: it is read to its end here.
+            do {
+                try await bodyReader.readEmptyBody()
+            } catch {
+                bodyReader.close()
+                request.progress?.finish()
+                throw error
+            }
+        }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
         if let bodyReader {

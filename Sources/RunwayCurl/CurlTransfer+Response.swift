@@ -28,6 +28,8 @@ extension CurlTransfer {
                         + "or from a file) for \(request.method) \(RunwayError.text(forURL: request.url))"
                 ))
         }
+        // libcurl read the declared length and stopped; the sequence may have yielded more since.
+        if code == CURLE_OK, let error = bodyReader?.failure { return .failure(error) }
         guard code == CURLE_OK else {
             let detail = errorDetail
             if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy, detail: detail) {

@@ -206,6 +206,23 @@ struct UploadStreamingTests {
         }
     }
 
+    @Test("a sequence declared empty that yields bytes fails the call, and nothing is sent")
+    func bytesFromAnEmptyDeclaredSequence() async throws {
+        let completed = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(completed: completed)) { server in
+            let request = Self.upload(server, .sequence(Self.chunks(size: 1), length: 0))
+            let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .invalidRequest, "\(String(describing: error))")
+            #expect(error?.field == "bodyStream")
+            #expect(server.stats.totalRequests == 0)
+            // Declared empty and empty is an empty body.
+            let empty = try await dispatcher.dispatch(
+                Self.upload(server, .sequence(Self.chunks(size: 0), length: 0)), context: RequestContext())
+            #expect(empty.status == 200)
+        }
+    }
+
     @Test("cancelling the call stops reading the sequence and aborts the upload")
     func cancel() async throws {
         let gate = Gate()

@@ -105,6 +105,33 @@ package final class RequestBodyReader: Sendable {
         if case .channel(let channel) = source { await channel.waitUntilReadable() }
     }
 
+    /// Reads a body declared empty to its end, for a dispatcher that sends no bytes of it (libcurl
+    /// never reads one): a sequence that yields bytes fails as one that yields more than any
+    /// declared length does.
+    package func readEmptyBody() async throws(RunwayError) {
+        while true {
+            switch read(upTo: 1) {
+            case .data:
+                throw RunwayError(
+                    .invalidRequest, "the request body sequence yielded more than the 0 bytes it declared", field: "bodyStream")
+            case .end:
+                return
+            case .failed(let error):
+                throw error
+            case .wait:
+                await waitUntilReadable()
+            }
+        }
+    }
+
+    /// How the sequence read so far went wrong, if it did (yielded more than its declared length,
+    /// or threw): a dispatcher whose transfer read all the declared bytes checks this before it
+    /// calls the send a success. `nil` for a file.
+    package var failure: RunwayError? {
+        guard case .channel(let channel) = source else { return nil }
+        return channel.failure
+    }
+
     /// Ends this send: stops reading the sequence, closes the file. Later reads fail.
     package func close() {
         switch source {
@@ -292,6 +319,13 @@ final class UploadChannel: Sendable {
     /// Only while nothing has been handed out: the bytes are all still here.
     func rewind() -> Bool {
         state.withLock { $0.taken == 0 && !$0.closed }
+    }
+
+    var failure: RunwayError? {
+        state.withLock { state in
+            if case .some(.some(let error)) = state.end { return error }
+            return nil
+        }
     }
 
     func waitUntilReadable() async {
