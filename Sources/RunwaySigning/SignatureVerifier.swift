@@ -125,6 +125,15 @@ public struct SignatureVerifier: Sendable {
         method: String, path: String, query: String?, headers lookup: (String) -> String?, body: Data?,
         apiName: String? = nil, now: Date = Date()
     ) throws(SignatureVerificationError) {
+        try verify(method: method, path: path, query: query, headers: lookup, body: body, bodyHash: nil, apiName: apiName, now: now)
+    }
+
+    /// ``verify(method:path:query:headers:body:apiName:now:)``, with the body's hash given for a
+    /// body not at hand (a streamed one's declared SHA-256, as the signer used it).
+    private func verify(
+        method: String, path: String, query: String?, headers lookup: (String) -> String?, body: Data?, bodyHash: String?,
+        apiName: String?, now: Date
+    ) throws(SignatureVerificationError) {
         let signatureHex = try required(headers.signature, lookup)
         guard let signature = Self.bytes(hex: signatureHex) else {
             throw SignatureVerificationError(.malformedHeader, "the signature is not hex", header: headers.signature)
@@ -146,9 +155,10 @@ public struct SignatureVerifier: Sendable {
             guard let key = keys[keyID] else {
                 throw SignatureVerificationError(.unknownKey, "no secret for key ID \"\(keyID)\"", header: headers.keyID)
             }
-            let canonical = CanonicalRequest(
+            var canonical = CanonicalRequest(
                 method: method, percentEncodedPath: path, percentEncodedQuery: query, contentType: contentType, body: body,
                 timestamp: timestamp, nonce: nonce, keyID: keyID)
+            if let bodyHash { canonical.bodyHash = bodyHash }
             try check(signature, canonical: canonical, key: SymmetricKey(data: key))
             try remember(nonce, seconds: seconds, now: now)
         case .thirdParty(let transportKey, let callerKeyHashes):
@@ -163,20 +173,22 @@ public struct SignatureVerifier: Sendable {
             guard callerKeyHashes.contains(Data(SHA256.hash(data: callerKey))) else {
                 throw SignatureVerificationError(.unknownCaller, "the caller key is not registered", header: headers.callerKey)
             }
-            let canonical = CanonicalRequest(
+            var canonical = CanonicalRequest(
                 method: method, percentEncodedPath: path, percentEncodedQuery: query, contentType: contentType, body: body,
                 timestamp: timestamp, nonce: nonce)
+            if let bodyHash { canonical.bodyHash = bodyHash }
             try check(signature, canonical: canonical, key: SymmetricKey(data: callerKey))
             try remember(nonce, seconds: seconds, now: now)
         }
     }
 
     /// Verifies a Runway `Request` as a client would send it (for tests and in-process servers).
+    /// A streamed body (`Request.bodyStream`) is verified by its declared SHA-256, as it was signed.
     public func verify(_ request: Request, apiName: String? = nil, now: Date = Date()) throws(SignatureVerificationError) {
         try verify(
             method: request.method.rawValue, path: request.url.path(percentEncoded: true),
             query: request.url.query(percentEncoded: true), headers: { request.headers[$0] }, body: request.body,
-            apiName: apiName, now: now)
+            bodyHash: request.bodyStream?.sha256?.hexString, apiName: apiName, now: now)
     }
 
     private func required(_ name: String, _ lookup: (String) -> String?) throws(SignatureVerificationError) -> String {

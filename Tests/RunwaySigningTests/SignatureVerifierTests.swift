@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Runway
 import RunwaySigning
@@ -31,6 +32,31 @@ import Testing
             with: try .signing(secret: Self.secret))
         #expect(request.headers["X-Runway-Signature"]?.count == 64)
         #expect(code { try verifier.verify(request) } == nil)
+    }
+
+    @Test("a request with a streamed body verifies by the SHA-256 it declared, as it was signed")
+    func streamedBodyVerifiesByItsDeclaredDigest() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let bytes = Data("a streamed upload".utf8)
+        let digest = Data(SHA256.hash(data: bytes))
+        var request = try Request(method: .put, "https://api.test/v1/files/7")
+        request.bodyStream = .sequence(length: bytes.count, sha256: digest) {
+            AsyncStream {
+                $0.yield(bytes)
+                $0.finish()
+            }
+        }
+        let signedRequest = try await signed(request, with: try .signing(secret: Self.secret))
+        #expect(code { try verifier.verify(signedRequest) } == nil)
+        // Another declared digest is another body.
+        var other = signedRequest
+        other.bodyStream = .sequence(length: bytes.count, sha256: Data(SHA256.hash(data: Data("other".utf8)))) {
+            AsyncStream {
+                $0.yield(bytes)
+                $0.finish()
+            }
+        }
+        #expect(code { try verifier.verify(other) } == .signatureMismatch)
     }
 
     @Test func signatureFieldsAlreadyThereAreReplacedWhateverTheirCase() async throws {
