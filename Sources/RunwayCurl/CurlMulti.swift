@@ -412,7 +412,7 @@ final class CurlMulti: @unchecked Sendable {
             var preTransfer: curl_off_t = 0
             runway_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &preTransfer)
             let request = transfer.request
-            let target = "(\(request.method) \(RunwayError.text(forURL: request.url)))"
+            let target = "(\(request.method) \(RunwayError.text(forURL: transfer.urlString)))"
             let limit = request.options.timeout.map { "\($0)" } ?? "its timeout"
             let error =
                 preTransfer == 0
