@@ -51,6 +51,14 @@ public enum Gzip {
         case gzipOrZlib
         /// Deflate without a header (RFC 1951), which some servers send as `Content-Encoding: deflate`.
         case rawDeflate
+
+        /// The format of a body labelled `deflate`, told by its first two bytes: a zlib header
+        /// (RFC 1950: method 8, check bits) or gzip's magic, else raw deflate.
+        package static func ofDeflate(startingWith first: UInt8, _ second: UInt8) -> Format {
+            let zlib = first & 0x0F == 8 && (Int(first) << 8 | Int(second)) % 31 == 0
+            let gzip = first == 0x1F && second == 0x8B
+            return zlib || gzip ? .gzipOrZlib : .rawDeflate
+        }
     }
 
     /// Decompresses `data`, stopping as soon as the output would pass `limit` bytes, so a small

@@ -79,11 +79,8 @@ package final class Inflater {
                 state = .sniffing(first)
                 return true
             }
-            // A zlib header (RFC 1950: method 8, check bits) or gzip's magic; anything else is
-            // raw deflate, which some servers send as `deflate`.
-            let zlib = first[0] & 0x0F == 8 && (Int(first[0]) << 8 | Int(first[1])) % 31 == 0
-            let gzip = first[0] == 0x1F && first[1] == 0x8B
-            try start(raw: !zlib && !gzip)
+            // Raw deflate, which some servers send as `deflate`, unless zlib or gzip.
+            try start(raw: Gzip.Format.ofDeflate(startingWith: first[0], first[1]) == .rawDeflate)
             state = .inflating
             return try inflate(kept: seen, then: input, into: sink)
         case .betweenMembers(let seen):

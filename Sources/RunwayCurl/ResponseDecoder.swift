@@ -35,7 +35,8 @@ enum ResponseDecoder {
                 // Meant to be zlib-wrapped; some servers send it raw, which libcurl accepts too.
                 // Told apart by the first two bytes, as the loop's inflater does, so a corrupt or
                 // cut zlib body says what is wrong with it rather than what raw deflate makes of it.
-                let format: Gzip.Format = Self.startsLikeZlibOrGzip(body) ? .gzipOrZlib : .rawDeflate
+                let format: Gzip.Format =
+                    body.count < 2 ? .rawDeflate : .ofDeflate(startingWith: body[body.startIndex], body[body.startIndex + 1])
                 body = try inflate(body, format: format, encoding: encoding, limit: limit, response: response)
             default:
                 if passingOthers { return response }
@@ -48,15 +49,6 @@ enum ResponseDecoder {
         var decoded = response
         decoded.body = body
         return decoded
-    }
-
-    /// Whether `body` starts with a zlib header (RFC 1950: method 8, check bits) or gzip's magic;
-    /// anything else labelled `deflate` is raw deflate.
-    static func startsLikeZlibOrGzip(_ body: Data) -> Bool {
-        guard body.count >= 2 else { return false }
-        let (first, second) = (body[body.startIndex], body[body.startIndex + 1])
-        let zlib = first & 0x0F == 8 && (Int(first) << 8 | Int(second)) % 31 == 0
-        return zlib || (first == 0x1F && second == 0x8B)
     }
 
     private static func inflate(
