@@ -97,6 +97,14 @@ public final class CurlDispatcher: Dispatcher {
         }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
         let multi = multi
+        do {
+            // The easy handle is set up here, on the caller's thread; the loop only adds it.
+            try multi.prepare(transfer)
+        } catch {
+            bodyReader?.close()
+            request.progress?.finish()
+            throw error
+        }
         if let bodyReader {
             transfer.bodyReader = bodyReader
             // Weak, as for a streamed response: the reader's task must not keep the transfer alive.

@@ -25,8 +25,9 @@ import Foundation
 ///   so a request on a kept-alive connection is sent from the caller's thread, without a wake-up
 ///   of the loop and two thread switches. Other threads only call ``SocketWatch/wake()``, a write
 ///   to a pipe;
-/// - the idle easy handles live in `idle`, behind a lock of their own (a caller gives back the
-///   handle of a transfer handed back to it).
+/// - the idle easy handles live in `idle`, behind a lock of their own: a caller takes one and
+///   sets it up before the hand-over (``prepare(_:)``), and gives back the handle of a transfer
+///   handed back to it.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     /// `User-Agent: <configuration.userAgent>`, made once.
@@ -66,8 +67,9 @@ final class CurlMulti: @unchecked Sendable {
     // The driver's only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
-    /// Behind a lock of its own: the driver takes handles, and callers give back the handles of
-    /// the transfers handed over to them (``CurlTransfer/handOver(_:code:)``).
+    /// Behind a lock of its own: callers take handles (``prepare(_:)``) and give back the handles
+    /// of the transfers handed over to them (``CurlTransfer/handOver(_:code:)``); the driver gives
+    /// back the others.
     private let idle = Locked(IdleHandles())
 
     private struct IdleHandles {
@@ -78,7 +80,8 @@ final class CurlMulti: @unchecked Sendable {
 
     /// An easy handle out of the multi handle. `@unchecked Sendable` because it has one owner at
     /// a time: the pool, behind `idle`'s lock, or the one transfer that took it out under that
-    /// lock (the driver), or was handed it back (its caller); no two threads use it at once.
+    /// lock: its caller until the hand-over, then the driver until the transfer is handed back;
+    /// no two threads use it at once.
     private struct IdleHandle: @unchecked Sendable {
         let easy: UnsafeMutableRawPointer
         let options: CurlTransfer.EasyOptions?
@@ -89,8 +92,9 @@ final class CurlMulti: @unchecked Sendable {
     private var unpauses: [CurlTransfer] = []
     /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
     private var connectionLimit: Int
-    /// CA bundle paths found readable; checked once each instead of per request.
-    private var readableCAFiles: Set<String> = []
+    /// CA bundle paths found readable; checked once each instead of per request (by callers,
+    /// in ``prepare(_:)``).
+    private let readableCAFiles = Locked(Set<String>())
     /// No later than the earliest ``CurlTransfer/deadline`` of the active transfers: when the
     /// loop looks for overdue ones (``expireOverdue()``). The driver's only.
     private var nextDeadline = UInt64.max
@@ -157,16 +161,50 @@ final class CurlMulti: @unchecked Sendable {
         case .drive:
             drive()
         case .refused:
-            transfer.finish(
-                .failure(
-                    watch == nil
-                        ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
-                        : RunwayError(.cancelled, "the dispatcher was shut down")))
+            abandon(
+                transfer,
+                watch == nil
+                    ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
+                    : RunwayError(.cancelled, "the dispatcher was shut down"))
         }
     }
 
     private enum Submission {
         case queued, wake, drive, refused
+    }
+
+    /// Gives `transfer` an easy handle from the pool (or a new one) with the request applied, on
+    /// the caller's thread before the hand-over (``submit(_:)``): the one loop thread, which
+    /// moves every transfer's bytes, then only adds it to the multi handle.
+    ///
+    /// A handle whose last request had the same plain options keeps them: only what differs per
+    /// request is set (no `curl_easy_reset`, no re-parsing of constant options). Any other
+    /// handle is reset to libcurl's defaults first, so nothing leaks from its last request.
+    /// - Throws: what the request's options cannot be applied for (``RunwayError/Code/configuration``
+    ///   and the like); the handle is back in the pool then.
+    func prepare(_ transfer: CurlTransfer) throws(RunwayError) {
+        // Without a loop (no descriptors left) `submit` refuses the transfer.
+        guard let watch else { return }
+        let wanted = transfer.easyOptions
+        // Compared under the lock, so the idle handle's options are not copied out of the pool.
+        let taken: (easy: UnsafeMutableRawPointer, reuses: Bool)? = idle.withLock { idle in
+            guard let last = idle.handles.popLast() else { return nil }
+            return (last.easy, wanted != nil && last.options == wanted)
+        }
+        guard let easy = taken?.easy ?? curl_easy_init() else {
+            throw RunwayError(.transport, "curl_easy_init failed")
+        }
+        let reuses = taken?.reuses ?? false
+        if taken != nil, !reuses { curl_easy_reset(easy) }
+        do {
+            try transfer.configure(
+                easy, keepingOptions: reuses, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: readableCAFiles)
+        } catch {
+            transfer.releaseResources()
+            recycle(easy, options: nil)
+            throw error
+        }
+        transfer.easy = easy
     }
 
     /// One turn of the loop, run by a caller while the loop thread blocks in its wait: the handed-
@@ -177,7 +215,7 @@ final class CurlMulti: @unchecked Sendable {
         guard let watch else { return }
         driver.lock()
         _ = takeHandedOver(awake: false)  // stopping: the loop, woken below, shuts down
-        runHandedOver(watch)
+        runHandedOver()
         var running: Int32 = 0
         if watch.takeExpiredTimer() {
             curl_multi_socket_action(handle, CURL_SOCKET_TIMEOUT, 0, &running)
@@ -237,7 +275,7 @@ final class CurlMulti: @unchecked Sendable {
         defer { driver.unlock() }
         while true {
             let stop = takeHandedOver()
-            runHandedOver(watch)
+            runHandedOver()
             if stop { break }
 
             // New transfers set the timer to "now"; so do timeouts and transfers waiting
@@ -289,14 +327,14 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     /// Starts the handed-over transfers, aborts the cancelled ones, unpauses the resumed ones.
-    private func runHandedOver(_ watch: SocketWatch) {
+    private func runHandedOver() {
         for transfer in batch {
             // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
             // after this read is in `cancels` and handled on the next turn.
             if shared.withLock({ _ in transfer.cancelRequested }) {
-                transfer.finish(.failure(RunwayError(.cancelled, "cancelled before it started")))
+                abandon(transfer, RunwayError(.cancelled, "cancelled before it started"))
             } else {
-                start(transfer, watch)
+                start(transfer)
             }
         }
         batch.removeAll(keepingCapacity: true)
@@ -351,41 +389,35 @@ final class CurlMulti: @unchecked Sendable {
         }
     }
 
-    private func start(_ transfer: CurlTransfer, _ watch: SocketWatch) {
-        let idle = self.idle.withLock { $0.handles.popLast() }
-        guard let easy = idle?.easy ?? curl_easy_init() else {
-            transfer.finish(.failure(RunwayError(.transport, "curl_easy_init failed")))
-            return
-        }
-        // A handle whose last request had the same plain options keeps them: only what differs
-        // per request is set (no curl_easy_reset, no re-parsing of constant options). Any other
-        // handle is reset to libcurl's defaults first, so nothing leaks from its last request.
-        let reuses = idle?.options != nil && idle?.options == transfer.easyOptions
-        if idle != nil, !reuses { curl_easy_reset(easy) }
-        do {
-            try transfer.configure(
-                easy, keepingOptions: reuses, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: &readableCAFiles)
-        } catch {
-            transfer.releaseResources()
-            recycle(easy, options: nil)
-            transfer.finish(.failure(error))
+    /// Adds a prepared transfer's handle to the multi handle: libcurl sends the request as soon
+    /// as it has a connection (at once on a kept-alive one).
+    private func start(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else {
+            transfer.finish(.failure(RunwayError(.transport, "the transfer was handed over without an easy handle")))
             return
         }
         let code = curl_multi_add_handle(handle, easy)
         guard code == CURLM_OK else {
-            transfer.releaseResources()
-            recycle(easy, options: nil)
-            transfer.finish(.failure(RunwayError(.transport, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")))
+            abandon(
+                transfer, RunwayError(.transport, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"))
             return
         }
-        transfer.easy = easy
         active[easy] = transfer
-        if let timeout = transfer.request.options.timeout {
-            let (seconds, attoseconds) = timeout.components
-            let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
-            transfer.deadline = SocketWatch.now() &+ nanoseconds &+ Self.deadlineGrace
+        if let timeout = transfer.timeoutNanoseconds {
+            transfer.deadline = SocketWatch.now() &+ timeout &+ Self.deadlineGrace
             nextDeadline = min(nextDeadline, transfer.deadline)
         }
+    }
+
+    /// Ends a transfer that never reached the multi handle: its handle goes back to the pool,
+    /// to be reset before its next use.
+    private func abandon(_ transfer: CurlTransfer, _ error: RunwayError) {
+        if let easy = transfer.easy {
+            transfer.easy = nil
+            transfer.releaseResources()
+            recycle(easy, options: nil)
+        }
+        transfer.finish(.failure(error))
     }
 
     /// The longest the loop waits: a second, or less to end an overdue transfer on time.
@@ -479,7 +511,7 @@ final class CurlMulti: @unchecked Sendable {
             return rest
         }
         for transfer in leftovers {
-            transfer.finish(.failure(RunwayError(.cancelled, "the dispatcher was shut down")))
+            abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down"))
         }
         let handles = idle.withLock { idle in
             idle.closed = true

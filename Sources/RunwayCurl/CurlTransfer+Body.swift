@@ -18,7 +18,7 @@ extension CurlTransfer {
             guard startInflating() else { return false }
             if request.download != nil, (200..<300).contains(status) {
                 guard startDownload() else { return false }
-            } else if let length = contentLength, length <= request.options.maxResponseSize, contentEncoding == nil {
+            } else if let length = contentLength, length <= maxResponseSize, contentEncoding == nil {
                 body.reserveCapacity(length)
             }
         }
@@ -79,7 +79,7 @@ extension CurlTransfer {
             // Downloads stream to disk, so the in-memory limit does not apply to them.
             return writeAll(bytes)
         }
-        let limit = request.options.maxResponseSize
+        let limit = maxResponseSize
         guard body.count + bytes.count <= limit else {
             failure = RunwayError(.responseTooLarge, "response body is over the \(limit)-byte limit (counted after decompression)")
             return false

@@ -1,5 +1,6 @@
 import CCurl
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -46,11 +47,11 @@ extension CurlTransfer {
     /// Applies the request to an easy handle: fresh or reset, or (`keepingOptions`) one whose
     /// last request had equal ``EasyOptions``, where only what differs per request is set.
     /// - Parameter userAgentHeader: `User-Agent: …`, sent unless the request sets its own.
-    /// - Parameter readableCAFiles: CA bundle paths already found readable (the loop's cache).
+    /// - Parameter readableCAFiles: CA bundle paths already found readable (the dispatcher's cache).
     /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
     func configure(
         _ easy: UnsafeMutableRawPointer, keepingOptions: Bool = false, userAgentHeader: String, watch: SocketWatch,
-        readableCAFiles: inout Set<String>
+        readableCAFiles: Locked<Set<String>>
     ) throws(RunwayError) {
         let options = request.options
         let isHTTPS = isSecure
@@ -71,8 +72,7 @@ extension CurlTransfer {
             return
         }
 
-        // The handle is fresh or `curl_easy_reset`, so only non-default options are set: this
-        // runs on the loop thread for every request.
+        // The handle is fresh or `curl_easy_reset`, so only non-default options are set.
         try set(easy, CURLOPT_NOSIGNAL, 1)
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
@@ -152,11 +152,11 @@ extension CurlTransfer {
         }
         if let authorities = tls.certificateAuthorities {
             if let path = authorities.filePath {
-                if !readableCAFiles.contains(path) {
+                if !readableCAFiles.withLock({ $0.contains(path) }) {
                     guard FileManager.default.isReadableFile(atPath: path) else {
                         throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
                     }
-                    readableCAFiles.insert(path)
+                    readableCAFiles.withLock { _ = $0.insert(path) }
                 }
                 try set(easy, CURLOPT_CAINFO, path)
                 try set(easy, CURLOPT_CAPATH, nil as String?)

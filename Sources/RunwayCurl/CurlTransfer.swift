@@ -40,11 +40,18 @@ final class CurlTransfer: @unchecked Sendable {
     private var ending: Ending?
     private let outcomeSet = Atomic<Bool>(false)
     var cancelRequested = false
+    /// The easy handle, taken from the pool and set up by the caller (``CurlMulti/prepare(_:)``)
+    /// before the hand-over; `nil` again once it is out of the multi handle.
     var easy: UnsafeMutableRawPointer?
     /// When the loop fails the transfer with `.timeout` if libcurl has not ended it: its total
     /// timeout and a grace after it was added (``CurlMulti``), in ``SocketWatch/now()``'s
     /// nanoseconds. The driver's only.
     var deadline = UInt64.max
+    /// The request's total timeout in nanoseconds (`nil`: none), read out of its options on the
+    /// caller's thread: the loop reads it for every transfer it starts.
+    let timeoutNanoseconds: UInt64?
+    /// The request's `maxResponseSize`, read once: the loop checks it for every body chunk.
+    let maxResponseSize: Int
 
     /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
     /// could not connect to, the certificate problem, the malformed chunk), for the error's
@@ -142,7 +149,13 @@ final class CurlTransfer: @unchecked Sendable {
         streams = request.streamsResponseBody
         // A streamed response's head is handed over from the loop, its body never inflated.
         parsesHeadersOnLoop = request.download != nil || streams
-        let decodes = request.options.acceptCompressedResponses && !streams
+        let options = request.options
+        let decodes = options.acceptCompressedResponses && !streams
+        maxResponseSize = options.maxResponseSize
+        timeoutNanoseconds = options.timeout.map { timeout in
+            let (seconds, attoseconds) = timeout.components
+            return UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
+        }
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
@@ -208,9 +221,7 @@ final class CurlTransfer: @unchecked Sendable {
     ///
     /// Not for a streamed response, whose caller left with the head.
     func handOver(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
-        // libcurl copied nothing from these lists it still needs, and they were allocated on this
-        // thread: freed here, they go back to this thread's allocator.
-        releaseLists()
+        // The header lists go with the rest, on the caller's thread, where they were made.
         end(.handedOver(easy, code))
     }
 
