@@ -75,6 +75,39 @@ struct StreamingMemoryTests {
         #expect(growth < 64 << 10, "peak RSS grew by \(growth) kB while streaming 1 GiB")
         #expect(await server.waitForExit() == .exited(0))
     }
+
+    @Test(
+        "a reader slower than the connection from start to end keeps peak RSS within 64 MiB over 256 MiB",
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status")), .timeLimit(.minutes(3)))
+    func slowReaderKeepsMemoryFlat() async throws {
+        let size = 256 << 20
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/stream_server.py")
+        let python = try await PythonServer.start(script, [String(size)])
+        defer { python.stop() }
+        let dispatcher = CurlDispatcher()
+        var request = try Request("http://127.0.0.1:\(python.port)/slow-reader")
+        request.streamsResponseBody = true
+        request.options.timeout = nil
+        let reset = Self.resetPeak()
+        let baseline = try #require(reset ? Self.status("VmRSS") : Self.status("VmHWM"))
+
+        let response = try await dispatcher.dispatch(request, context: RequestContext())
+        var received = 0
+        var chunks = 0
+        // Every chunk waits a little: the transfer stays ahead of the reader to the end, so the
+        // stream keeps refilling its buffer while the reader works through it.
+        for try await chunk in response.bodyStream! {
+            if chunks % 4 == 0 { try await Task.sleep(for: .microseconds(200)) }
+            received += chunk.count
+            chunks += 1
+        }
+        let peak = try #require(Self.status("VmHWM"))
+        let growth = peak - baseline
+        print("slow reader: \(received) bytes in \(chunks) chunks; peak RSS grew by \(growth) kB")
+        #expect(received == size)
+        #expect(growth < 64 << 10, "peak RSS grew by \(growth) kB while a slow reader streamed 256 MiB")
+        #expect(await python.process.waitForExit() == .exited(0))
+    }
 }
 
 /// Runs ``StreamingMemoryTests`` in a process of its own, where nothing else allocates.

@@ -156,6 +156,29 @@ struct StreamingTests {
         }
     }
 
+    @Test("a cancelled reader stops at its next chunk, though chunks are buffered, and reads nothing more")
+    func cancelledReaderWithChunksBuffered() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer { server in
+            let response = try await dispatcher.dispatch(Self.streamed(server.url("/bytes/3000000")), context: RequestContext())
+            let stream = try #require(response.bodyStream)
+            let afterCancel = Counter()
+            let reader = Task { () async throws(RunwayError) -> Int in
+                var iterator = stream.makeAsyncIterator()
+                _ = try await iterator.next()
+                // Meanwhile the transfer fills the stream's buffer (1 MiB) from the connection.
+                try? await Task.sleep(for: .milliseconds(300))
+                withUnsafeCurrentTask { $0?.cancel() }
+                while let chunk = try await iterator.next() { afterCancel.add(chunk.count) }
+                return afterCancel.value
+            }
+            let result = await reader.result
+            #expect(throws: RunwayError.self) { try result.get() }
+            if case .failure(let error) = result { #expect((error as? RunwayError)?.code == .cancelled, "\(error)") }
+            #expect(afterCancel.value == 0, "the cancelled reader still got \(afterCancel.value) bytes")
+        }
+    }
+
     @Test("dropping a streamed response unread aborts the transfer, and the server sees it")
     func droppedStream() async throws {
         let dispatcher = CurlDispatcher()

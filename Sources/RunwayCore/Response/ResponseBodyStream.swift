@@ -197,6 +197,11 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
                         + "send the request again)")
             }
             while true {
+                // With chunks buffered the reader never waits, which is where a cancellation
+                // would otherwise reach it: a cancelled task stops here, and the transfer too.
+                if Task.isCancelled {
+                    channel.cancel(RunwayError(.cancelled, "the task reading the response body was cancelled"))
+                }
                 switch channel.take() {
                 case .chunk(let chunk): return chunk
                 case .end: return nil
@@ -231,7 +236,8 @@ private final class Channel: Sendable {
 
     struct State {
         var chunks: [Data] = []
-        /// Index of the next chunk to hand out (the array is compacted when it is all read).
+        /// Index of the next chunk to hand out; the slots before it are empty (the array is
+        /// compacted when it is all read, or half of it).
         var head = 0
         var buffered = 0
         var delivered = 0
@@ -347,9 +353,16 @@ private final class Channel: Sendable {
             if let cancelled = state.cancelled { return (.failure(cancelled), nil, [], nil) }
             if state.head < state.chunks.count {
                 let chunk = state.chunks[state.head]
+                // Let go of the chunk here, or a reader the producer keeps ahead of would hold
+                // every chunk it has read until it catches up, which a slow one never does.
+                state.chunks[state.head] = Data()
                 state.head += 1
                 if state.head == state.chunks.count {
                     state.chunks.removeAll(keepingCapacity: true)
+                    state.head = 0
+                } else if state.head >= 32, state.head * 2 >= state.chunks.count {
+                    // The slots read so far go too: the array stays as long as what is unread.
+                    state.chunks.removeFirst(state.head)
                     state.head = 0
                 }
                 state.buffered -= chunk.count
