@@ -300,11 +300,11 @@ final class CurlMulti: @unchecked Sendable {
                 shared.withLock { $0.polling = false }
                 driver.lock()
                 watch.endWait()
-                watch.handleEvents(count) { socket, readiness in
+                watch.handleEvents(count, connectionsAreIdle: noTransferPaused) { socket, readiness in
                     curl_multi_socket_action(handle, socket, readiness, &running)
                 }
             } else {
-                watch.wait(upTo: idle ? waitLimit() : 0) { socket, readiness in
+                watch.wait(upTo: idle ? waitLimit() : 0, connectionsAreIdle: noTransferPaused) { socket, readiness in
                     curl_multi_socket_action(handle, socket, readiness, &running)
                 }
             }
@@ -370,6 +370,12 @@ final class CurlMulti: @unchecked Sendable {
         runway_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, limit)
     }
 
+    /// Whether no running transfer is paused: then every connection socket libcurl does not watch
+    /// is idle (see ``SocketWatch/handleEvents(_:connectionsAreIdle:_:)``).
+    private func noTransferPaused() -> Bool {
+        !active.values.contains { $0.paused || $0.uploadPaused }
+    }
+
     /// Delivers the transfers libcurl reports done.
     private func readCompletions() {
         var queued: Int32 = 0
@@ -377,6 +383,12 @@ final class CurlMulti: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = runway_msg_result(message)
             guard let transfer = active[easy] else { continue }
+            var version = 0
+            if runway_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK, version == CURL_HTTP_VERSION_2_0 {
+                // Its connection may hear from the server while idle (see `SocketWatch`).
+                var socket = CURL_SOCKET_BAD
+                if runway_easy_getinfo_socket(easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK { watch?.multiplexed(socket) }
+            }
             if transfer.streams {
                 // Its caller left with the head: the body stream is ended from here.
                 complete(easy, transfer.outcome(easy: easy, code: code))

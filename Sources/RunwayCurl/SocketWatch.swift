@@ -59,6 +59,9 @@ final class SocketWatch: @unchecked Sendable {
     private var registered: [UInt8] = []
     /// Per descriptor: opened through ``opened(_:)``, so its close is seen too.
     private var connection: [Bool] = []
+    /// Per descriptor: a connection that carried HTTP/2 (``multiplexed(_:)``), on which a server
+    /// may send frames while no request runs.
+    private var carriesHTTP2: [Bool] = []
     private var watchedCount = 0
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`, in `CLOCK_MONOTONIC` nanoseconds.
     private var deadline: UInt64?
@@ -149,6 +152,14 @@ final class SocketWatch: @unchecked Sendable {
         wanted[index] = 0
         registered[index] = 0
         connection[index] = true
+        carriesHTTP2[index] = false
+    }
+
+    /// The connection on `fd` carried an HTTP/2 response: bytes on it while it is idle are frames
+    /// of its own (a ping, settings), not a response nobody asked for.
+    func multiplexed(_ fd: Int32) {
+        guard fd >= 0, Int(fd) < carriesHTTP2.count else { return }
+        carriesHTTP2[Int(fd)] = true
     }
 
     /// libcurl closed `fd` (through the close-socket callback): forget it before the number
@@ -163,6 +174,7 @@ final class SocketWatch: @unchecked Sendable {
         #endif
         registered[index] = 0
         connection[index] = false
+        carriesHTTP2[index] = false
     }
 
     /// libcurl's timer callback: call `CURL_SOCKET_TIMEOUT` in `milliseconds` (0: at once),
@@ -182,11 +194,11 @@ final class SocketWatch: @unchecked Sendable {
 
     /// Waits up to `limit` milliseconds (0: just looks), less if the timer runs out sooner,
     /// and calls `ready` with each wanted socket that is ready and its `CURL_CSELECT_*` bits.
-    func wait(upTo limit: Int32, _ ready: (Int32, Int32) -> Void) {
+    func wait(upTo limit: Int32, connectionsAreIdle: () -> Bool, _ ready: (Int32, Int32) -> Void) {
         let timeout = timeout(upTo: limit)
         #if os(Linux)
         if backend == .epoll {
-            handleEvents(waitForEvents(timeout), ready)
+            handleEvents(waitForEvents(timeout), connectionsAreIdle: connectionsAreIdle, ready)
             return
         }
         #endif
@@ -250,7 +262,7 @@ final class SocketWatch: @unchecked Sendable {
     }
 
     /// Blocks in `epoll_wait` up to `timeout` milliseconds; the events stay in this object's
-    /// buffers, which only the loop thread uses, for ``handleEvents(_:_:)``. Touches nothing
+    /// buffers, which only the loop thread uses, for ``handleEvents(_:connectionsAreIdle:_:)``. Touches nothing
     /// else, so the loop calls it without holding libcurl.
     func waitForEvents(_ timeout: Int32) -> Int {
         let count = readyFDs.withUnsafeMutableBufferPointer { fds in
@@ -264,7 +276,13 @@ final class SocketWatch: @unchecked Sendable {
     /// Calls `ready` for each of the `count` events ``waitForEvents(_:)`` kept whose socket is
     /// still wanted. A socket a caller closed meanwhile is not wanted; one opened since under the
     /// same number may get a readiness it does not have, which libcurl reads as nothing to do.
-    func handleEvents(_ count: Int, _ ready: (Int32, Int32) -> Void) {
+    ///
+    /// A connection socket libcurl does not watch is idle in its connection cache, or a paused
+    /// transfer's. One that becomes readable while `connectionsAreIdle` says no transfer is
+    /// paused is idle, and a byte on an idle HTTP/1 connection is one nobody asked for: libcurl
+    /// 7.88 reuses such a connection and reads those bytes as the next request's response (and
+    /// every later response as the one before's). The connection is ended (``discard(_:)``).
+    func handleEvents(_ count: Int, connectionsAreIdle: () -> Bool, _ ready: (Int32, Int32) -> Void) {
         guard count > 0 else { return }
         for i in 0..<count {
             let fd = readyFDs[i]
@@ -279,6 +297,11 @@ final class SocketWatch: @unchecked Sendable {
                 // server closed the idle connection) or writable: stop hearing about it.
                 _ = runway_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
                 if index < registered.count { registered[index] = 0 }
+                if index < connection.count, connection[index], !carriesHTTP2[index], events & EPOLLIN.rawValue != 0,
+                    connectionsAreIdle()
+                {
+                    discardIfUnasked(fd)
+                }
                 continue
             }
             var mask: Int32 = 0
@@ -287,6 +310,24 @@ final class SocketWatch: @unchecked Sendable {
             if events & EPOLLERR.rawValue != 0 { mask |= CURL_CSELECT_ERR }
             ready(fd, mask)
         }
+    }
+
+    /// Ends the idle connection on `fd` if bytes wait on it (at its end, the server closed it,
+    /// which libcurl finds itself). The descriptor stays libcurl's: it is made to name a socket
+    /// at its end, which libcurl's check before reusing a connection finds closed, so libcurl
+    /// closes it and opens another. The TCP connection goes with the old socket.
+    private func discardIfUnasked(_ fd: Int32) {
+        var byte: UInt8 = 0
+        guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            // No descriptor left for the pair: the server still learns of it, and sends no more.
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            return
+        }
+        close(pair[1])
+        if dup2(pair[0], fd) >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        close(pair[0])
     }
     #endif
 
@@ -326,6 +367,7 @@ final class SocketWatch: @unchecked Sendable {
         wanted.append(contentsOf: repeatElement(0, count: size - wanted.count))
         registered.append(contentsOf: repeatElement(0, count: size - registered.count))
         connection.append(contentsOf: repeatElement(false, count: size - connection.count))
+        carriesHTTP2.append(contentsOf: repeatElement(false, count: size - carriesHTTP2.count))
     }
 
     /// The monotonic clock, in nanoseconds.

@@ -21,6 +21,36 @@ extension DispatcherSuite {
         #expect(responder.exchanges.count == 1)
     }
 
+    @Test("bytes a server writes on an idle kept-alive connection never become the next request's response")
+    func unaskedBytesOnAnIdleConnection() async throws {
+        let unasked = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL".utf8)
+        let responder = try ScriptedResponder { exchange in
+            let body = String(exchange.target.split(separator: "=").last ?? "")
+            let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+            // The first answer on each connection is followed, on the idle connection, by a
+            // response nobody asked for.
+            return exchange.index == 0 ? .replyThenUnasked(reply, after: .milliseconds(100), unasked: unasked) : .reply(reply)
+        }
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher()
+        for streams in [false, true] {
+            for number in 0..<3 {
+                var request = makeRequest(responder.url("/x?body=\(streams)\(number)"))
+                request.streamsResponseBody = streams
+                let response = try await dispatcher.dispatch(request, context: RequestContext())
+                var body = response.body
+                if let stream = response.bodyStream {
+                    for try await chunk in stream { body.append(chunk) }
+                }
+                #expect(String(decoding: body, as: UTF8.self) == "\(streams)\(number)", "streamed: \(streams), call \(number)")
+                // The unasked bytes are on the wire before the next call starts.
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        // Each connection answered one request: the one the bytes came on was not used again.
+        #expect(responder.connectionCount == 6, "\(responder.connectionCount) connections")
+    }
+
     @Test("a Transfer-Encoding other than chunked is .responseInvalid, not its coded bytes as the body")
     func transferCodingNotAskedFor() async throws {
         // "hello" gzip-coded then chunked: libcurl undoes the chunking and would pass the gzip on.

@@ -152,9 +152,11 @@ struct SocketWatchTests {
         return fds
     }
 
-    private func ready(_ watch: SocketWatch, within milliseconds: Int32 = 200) -> [Int32: Int32] {
+    /// `idle`: whether the loop would say no transfer is paused (unwatched sockets are idle).
+    private func ready(_ watch: SocketWatch, within milliseconds: Int32 = 200, idle: Bool = false) -> [Int32: Int32] {
         var seen: [Int32: Int32] = [:]
-        watch.wait(upTo: milliseconds) { fd, readiness in seen[fd, default: 0] |= readiness }
+        let isIdle = { idle }
+        watch.wait(upTo: milliseconds, connectionsAreIdle: isIdle) { fd, readiness in seen[fd, default: 0] |= readiness }
         return seen
     }
 
@@ -190,6 +192,33 @@ struct SocketWatchTests {
         #expect(ready(watch)[pair[0]] == CURL_CSELECT_OUT)
     }
 
+    @Test("bytes arriving on an idle connection end it; on a paused transfer's or an HTTP/2 one they are left alone (epoll)")
+    func unaskedBytesEndAnIdleConnection() throws {
+        #if os(Linux)
+        for (idle, http2) in [(true, false), (false, false), (true, true)] {
+            let watch = try SocketWatch(backend: .epoll)
+            let pair = try socketPair()
+            defer { for fd in pair { close(fd) } }
+            watch.opened(pair[0])
+            if http2 { watch.multiplexed(pair[0]) }
+            // A response read, then libcurl stops watching the connection.
+            watch.update(pair[0], what: CURL_POLL_IN)
+            send(pair[1])
+            #expect(ready(watch)[pair[0]] == CURL_CSELECT_IN)
+            drain(pair[0])
+            watch.update(pair[0], what: CURL_POLL_REMOVE)
+            // The server writes on the connection nobody uses.
+            send(pair[1])
+            #expect(ready(watch, idle: idle).isEmpty)
+            var byte: UInt8 = 0
+            let peeked = recv(pair[0], &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            // Ended: the descriptor now reads as a connection at its end, which libcurl's check
+            // before reusing it finds closed. Otherwise the byte is still there to read.
+            #expect(peeked == (idle && !http2 ? 0 : 1), "idle: \(idle), HTTP/2: \(http2)")
+        }
+        #endif
+    }
+
     @Test("a socket registered during a wait is reported by it, and a timer set then that ends sooner is seen (epoll)")
     func driversChangesDuringAWait() throws {
         #if os(Linux)
@@ -218,7 +247,8 @@ struct SocketWatchTests {
         driver.start()
         let started = ContinuousClock.now
         var seen: [Int32: Int32] = [:]
-        watch.handleEvents(watch.waitForEvents(timeout)) { fd, readiness in seen[fd, default: 0] |= readiness }
+        let isIdle = { false }
+        watch.handleEvents(watch.waitForEvents(timeout), connectionsAreIdle: isIdle) { fd, readiness in seen[fd, default: 0] |= readiness }
         watch.endWait()
         #expect(seen[socket] == CURL_CSELECT_IN)
         #expect(ContinuousClock.now - started < .milliseconds(900))

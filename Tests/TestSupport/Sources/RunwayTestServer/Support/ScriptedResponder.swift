@@ -39,6 +39,9 @@ public final class ScriptedResponder: @unchecked Sendable {
         case replyAndClose([UInt8])
         /// Closes the connection with a reset (RST), answering nothing.
         case reset
+        /// Writes the bytes, then, once `delay` has passed, the unasked bytes on the idle
+        /// connection, and waits for the next request on it.
+        case replyThenUnasked([UInt8], after: Duration, unasked: [UInt8])
     }
 
     /// The port it listens on.
@@ -140,6 +143,12 @@ public final class ScriptedResponder: @unchecked Sendable {
             switch script(exchange) {
             case .reply(let bytes):
                 guard write(connection, bytes) else { break }
+                continue
+            case .replyThenUnasked(let bytes, let delay, let unasked):
+                guard write(connection, bytes) else { break }
+                let (seconds, attoseconds) = delay.components
+                usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+                guard write(connection, unasked) else { break }
                 continue
             case .replyAndClose(let bytes):
                 _ = write(connection, bytes)
