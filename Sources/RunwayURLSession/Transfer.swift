@@ -231,6 +231,12 @@ final class Transfer: @unchecked Sendable {
         }
         if let error {
             sink.discard()
+            // FoundationNetworking fails a coding it cannot decode with an error of its own.
+            do throws(RunwayError) {
+                try Self.checkEncoding(of: state.headers, for: request)
+            } catch {
+                return .failure(error)
+            }
             return .failure(URLErrorMapping.runwayError(for: error))
         }
         if state.status == 0, let response {
@@ -239,6 +245,7 @@ final class Transfer: @unchecked Sendable {
         }
         do throws(RunwayError) {
             try Self.checkHead(status: state.status, headers: state.headers)
+            try Self.checkEncoding(of: state.headers, for: request)
             let (body, fileURL) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
             return .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
@@ -248,6 +255,24 @@ final class Transfer: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// What a request that leaves `Accept-Encoding` to the dispatcher asks for (``URLRequestBuilder``).
+    static let acceptEncoding = "gzip, deflate"
+
+    /// Refuses a body in a coding the request did not ask for. FoundationNetworking decodes more
+    /// than it is asked for (brotli, zstd) and passes a body its decoder could not read as an
+    /// empty one: a 200 with no body where the server sent five bytes.
+    static func checkEncoding(of headers: HTTPHeaders, for request: Request) throws(RunwayError) {
+        guard request.options.acceptCompressedResponses, request.headers["Accept-Encoding"] == nil,
+            let field = headers["Content-Encoding"]
+        else { return }
+        for token in field.split(separator: ",") {
+            let coding = token.trimmingCharacters(in: .whitespaces).lowercased()
+            if coding.isEmpty || coding == "identity" || coding == "gzip" || coding == "x-gzip" || coding == "deflate" { continue }
+            throw RunwayError(
+                .responseInvalid, "the response is \(coding)-encoded, which was not asked for (Accept-Encoding: \(acceptEncoding))")
+        }
+    }
 
     /// Refuses a head that does not frame its body faithfully, which FoundationNetworking passes:
     /// a status outside 100–599, or a `Content-Length` that is not one number (repeated fields

@@ -22,8 +22,11 @@ enum URLRequestBuilder {
                 urlRequest.addValue(value, forHTTPHeaderField: field.name)
             }
         }
-        if !request.options.acceptCompressedResponses, request.headers["Accept-Encoding"] == nil {
-            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if request.headers["Accept-Encoding"] == nil {
+            // Only what the dispatcher checks the body of (``Transfer/checkEncoding(of:for:)``):
+            // FoundationNetworking would ask for brotli and zstd too.
+            urlRequest.setValue(
+                request.options.acceptCompressedResponses ? Transfer.acceptEncoding : "identity", forHTTPHeaderField: "Accept-Encoding")
         }
         if resumeOffset > 0 {
             urlRequest.setValue("bytes=\(resumeOffset)-", forHTTPHeaderField: "Range")

@@ -146,6 +146,24 @@ extension DispatcherSuite {
         #expect(response.body.isEmpty)
     }
 
+    @Test("a body in a coding that was not asked for is .responseInvalid, never decoded to nothing", arguments: DispatcherUnderTest.all)
+    func codingNotAskedFor(_ dispatcher: DispatcherUnderTest) async throws {
+        for coding in ["br", "zstd", "x-custom"] {
+            let responder = try ScriptedResponder { _ in
+                .replyAndClose(Array("HTTP/1.1 200 OK\r\nContent-Encoding: \(coding)\r\nContent-Length: 5\r\n\r\nabcde".utf8))
+            }
+            defer { responder.stop() }
+            let error = await runwayError {
+                try await dispatcher.make().dispatch(makeRequest(responder.url("/x")), context: RequestContext())
+            }
+            #expect(error?.code == .responseInvalid, "\(coding): \(String(describing: error))")
+            // What was asked for is what the dispatcher can check.
+            let head = responder.exchanges.first?.head.lowercased() ?? ""
+            let asked = head.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("accept-encoding:") }
+            #expect(asked == ["accept-encoding: gzip, deflate"], "\(head)")
+        }
+    }
+
     @Test("a body cut short is .connectionLost, which a retry policy reads as such", arguments: DispatcherUnderTest.all)
     func cutBodyIsConnectionLost(_ dut: DispatcherUnderTest) async throws {
         for reply in [
