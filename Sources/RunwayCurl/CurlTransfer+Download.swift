@@ -63,8 +63,55 @@ extension CurlTransfer {
         return true
     }
 
+    /// Opens the partial file (made if missing) and locks it (`flock`) for the transfer, before
+    /// the hand-over: a second download to the same destination, in this process or another,
+    /// is refused instead of writing into the same file. Returns the file's size.
+    func lockPartialFile(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
+        let path = download.partialFile.path
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let reason =
+                errno == EWOULDBLOCK
+                ? "another download to \(download.file.path) is running: its partial file \(path) is locked"
+                : "cannot lock \(path): \(String(cString: strerror(errno)))"
+            close(fd)
+            throw RunwayError(.fileIO, reason)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw RunwayError(.fileIO, "cannot read the size of \(path): \(String(cString: strerror(errno)))")
+        }
+        partialLock = fd
+        return Int64(info.st_size)
+    }
+
+    /// Lets go of the partial file; one still at its path and empty goes (nothing to resume).
+    func unlockPartialFile(removingIfEmpty: Bool) {
+        guard partialLock >= 0 else { return }
+        var info = stat()
+        var atPath = stat()
+        if removingIfEmpty, let download = request.download, fstat(partialLock, &info) == 0, info.st_size == 0,
+            stat(download.partialFile.path, &atPath) == 0, atPath.st_ino == info.st_ino, atPath.st_dev == info.st_dev
+        {
+            // Still this file at the path (not one a later download made after an unlink).
+            unlink(download.partialFile.path)
+        }
+        close(partialLock)
+        partialLock = -1
+    }
+
     /// Moves a completed download into place; keeps a failed one's partial file for resuming.
     func settle(_ outcome: Result<Response, RunwayError>) -> Result<Response, RunwayError> {
+        let settled = moveIntoPlace(outcome)
+        // Unlocked once moved, or given up: a partial file moved into place is no longer at its path.
+        let moved = (try? settled.get())?.fileURL != nil
+        unlockPartialFile(removingIfEmpty: !moved)
+        return settled
+    }
+
+    private func moveIntoPlace(_ outcome: Result<Response, RunwayError>) -> Result<Response, RunwayError> {
         if file >= 0 {
             close(file)
             file = -1
@@ -74,7 +121,19 @@ extension CurlTransfer {
             unlink(download.partialFile.path)
         }
         guard case .success(var response) = outcome, let download = request.download else { return outcome }
-        if status == 416, resumeOffset > 0, completeRangeLength(response) == resumeOffset {
+        if status == 416, resumeOffset > 0 {
+            let length = completeRangeLength(response)
+            guard length == resumeOffset else {
+                // Longer than the resource (or the resource's length unknown): not a part of it.
+                // Kept, every later attempt would ask for the same range and get the same 416.
+                unlink(download.partialFile.path)
+                return .failure(
+                    RunwayError(
+                        .responseInvalid,
+                        "the partial file held \(resumeOffset) bytes, and the server cannot send from there (416"
+                            + (length.map { ", the resource is \($0) bytes" } ?? "") + "): it was removed, and the next attempt "
+                            + "starts from zero"))
+            }
             // The partial file already holds the whole resource.
             bodyGoesToFile = true
             response.status = 200

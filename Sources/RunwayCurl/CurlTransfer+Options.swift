@@ -8,6 +8,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension CurlTransfer {
     /// The options of a plain request apart from what is set for every request (URL, headers,
     /// body, callback data, connect timeout, connect overrides). Two requests with equal ones
@@ -358,20 +364,21 @@ extension CurlTransfer {
 
     /// Makes the download's folder, and returns the size of the partial file to resume from
     /// (0: none, or not resuming, in which case a stale one is removed).
+    /// Makes the destination's folder and takes the partial file (``lockPartialFile(_:)``);
+    /// returns where the download resumes (0: from the start, the partial file emptied).
     private func prepareDownload(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
-        let manager = FileManager.default
-        let partial = download.partialFile.path
         do {
-            try manager.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if download.resume {
-                return (try? FileReader.attributes(ofPath: partial)).map { Int64($0.size) } ?? 0
-            }
-            if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
-            return 0
+            try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
             throw RunwayError(
                 .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error)
         }
+        let size = try lockPartialFile(download)
+        if download.resume { return size }
+        if size > 0, ftruncate(partialLock, 0) != 0 {
+            throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(String(cString: strerror(errno)))")
+        }
+        return 0
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws(RunwayError) {

@@ -97,6 +97,9 @@ final class CurlTransfer: @unchecked Sendable {
     // Downloads.
     var resumeOffset: Int64 = 0
     var file: Int32 = -1
+    /// The partial file, open and locked from before the hand-over to the end
+    /// (``lockPartialFile(_:)``): no other download writes into it meanwhile.
+    var partialLock: Int32 = -1
     var bodyGoesToFile = false
 
     /// Whether the body is left encoded for the awaiting task to inflate (see
@@ -265,6 +268,7 @@ final class CurlTransfer: @unchecked Sendable {
             close(file)
             file = -1
         }
+        unlockPartialFile(removingIfEmpty: true)
         bodyReader?.close()
     }
 

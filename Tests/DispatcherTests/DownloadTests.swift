@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
@@ -126,6 +127,69 @@ extension DispatcherSuite {
             request.download = fresh
             #expect(try await dut.send(dispatcher, request).fileURL == fresh.file)
             #expect(try Data(contentsOf: fresh.file) == DeterministicBytes.data(count: 1000))
+        }
+    }
+
+    @Test("a second download to a destination while the first runs is refused with .fileIO, before it sends anything")
+    func concurrentDownloadsToOneFile() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
+            var first = makeRequest(server.url("/slow?ms=600000"))
+            first.download = target
+            let running = Task { try await dispatcher.dispatch(first, context: RequestContext()) }
+            #expect(await eventually { server.stats.requests(path: "/slow") == 1 })
+            var second = makeRequest(server.url("/download/1000"))
+            second.download = target
+            let error = await runwayError { try await dispatcher.dispatch(second, context: RequestContext()) }
+            #expect(error?.code == .fileIO, "\(String(describing: error))")
+            #expect(error?.message.contains("another download") == true, "\(String(describing: error))")
+            #expect(server.stats.requests(path: "/download/1000") == 0)
+            // Once the first has ended, the destination is free again (from zero: the first
+            // left its bytes of another resource in the partial file).
+            running.cancel()
+            _ = await running.result
+            second.download = DownloadTarget(file: target.file, resume: false)
+            let response = try await dispatcher.dispatch(second, context: RequestContext())
+            #expect(response.fileURL == target.file)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
+        }
+    }
+
+    @Test("a partial file longer than the resource is removed with a .responseInvalid, and the next attempt downloads it whole")
+    func partialFileLongerThanTheResource() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
+            try Data(repeating: 0x41, count: 5000).write(to: target.partialFile)
+            var request = makeRequest(server.url("/download/1000"))
+            request.download = target
+            let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
+        }
+    }
+
+    @Test("a download that gets no body (a 404) leaves no partial file behind")
+    func failedDownloadLeavesNoPartialFile() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
+            var request = makeRequest(server.url("/status/404"))
+            request.download = target
+            let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+            #expect(response.status == 404)
+            #expect(response.fileURL == nil)
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
         }
     }
 

@@ -175,7 +175,10 @@ public struct HTTPVersionPreference: Sendable, Equatable {
 ///
 /// The body is written to `<file>.part` and renamed to `file` once complete. With `resume`, an
 /// interrupted download continues from the bytes already in `<file>.part` with a `Range`
-/// request; a server that answers `200` instead of `206` restarts it from zero.
+/// request; a server that answers `200` instead of `206` restarts it from zero. Resuming trusts
+/// the partial file (no `If-Range` is sent): for a resource that may have changed since, set
+/// `resume` to `false`. `CurlDispatcher` refuses a second download to the same `file` while one
+/// runs (`.fileIO`).
 public struct DownloadTarget: Sendable, Equatable {
     /// The final file.
     public var file: URL
