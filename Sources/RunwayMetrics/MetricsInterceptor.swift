@@ -22,7 +22,9 @@ import CoreMetrics
 ///
 /// `outcome` is `success` (2xx/3xx), `client_error` (4xx), `server_error` (5xx), or the
 /// `RunwayError.Code` of a thrown error (`timeout`, `paramsInvalid`, ...). `origin` is the
-/// `ResponseOrigin` (`network`, `memory-cache`, `disk-cache`) or `none` for errors.
+/// `ResponseOrigin` (`network`, `memory-cache`, `disk-cache`) or `none` for errors. A streamed
+/// call (`Response.bodyStream`) is counted and timed when its body ends, its `outcome` the code
+/// of the body's failure if it failed (`connectionLost`, `cancelled`, ...).
 ///
 /// ## Position
 /// First in the chain, so it sees every call once, whatever later interceptors do: cache hits,
@@ -95,22 +97,19 @@ public struct MetricsInterceptor: Interceptor {
         let service = context.serviceID?.rawValue ?? ""
         let api = context.apiName ?? ""
         do {
-            let response = try await next(request, context)
-            let outcome =
-                switch response.status {
-                case 500...: "server_error"
-                case 400..<500: "client_error"
-                default: "success"
-                }
-            let elapsed = clock.now - start
-            let key = Handles.CallKey(
-                service: service, api: api, method: request.method.rawValue, outcome: outcome, origin: response.origin.name)
-            let (call, phases) = handles.call(key, phases: Handles.Phase.taken(by: response.metrics))
-            call.requests.increment()
-            call.duration.recordNanoseconds(Self.nanoseconds(elapsed))
-            for phase in Handles.Phase.allCases {
-                let duration = phase.duration(in: response.metrics)
-                if duration > .zero { phases[phase.rawValue]?.recordNanoseconds(Self.nanoseconds(duration)) }
+            var response = try await next(request, context)
+            let method = request.method.rawValue
+            guard let stream = response.bodyStream else {
+                Self.record(response, outcome: nil, elapsed: clock.now - start, handles, service: service, api: api, method: method)
+                return response
+            }
+            // A streamed call ends with its body, which may still fail: counted then, by how it ended.
+            let handles = self.handles
+            let head = response
+            response.bodyStream = stream.observingEnd { end in
+                Self.record(
+                    head, outcome: end.error?.code.description, elapsed: clock.now - start, handles, service: service, api: api,
+                    method: method)
             }
             return response
         } catch {
@@ -121,6 +120,31 @@ public struct MetricsInterceptor: Interceptor {
             call.requests.increment()
             call.duration.recordNanoseconds(Self.nanoseconds(elapsed))
             throw error
+        }
+    }
+
+    /// Counts and times a call that got `response`; `outcome` is the failure of its streamed
+    /// body, if it had one (its status says the outcome otherwise).
+    private static func record(
+        _ response: Response, outcome failure: String?, elapsed: Duration, _ handles: Handles, service: String, api: String,
+        method: String
+    ) {
+        let outcome =
+            failure
+            ?? {
+                switch response.status {
+                case 500...: "server_error"
+                case 400..<500: "client_error"
+                default: "success"
+                }
+            }()
+        let key = Handles.CallKey(service: service, api: api, method: method, outcome: outcome, origin: response.origin.name)
+        let (call, phases) = handles.call(key, phases: Handles.Phase.taken(by: response.metrics))
+        call.requests.increment()
+        call.duration.recordNanoseconds(nanoseconds(elapsed))
+        for phase in Handles.Phase.allCases {
+            let duration = phase.duration(in: response.metrics)
+            if duration > .zero { phases[phase.rawValue]?.recordNanoseconds(nanoseconds(duration)) }
         }
     }
 

@@ -1,5 +1,11 @@
 import RunwayCore
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 #if Tracing  // the package trait that brings this dependency (TraitCheck.swift)
 import Tracing
 #endif
@@ -7,12 +13,14 @@ import Tracing
 /// Wraps every call in a swift-distributed-tracing span, and propagates the trace to the
 /// server in the request headers (`traceparent` with a W3C tracer).
 ///
-/// The span is named `"<METHOD> <api name>"` (or the path when there is no API name), of kind
-/// `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (without the
-/// query, which may carry secrets), `server.address`, `server.port`,
-/// `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
+/// The span is named `"<METHOD> <api name>"` (or the percent-encoded path when there is no API
+/// name), of kind `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (as
+/// sent, without credentials, query and fragment, which may carry secrets), `server.address`,
+/// `server.port`, `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
 /// `runway.service`, `runway.call_id` and `runway.origin` (`memory-cache` for a cache hit). A
-/// thrown error is recorded and sets the span's status to error; so does a 5xx status.
+/// thrown error is recorded and sets the span's status to error; so does a 5xx status. The span
+/// of a streamed call (`Response.bodyStream`) ends when its body does, with the body's failure
+/// recorded if it failed.
 ///
 /// ## Position
 /// First in the chain (before metrics is fine too), so the span covers cache hits, validation
@@ -36,15 +44,14 @@ public struct TracingInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let url = request.url
-        let spanName = "\(request.method.rawValue) \(context.apiName ?? url.path)"
+        let spanName = "\(request.method.rawValue) \(context.apiName ?? url.path(percentEncoded: true))"
         let span = tracer.startSpan(spanName, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
-        defer { span.end() }
         // Attributes only for a span that records them: with no tracing backend (the no-op
         // tracer) a call builds none of them.
         let recording = span.isRecording
         if recording {
             span.attributes["http.request.method"] = request.method.rawValue
-            span.attributes["url.full"] = "\(url.scheme ?? "")://\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
+            span.attributes["url.full"] = Self.fullURL(url)
             span.attributes["server.address"] = url.host ?? ""
             if let port = url.port { span.attributes["server.port"] = port }
             if let api = context.apiName { span.attributes["runway.api"] = api }
@@ -57,7 +64,7 @@ public struct TracingInterceptor: Interceptor {
             tracer.inject(span.context, into: &request.headers, using: HeadersInjector())
         }
         do {
-            let response = try await InstrumentationContext.$current.withValue(span.context) {
+            var response = try await InstrumentationContext.$current.withValue(span.context) {
                 try await next(request, context)
             }
             if recording {
@@ -68,12 +75,36 @@ public struct TracingInterceptor: Interceptor {
                 }
             }
             if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            guard let stream = response.bodyStream else {
+                span.end()
+                return response
+            }
+            // A streamed call ends with its body, which may still fail: the span ends then.
+            response.bodyStream = stream.observingEnd { end in
+                if let error = end.error {
+                    span.recordError(error)
+                    span.setStatus(SpanStatus(code: .error, message: error.code.description))
+                }
+                span.end()
+            }
             return response
         } catch {
             span.recordError(error)
             span.setStatus(SpanStatus(code: .error, message: (error as? RunwayError)?.code.description))
+            span.end()
             throw error
         }
+    }
+
+    /// `url.full`: the URL as sent (path percent-encoded, an IPv6 host in brackets), without
+    /// credentials, query and fragment, which may carry secrets.
+    static func fullURL(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? ""
     }
 }
 

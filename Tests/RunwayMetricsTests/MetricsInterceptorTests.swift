@@ -40,6 +40,24 @@ import Testing
         #expect(metrics.timers(label: "runway_transfer_phase").allSatisfy { !$0.dimensions.contains { $0 == ("phase", "tls") } })
     }
 
+    @Test func aStreamedCallIsCountedWhenItsBodyEndsByHowItEnded() async throws {
+        let stub = StubDispatcher { _ in
+            var response = Response(status: 200)
+            response.bodyStream = ResponseBodyStream(chunks: [Data("a".utf8)], failure: RunwayError(.connectionLost, "reset"))
+            return response
+        }
+        var request = try Request("https://api.test/events")
+        request.streamsResponseBody = true
+        let context = RequestContext(apiName: "events", serviceID: "listings")
+        let response = try await pipeline(stub).send(request, context: context)
+        #expect(metrics.counters.isEmpty || metrics.counters.allSatisfy { $0.label != "runway_requests_total" })
+        let stream = try #require(response.bodyStream)
+        await #expect(throws: RunwayError.self) { for try await _ in stream {} }
+        let lost = [("service", "listings"), ("api", "events"), ("method", "GET"), ("outcome", "connectionLost"), ("origin", "stub")]
+        #expect(try metrics.expectCounter("runway_requests_total", lost).totalValue == 1)
+        #expect(metrics.counters.allSatisfy { !$0.dimensions.contains { $0 == ("outcome", "success") } })
+    }
+
     @Test func everyRetryIsCountedByItsCauseWithoutWiring() async throws {
         let attempts = Counter()
         let stub = StubDispatcher { _ in

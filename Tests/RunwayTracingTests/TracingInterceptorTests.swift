@@ -32,6 +32,34 @@ import Tracing
         #expect(sent.headers[InMemoryTracer.traceIDKey] == span.traceID)
     }
 
+    @Test func theURLIsWrittenAsSentWithoutCredentialsQueryOrFragment() async throws {
+        let tracer = InMemoryTracer()
+        let pipeline = Pipeline(dispatcher: StubDispatcher(status: 200)) { TracingInterceptor.tracing(tracer) }
+        _ = try await pipeline.send(try Request("http://user:pw@[::1]:8080/a%2Fb/%E2%82%AC?token=secret#part"))
+        let span = try #require(tracer.finishedSpans.first)
+        #expect(span.attributes["url.full"]?.toSpanAttribute() == "http://[::1]:8080/a%2Fb/%E2%82%AC")
+        #expect(span.operationName == "GET /a%2Fb/%E2%82%AC")
+    }
+
+    @Test func aStreamedCallsSpanEndsWithItsBodyAndCarriesItsFailure() async throws {
+        let tracer = InMemoryTracer()
+        let stub = StubDispatcher { _ in
+            var response = Response(status: 200)
+            response.bodyStream = ResponseBodyStream(chunks: [Data("a".utf8)], failure: RunwayError(.connectionLost, "reset"))
+            return response
+        }
+        let pipeline = Pipeline(dispatcher: stub) { TracingInterceptor.tracing(tracer) }
+        var request = try Request("https://api.test/events")
+        request.streamsResponseBody = true
+        let response = try await pipeline.send(request)
+        #expect(tracer.finishedSpans.isEmpty, "the span ended with the head")
+        let stream = try #require(response.bodyStream)
+        await #expect(throws: RunwayError.self) { for try await _ in stream {} }
+        let span = try #require(tracer.finishedSpans.first)
+        #expect(span.status?.code == .error)
+        #expect(span.errors.count == 1)
+    }
+
     @Test func errorsAndServerErrorsMarkTheSpan() async throws {
         let tracer = InMemoryTracer()
         let failing = Pipeline(dispatcher: StubDispatcher { _ in throw RunwayError(.timeout, "slow") }) {
