@@ -105,8 +105,9 @@ public struct RunwayTransport: ClientTransport {
         }
     }
 
-    /// The response's body as the runtime takes it: `nil` for `HEAD`, the stream for a
-    /// streamed response (its length from `Content-Length`, read once), the bytes otherwise.
+    /// The response's body as the runtime takes it: `nil` for `HEAD`, empty for a 1xx, 204 or 304,
+    /// the stream for a streamed response (its length from `Content-Length`, read once), the
+    /// bytes otherwise.
     ///
     /// A streamed body keeps `pipeline` (its dispatcher) alive until it is read or dropped: a
     /// client made for one call and released once the call returns must not end the transfer
@@ -115,6 +116,12 @@ public struct RunwayTransport: ClientTransport {
         if method == .head {
             response.bodyStream?.cancel()
             return nil
+        }
+        let status = response.status
+        if response.bodyStream != nil, status < 200 || status == 204 || status == 304 {
+            // No body, whatever length the head announces (a 304's is the representation's).
+            response.bodyStream?.cancel()
+            return HTTPBody(ArraySlice<UInt8>())
         }
         guard let stream = response.bodyStream else {
             return HTTPBody(ArraySlice(response.body))

@@ -4,9 +4,10 @@ import HTTPTypes
 import OpenAPIRuntime
 import Runway
 import RunwayCurl
-import RunwayOpenAPI
 import RunwayTestServer
 import Testing
+
+@testable import RunwayOpenAPI
 
 /// Streamed bodies both ways through `RunwayTransport`, which response bodies stream, and
 /// cancellation by the caller's task.
@@ -95,6 +96,17 @@ import Testing
             }
             #expect(received == DeterministicBytes.data(count: 3_000_000))
             #expect(chunks > 1)
+        }
+    }
+
+    @Test func aStreamed204Or304HasAnEmptyBodyWhateverLengthItAnnounces() async throws {
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        for status in [204, 304] {
+            var response = Response(status: status, headers: HTTPHeaders([("Content-Length", "5")]))
+            response.bodyStream = ResponseBodyStream(chunks: [])
+            let body = RunwayTransport.body(of: response, method: .get, pipeline: pipeline)
+            #expect(body?.length == HTTPBody.Length.known(0), "\(status)")
+            #expect(try await Data(collecting: try #require(body), upTo: 4).isEmpty, "\(status)")
         }
     }
 
