@@ -56,6 +56,8 @@ public struct RunwayTransport: ClientTransport {
     public func send(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let path = request.path { request.path = Self.encodingDotSegments(path) }
         var runwayRequest: Request
         do {
             runwayRequest = try Request(request, baseURL: baseURL, options: configuration.options)
@@ -75,6 +77,20 @@ public struct RunwayTransport: ClientTransport {
             throw RunwayError.attributing(error, to: Self.stage)
         }
         return (head, Self.body(of: response, method: request.method, pipeline: pipeline))
+    }
+
+    /// `path` with each `.` or `..` segment percent-encoded (`%2E`, `%2E%2E`). The generated code
+    /// puts a path parameter into the path with its dots as they are, and the dispatcher (libcurl)
+    /// removes dot segments, so `..` for `/items/{id}` would call `/` instead. Operation paths
+    /// have no dot segments of their own: these come from parameters.
+    static func encodingDotSegments(_ path: String) -> String {
+        let queryStart = path.firstIndex(of: "?") ?? path.endIndex
+        let pathPart = path[..<queryStart]
+        guard pathPart.contains(".") else { return path }
+        let segments = pathPart.split(separator: "/", omittingEmptySubsequences: false).map { segment -> Substring in
+            segment == "." ? "%2E" : segment == ".." ? "%2E%2E" : segment
+        }
+        return segments.joined(separator: "/") + path[queryStart...]
     }
 
     /// Where conversion errors are attributed.

@@ -23,6 +23,17 @@ import Testing
         }
     }
 
+    @Test func aPathParameterThatIsADotSegmentReachesTheServerAsItsValue() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let client = makeClient(server)
+            for id in [".", "..", "a..b", ".hidden"] {
+                // Sent as is, libcurl would remove `.` and `..` and call another endpoint.
+                let got = try await client.getItem(path: .init(itemID: id)).ok.body.json.id
+                #expect(got == id)
+            }
+        }
+    }
+
     @Test func queryParametersReachTheServer() async throws {
         try await withTestServer(routes: ItemRoutes().routes) { server in
             let client = makeClient(server)
