@@ -60,6 +60,7 @@ public final class ActionLogger: Sendable {
     /// The configuration in force.
     public let configuration: Configuration
     private let core: ActionLogCore
+    private let outbox: Outbox
     private let writer: OutboxWriter
     private let uploader: BatchUploader
     private let uploadTask: Task<Void, Never>
@@ -69,7 +70,8 @@ public final class ActionLogger: Sendable {
     /// Opens the outbox, puts what the last run left into batches, and starts the writer thread
     /// and the upload task (which sends those batches at once).
     /// - Throws: `RunwayError` `.configuration` for a value that cannot work (`RunwayError.field`
-    ///   names it) or an outbox file that cannot be opened or created. A corrupt file is not an
+    ///   names it), an outbox file that cannot be opened or created, or one another logger has
+    ///   open (in this process or another, until its ``shutdown()`` or release). A corrupt file is not an
     ///   error: it is moved aside to `<file>.corrupt`, rebuilt empty, and the loss is logged.
     public init(_ configuration: Configuration) throws(RunwayError) {
         let backoff = try configuration.validated()
@@ -105,6 +107,7 @@ public final class ActionLogger: Sendable {
         let uploader = BatchUploader(core: core, outbox: outbox, configuration: configuration, backoff: backoff)
         let writer = OutboxWriter(core: core, outbox: outbox) { uploader.ring(.threshold) }
         self.core = core
+        self.outbox = outbox
         self.writer = writer
         self.uploader = uploader
         writer.start()
@@ -186,6 +189,7 @@ public final class ActionLogger: Sendable {
         intervalTask?.cancel()
         uploadTask.cancel()
         await uploadTask.value
+        outbox.releaseLock()
     }
 
     /// Uploads what is due as soon as `monitor` publishes `.reachable` after another status,

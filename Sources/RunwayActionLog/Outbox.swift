@@ -8,6 +8,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An action handed to the logger, numbered in the order it arrived.
 struct PendingAction: Sendable {
     let sequence: UInt64
@@ -37,14 +43,51 @@ final class Outbox: Sendable {
     private let onRebuild: @Sendable () -> Void
     /// The store's rebuild count already reported.
     private let reportedRebuilds: Locked<Int>
+    /// `<file>.lock`, locked (`flock`) while this outbox is in use: one logger per file.
+    private let lock: Locked<Int32>
 
     /// Opens (or creates, or rebuilds) the file.
     /// - Parameter onRebuild: Called when the file is found corrupt while in use and rebuilt
     ///   empty (not for a rebuild at open: see ``rebuiltAtOpen``).
+    /// - Throws: `.configuration` when another logger, in this process or another, has the file:
+    ///   two would send the same batches and count each other's actions.
     init(file: URL, onRebuild: @escaping @Sendable () -> Void) throws(RunwayError) {
-        store = try SQLiteStore(file: file, label: "RunwayActionLog", schema: Self.createSchema)
+        // A file of its own, so the lock outlives the database file being rebuilt; its folder is
+        // made here if it is missing (the store would make it too, and says so if it cannot).
+        let lockPath = file.path + ".lock"
+        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw RunwayError(.configuration, "action log: cannot open \(lockPath): \(String(cString: strerror(errno)))", field: "file")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw RunwayError(
+                .configuration,
+                "action log: another ActionLogger, in this process or another, has \(file.path) open; use one logger per file",
+                field: "file")
+        }
+        do {
+            store = try SQLiteStore(file: file, label: "RunwayActionLog", schema: Self.createSchema)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        lock = Locked(descriptor)
         reportedRebuilds = Locked(store.rebuildCount)
         self.onRebuild = onRebuild
+    }
+
+    deinit {
+        releaseLock()
+    }
+
+    /// Lets another logger open the file (at shutdown, once nothing writes or sends any more).
+    func releaseLock() {
+        lock.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
     }
 
     /// Whether the file was corrupt at open and was rebuilt empty (its actions are lost).

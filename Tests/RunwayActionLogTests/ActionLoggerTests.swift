@@ -39,6 +39,30 @@ import Testing
         }
     }
 
+    @Test func aSecondLoggerOnTheSameFileIsRefusedUntilTheFirstShutsDown() async throws {
+        let sink = ActionSink()
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let configuration = testConfiguration(folder, registry: try analyticsRegistry(server))
+            let first = try ActionLogger(configuration)
+            #expect(first.record("tap"))
+            var error: RunwayError?
+            do throws(RunwayError) {
+                _ = try ActionLogger(configuration)
+            } catch let refused {
+                error = refused
+            }
+            #expect(error?.code == .configuration)
+            #expect(error?.message.contains("one logger per file") == true, "\(String(describing: error))")
+            await first.shutdown()
+            // Free once the first has shut down: its action is there for the next.
+            let second = try ActionLogger(configuration)
+            #expect(second.statistics.stored == 1)
+            await second.shutdown()
+        }
+    }
+
     @Test func recordIsSafeFromManyTasksAndThreadsAtOnce() async throws {
         let sink = ActionSink()
         let folder = TestFolder()
