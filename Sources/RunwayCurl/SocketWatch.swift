@@ -262,8 +262,8 @@ final class SocketWatch: @unchecked Sendable {
     }
 
     /// Blocks in `epoll_wait` up to `timeout` milliseconds; the events stay in this object's
-    /// buffers, which only the loop thread uses, for ``handleEvents(_:connectionsAreIdle:_:)``. Touches nothing
-    /// else, so the loop calls it without holding libcurl.
+    /// buffers, which only the loop thread uses, for ``handleEvents(_:connectionsAreIdle:_:)``.
+    /// Touches nothing else, so the loop calls it without holding libcurl.
     func waitForEvents(_ timeout: Int32) -> Int {
         let count = readyFDs.withUnsafeMutableBufferPointer { fds in
             readyEvents.withUnsafeMutableBufferPointer { events in
@@ -281,7 +281,7 @@ final class SocketWatch: @unchecked Sendable {
     /// transfer's. One that becomes readable while `connectionsAreIdle` says no transfer is
     /// paused is idle, and a byte on an idle HTTP/1 connection is one nobody asked for: libcurl
     /// 7.88 reuses such a connection and reads those bytes as the next request's response (and
-    /// every later response as the one before's). The connection is ended (``discard(_:)``).
+    /// every later response as the one before's). The connection is ended (``discardIfUnasked(_:)``).
     func handleEvents(_ count: Int, connectionsAreIdle: () -> Bool, _ ready: (Int32, Int32) -> Void) {
         guard count > 0 else { return }
         for i in 0..<count {
