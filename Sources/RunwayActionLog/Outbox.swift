@@ -58,14 +58,16 @@ final class Outbox: Sendable {
         try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw RunwayError(.configuration, "action log: cannot open \(lockPath): \(String(cString: strerror(errno)))", field: "file")
+            throw RunwayError(
+                .configuration, "action log: cannot open \(lockPath): \(String(cString: strerror(errno)))",
+                stage: .storage("RunwayActionLog"), field: "file")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             throw RunwayError(
                 .configuration,
                 "action log: another ActionLogger, in this process or another, has \(file.path) open; use one logger per file",
-                field: "file")
+                stage: .storage("RunwayActionLog"), field: "file")
         }
         do {
             store = try SQLiteStore(file: file, label: "RunwayActionLog", schema: Self.createSchema)

@@ -332,7 +332,7 @@ final class CurlMulti: @unchecked Sendable {
             // `cancelRequested` is written under the lock by `cancel`; a cancel that comes
             // after this read is in `cancels` and handled on the next turn.
             if shared.withLock({ _ in transfer.cancelRequested }) {
-                abandon(transfer, RunwayError(.cancelled, "cancelled before it started"))
+                abandon(transfer, RunwayError(.cancelled, "cancelled before it started", neverSent: true))
             } else {
                 start(transfer)
             }

@@ -69,19 +69,20 @@ extension CurlTransfer {
     func lockPartialFile(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
         let path = download.partialFile.path
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        // Nothing has been sent yet: whatever fails here says so (`neverSent`).
+        guard fd >= 0 else { throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason =
                 errno == EWOULDBLOCK
                 ? "another download to \(download.file.path) is running: its partial file \(path) is locked"
                 : "cannot lock \(path): \(String(cString: strerror(errno)))"
             close(fd)
-            throw RunwayError(.fileIO, reason)
+            throw RunwayError(.fileIO, reason, neverSent: true)
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             close(fd)
-            throw RunwayError(.fileIO, "cannot read the size of \(path): \(String(cString: strerror(errno)))")
+            throw RunwayError(.fileIO, "cannot read the size of \(path): \(String(cString: strerror(errno)))", neverSent: true)
         }
         partialLock = fd
         return Int64(info.st_size)

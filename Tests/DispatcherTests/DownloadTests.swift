@@ -146,6 +146,7 @@ extension DispatcherSuite {
             let error = await runwayError { try await dispatcher.dispatch(second, context: RequestContext()) }
             #expect(error?.code == .fileIO, "\(String(describing: error))")
             #expect(error?.message.contains("another download") == true, "\(String(describing: error))")
+            #expect(error?.neverSent == true)
             #expect(server.stats.requests(path: "/download/1000") == 0)
             // Once the first has ended, the destination is free again (from zero: the first
             // left its bytes of another resource in the partial file).
