@@ -98,18 +98,19 @@ public struct MetricsInterceptor: Interceptor {
         let api = context.apiName ?? ""
         do {
             var response = try await next(request, context)
-            let method = request.method.rawValue
+            let call = Call(
+                service: service, api: api, method: request.method.rawValue, status: response.status, origin: response.origin.name,
+                transfer: response.metrics)
             guard let stream = response.bodyStream else {
-                Self.record(response, outcome: nil, elapsed: clock.now - start, handles, service: service, api: api, method: method)
+                handles.record(call, bodyFailure: nil, elapsed: clock.now - start)
                 return response
             }
-            // A streamed call ends with its body, which may still fail: counted then, by how it ended.
+            // A streamed call ends with its body, which may still fail: counted then, by how it
+            // ended. The observer keeps the call's facts, not the response: holding the stream, it
+            // would keep a stream dropped unread from aborting its transfer.
             let handles = self.handles
-            let head = response
             response.bodyStream = stream.observingEnd { end in
-                Self.record(
-                    head, outcome: end.error?.code.description, elapsed: clock.now - start, handles, service: service, api: api,
-                    method: method)
+                handles.record(call, bodyFailure: end.error, elapsed: clock.now - start)
             }
             return response
         } catch {
@@ -123,29 +124,14 @@ public struct MetricsInterceptor: Interceptor {
         }
     }
 
-    /// Counts and times a call that got `response`; `outcome` is the failure of its streamed
-    /// body, if it had one (its status says the outcome otherwise).
-    private static func record(
-        _ response: Response, outcome failure: String?, elapsed: Duration, _ handles: Handles, service: String, api: String,
-        method: String
-    ) {
-        let outcome =
-            failure
-            ?? {
-                switch response.status {
-                case 500...: "server_error"
-                case 400..<500: "client_error"
-                default: "success"
-                }
-            }()
-        let key = Handles.CallKey(service: service, api: api, method: method, outcome: outcome, origin: response.origin.name)
-        let (call, phases) = handles.call(key, phases: Handles.Phase.taken(by: response.metrics))
-        call.requests.increment()
-        call.duration.recordNanoseconds(nanoseconds(elapsed))
-        for phase in Handles.Phase.allCases {
-            let duration = phase.duration(in: response.metrics)
-            if duration > .zero { phases[phase.rawValue]?.recordNanoseconds(nanoseconds(duration)) }
-        }
+    /// What is counted of a call that got a response.
+    fileprivate struct Call: Sendable {
+        let service: String
+        let api: String
+        let method: String
+        let status: Int
+        let origin: String
+        let transfer: TransferMetrics
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {
@@ -290,5 +276,30 @@ extension Interceptor where Self == MetricsInterceptor {
     /// - Throws: `RunwayError` `.configuration` for an invalid prefix.
     public static func metrics(prefix: String = "runway", factory: (any MetricsFactory)? = nil) throws(RunwayError) -> MetricsInterceptor {
         try MetricsInterceptor(prefix: prefix, factory: factory)
+    }
+}
+
+extension Handles {
+    /// Counts and times a call that got a response; `bodyFailure` is how its streamed body failed,
+    /// if it did (the status says the outcome otherwise).
+    func record(_ call: MetricsInterceptor.Call, bodyFailure: RunwayError?, elapsed: Duration) {
+        let outcome: String
+        if let bodyFailure {
+            outcome = bodyFailure.code.description
+        } else {
+            switch call.status {
+            case 500...: outcome = "server_error"
+            case 400..<500: outcome = "client_error"
+            default: outcome = "success"
+            }
+        }
+        let key = CallKey(service: call.service, api: call.api, method: call.method, outcome: outcome, origin: call.origin)
+        let (handles, phases) = self.call(key, phases: Phase.taken(by: call.transfer))
+        handles.requests.increment()
+        handles.duration.recordNanoseconds(MetricsInterceptor.nanoseconds(elapsed))
+        for phase in Phase.allCases {
+            let duration = phase.duration(in: call.transfer)
+            if duration > .zero { phases[phase.rawValue]?.recordNanoseconds(MetricsInterceptor.nanoseconds(duration)) }
+        }
     }
 }

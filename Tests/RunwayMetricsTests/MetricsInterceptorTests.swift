@@ -58,6 +58,24 @@ import Testing
         #expect(metrics.counters.allSatisfy { !$0.dimensions.contains { $0 == ("outcome", "success") } })
     }
 
+    @Test func aStreamedResponseDroppedUnreadStillAbortsItsTransfer() async throws {
+        let aborted = Counter()
+        let stub = StubDispatcher { _ in
+            let (stream, producer) = ResponseBodyStream.makeStream(onResume: {}, onCancel: { aborted.increment() })
+            _ = producer.yield(Data("a".utf8))
+            var response = Response(status: 200)
+            response.bodyStream = stream
+            return response
+        }
+        var request = try Request("https://api.test/events")
+        request.streamsResponseBody = true
+        // The response, and the stream in it, go as soon as this returns: the counting must not keep it.
+        _ = try await pipeline(stub).send(request, context: RequestContext(apiName: "events", serviceID: "listings"))
+        #expect(aborted.value == 1)
+        let dropped = [("service", "listings"), ("api", "events"), ("method", "GET"), ("outcome", "cancelled"), ("origin", "stub")]
+        #expect(try metrics.expectCounter("runway_requests_total", dropped).totalValue == 1)
+    }
+
     @Test func everyRetryIsCountedByItsCauseWithoutWiring() async throws {
         let attempts = Counter()
         let stub = StubDispatcher { _ in
