@@ -94,7 +94,9 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// This stream, calling `observer` once when it ends for its reader: the whole body read,
     /// the transfer failed, or the reader cancelled or dropped it. It reads nothing itself;
     /// the byte count is what the reader was handed. The observer runs on the reader's thread
-    /// (or the one that dropped the stream) and must not block.
+    /// (or the one that dropped the stream) and must not block. It must not hold this stream (or
+    /// a response that holds it): the stream would then never be dropped, and a reader's leaving
+    /// it unread would not abort the transfer.
     public func observingEnd(_ observer: @escaping @Sendable (End) -> Void) -> ResponseBodyStream {
         handle.channel.observe(observer)
         return self
