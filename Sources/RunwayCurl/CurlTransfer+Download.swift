@@ -17,8 +17,11 @@ extension CurlTransfer {
 
     /// Opens the partial file for a 2xx download response: appended to when it answers the
     /// `Range` sent (a 206 whose `Content-Range` starts at the partial file's size), started
-    /// afresh otherwise (a 200: the server ignored the range). A 206 starting elsewhere fails
-    /// `.responseInvalid`, keeping the partial file: appending it would corrupt the download.
+    /// afresh otherwise (a 200: the server ignored the range, or the resource changed since the
+    /// validator sent as `If-Range`), with the response's validator kept for a later resume. A
+    /// 206 starting elsewhere fails `.responseInvalid`, keeping the partial file: appending it
+    /// would corrupt the download. So does a 206 of another version (a server that honours
+    /// `Range` but not `If-Range`), removing the partial file: the next attempt starts from zero.
     func startDownload() -> Bool {
         guard let download = request.download else { return true }
         let resuming = status == 206 && resumeOffset > 0
@@ -31,7 +34,16 @@ extension CurlTransfer {
                 return false
             }
         }
-        return openDownloadFile(download, append: resuming)
+        do throws(RunwayError) {
+            if resuming { try download.checkResumedVersion(sent: resumeValidator, headers: headers) }
+            guard openDownloadFile(download, append: resuming) else { return false }
+            // Emptied first, then labelled: a validator never names bytes of another response.
+            if !resuming { try download.storeValidator(DownloadTarget.validator(of: headers)) }
+        } catch {
+            failure = error
+            return false
+        }
+        return true
     }
 
     private func openDownloadFile(_ download: DownloadTarget, append: Bool) -> Bool {
@@ -97,7 +109,7 @@ extension CurlTransfer {
             stat(download.partialFile.path, &atPath) == 0, atPath.st_ino == info.st_ino, atPath.st_dev == info.st_dev
         {
             // Still this file at the path (not one a later download made after an unlink).
-            unlink(download.partialFile.path)
+            download.removePartialFiles()
         }
         close(partialLock)
         partialLock = -1
@@ -119,7 +131,7 @@ extension CurlTransfer {
         }
         if case .failure = outcome, !inflaters.isEmpty, let download = request.download {
             // Decoded bytes cannot be resumed by a range over the encoded ones: start afresh.
-            unlink(download.partialFile.path)
+            download.removePartialFiles()
         }
         guard case .success(var response) = outcome, let download = request.download else { return outcome }
         if status == 416, resumeOffset > 0 {
@@ -127,7 +139,7 @@ extension CurlTransfer {
             guard length == resumeOffset else {
                 // Longer than the resource (or the resource's length unknown): not a part of it.
                 // Kept, every later attempt would ask for the same range and get the same 416.
-                unlink(download.partialFile.path)
+                download.removePartialFiles()
                 return .failure(
                     RunwayError(
                         .responseInvalid,
@@ -149,6 +161,7 @@ extension CurlTransfer {
         if rename(download.partialFile.path, download.file.path) != 0 {
             return .failure(RunwayError(.fileIO, "cannot move the download to \(download.file.path): \(String(cString: strerror(errno)))"))
         }
+        unlink(download.validatorFile.path)
         response.fileURL = download.file
         return .success(response)
     }

@@ -71,7 +71,7 @@ extension CurlTransfer {
         if keepingOptions {
             // Method, total timeout, redirects, decoding, callbacks: as the last request left them.
             if let body = request.body { try setBody(easy, body) }
-            try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0)
+            try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0, ifRange: nil)
             try set(easy, CURLOPT_WRITEDATA, me)
             try set(easy, CURLOPT_HEADERDATA, me)
             if sendsOnce { try set(easy, CURLOPT_PREREQDATA, me) }
@@ -99,10 +99,11 @@ extension CurlTransfer {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
         }
 
-        var resume: Int64 = 0
+        var resume: (offset: Int64, validator: String?) = (0, nil)
         if let download = request.download { resume = try prepareDownload(download) }
-        resumeOffset = resume
-        try setHeaders(easy, userAgentHeader: userAgentHeader, range: resume)
+        resumeOffset = resume.offset
+        resumeValidator = resume.validator
+        try setHeaders(easy, userAgentHeader: userAgentHeader, range: resume.offset, ifRange: resume.validator)
         // Runway inflates, on the awaiting task or on the loop as the body arrives (see
         // `ResponseDecoding`): libcurl 7.88 passes a truncated gzip stream as complete.
         if options.acceptCompressedResponses || streams { try set(easy, CURLOPT_HTTP_CONTENT_DECODING, 0) }
@@ -240,8 +241,8 @@ extension CurlTransfer {
 
     /// The request's headers, then ours: the default User-Agent, no `Expect: 100-continue`
     /// round trip, no Content-Type of libcurl's, what the awaiting task decodes, and the `Range`
-    /// of a resumed download.
-    private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64) throws(RunwayError) {
+    /// and `If-Range` of a resumed download.
+    private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64, ifRange: String?) throws(RunwayError) {
         var list: UnsafeMutablePointer<curl_slist>?
         // Each line is assembled in one buffer, NUL-terminated, and copied by libcurl: no
         // string is built per field.
@@ -278,6 +279,7 @@ extension CurlTransfer {
             list = Self.append(list, "Accept-Encoding: identity")
         }
         if range > 0 { list = Self.append(list, "Range: bytes=\(range)-") }
+        if range > 0, let ifRange, request.headers["If-Range"] == nil { list = Self.append(list, "If-Range: \(ifRange)") }
         headerList = list
         try set(easy, CURLOPT_HTTPHEADER, list)
     }
@@ -362,11 +364,11 @@ extension CurlTransfer {
         }
     }
 
-    /// Makes the download's folder, and returns the size of the partial file to resume from
-    /// (0: none, or not resuming, in which case a stale one is removed).
     /// Makes the destination's folder and takes the partial file (``lockPartialFile(_:)``);
-    /// returns where the download resumes (0: from the start, the partial file emptied).
-    private func prepareDownload(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
+    /// returns where the download resumes and the validator sent with it as `If-Range` (0 and
+    /// `nil`: from the start, the partial file emptied). Bytes without a validator kept for them
+    /// are not resumed: nothing could tell whether they are of the resource's current version.
+    private func prepareDownload(_ download: DownloadTarget) throws(RunwayError) -> (offset: Int64, validator: String?) {
         do {
             try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
@@ -374,11 +376,13 @@ extension CurlTransfer {
                 .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error)
         }
         let size = try lockPartialFile(download)
-        if download.resume { return size }
+        if download.resume, size > 0, let validator = download.storedValidator() { return (size, validator) }
         if size > 0, ftruncate(partialLock, 0) != 0 {
-            throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(String(cString: strerror(errno)))")
+            throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(String(cString: strerror(errno)))", neverSent: true)
         }
-        return 0
+        // The partial file is empty: a validator left beside it labels nothing.
+        unlink(download.validatorFile.path)
+        return (0, nil)
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: Int) throws(RunwayError) {

@@ -96,6 +96,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Downloads.
     var resumeOffset: Int64 = 0
+    /// The validator of the partial file's bytes, sent as `If-Range` with the resumed range.
+    var resumeValidator: String?
     var file: Int32 = -1
     /// The partial file, open and locked from before the hand-over to the end
     /// (``lockPartialFile(_:)``): no other download writes into it meanwhile.

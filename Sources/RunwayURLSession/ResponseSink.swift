@@ -12,6 +12,8 @@ final class ResponseSink {
     private let limit: Int
     /// Bytes already in the `.part` file when the request was made (the `Range` start).
     let resumeOffset: Int64
+    /// The validator of those bytes, sent as `If-Range`.
+    let resumeValidator: String?
     /// Bytes the current response appends to (``resumeOffset`` when the server resumed, else 0).
     private(set) var appendOffset: Int64 = 0
     private var body = Data()
@@ -20,33 +22,38 @@ final class ResponseSink {
     /// Whether the request was a HEAD, whose response announces a length it does not send.
     private let isHead: Bool
 
-    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64, isHead: Bool) {
+    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64 = 0, resumeValidator: String? = nil, isHead: Bool) {
         self.download = download
         self.limit = limit
         self.resumeOffset = resumeOffset
+        self.resumeValidator = resumeValidator
         self.isHead = isHead
     }
 
-    /// A sink for `request`; for a download, finds how much of the `.part` file can be resumed.
+    /// A sink for `request`; for a download, finds how much of the `.part` file can be resumed:
+    /// all of it when a validator is kept for its bytes, none otherwise.
     static func make(for request: Request) throws(RunwayError) -> ResponseSink {
         let limit = request.options.maxResponseSize
         guard let download = request.download else {
-            return ResponseSink(download: nil, limit: limit, resumeOffset: 0, isHead: request.method == .head)
+            return ResponseSink(download: nil, limit: limit, isHead: request.method == .head)
         }
         let partPath = download.partialFile.path
-        var offset: Int64 = 0
         if download.resume, let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
-            let size = attributes[.size] as? NSNumber
+            let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0, let validator = download.storedValidator()
         {
-            offset = size.int64Value
-        } else if FileManager.default.fileExists(atPath: partPath) {
+            return ResponseSink(
+                download: download, limit: limit, resumeOffset: size, resumeValidator: validator, isHead: request.method == .head)
+        }
+        if FileManager.default.fileExists(atPath: partPath) {
             do {
                 try FileManager.default.removeItem(atPath: partPath)
             } catch {
-                throw RunwayError(.fileIO, "cannot remove \(partPath)", underlying: error)
+                throw RunwayError(.fileIO, "cannot remove \(partPath)", underlying: error, neverSent: true)
             }
         }
-        return ResponseSink(download: download, limit: limit, resumeOffset: offset, isHead: request.method == .head)
+        // Nothing left to label (if it stays, the response's own validator replaces it).
+        try? download.storeValidator(nil)
+        return ResponseSink(download: download, limit: limit, isHead: request.method == .head)
     }
 
     /// Prepares for the body of a response with `status` and `headers`.
@@ -63,9 +70,12 @@ final class ResponseSink {
                         .responseInvalid,
                         "asked to resume at byte \(resumeOffset), the server answered Content-Range \(headers["Content-Range"] ?? "none")")
                 }
+                try download.checkResumedVersion(sent: resumeValidator, headers: headers)
             }
             file = try Self.open(download.partialFile, truncate: !resuming)
             appendOffset = resuming ? resumeOffset : 0
+            // Emptied first, then labelled: a validator never names bytes of another response.
+            if !resuming { try download.storeValidator(DownloadTarget.validator(of: headers)) }
             return
         }
         // A HEAD, 1xx, 204 or 304 response has no body, whatever length it announces.
@@ -111,6 +121,7 @@ final class ResponseSink {
         } catch {
             throw RunwayError(.fileIO, "cannot move the download to \(download.file.path)", underlying: error)
         }
+        try? download.storeValidator(nil)
         return (Data(), download.file)
     }
 

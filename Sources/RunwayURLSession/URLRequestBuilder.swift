@@ -7,7 +7,7 @@ import FoundationNetworking
 
 /// Turns a validated ``Request`` into a `URLRequest`.
 enum URLRequestBuilder {
-    static func make(for request: Request, resumeOffset: Int64) throws(RunwayError) -> URLRequest {
+    static func make(for request: Request, resumeOffset: Int64, ifRange: String?) throws(RunwayError) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
@@ -30,6 +30,7 @@ enum URLRequestBuilder {
         }
         if resumeOffset > 0 {
             urlRequest.setValue("bytes=\(resumeOffset)-", forHTTPHeaderField: "Range")
+            if let ifRange, request.headers["If-Range"] == nil { urlRequest.setValue(ifRange, forHTTPHeaderField: "If-Range") }
         }
         if let body = request.body {
             urlRequest.httpBody = body

@@ -107,7 +107,7 @@ public final class URLSessionDispatcher: Dispatcher {
 
     private func send(_ request: Request, context: RequestContext) async throws -> Response {
         let sink = try ResponseSink.make(for: request)
-        var urlRequest = try URLRequestBuilder.make(for: request, resumeOffset: sink.resumeOffset)
+        var urlRequest = try URLRequestBuilder.make(for: request, resumeOffset: sink.resumeOffset, ifRange: sink.resumeValidator)
         urlRequest.timeoutInterval = Self.backstopTimeout
         let transfer = Transfer(request: request, sink: sink, delegateQueue: delegateQueue)
         let task = session.dataTask(with: urlRequest)

@@ -52,6 +52,7 @@ extension DispatcherSuite {
             #expect(partial.count > 0 && partial.count < size)
             #expect(partial == DeterministicBytes.data(count: partial.count))
             #expect(!FileManager.default.fileExists(atPath: target.file.path))
+            #expect(try String(contentsOf: target.validatorFile, encoding: .utf8) == "\"v0\"\n")
 
             let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 10_000)
             request.progress = reporter
@@ -64,6 +65,102 @@ extension DispatcherSuite {
             #expect(events.last?.bytesReceived == Int64(size))
             #expect(events.last?.totalBytesToReceive == Int64(size))
             #expect(server.stats.requests(path: "/download/\(size)") == 2)
+            #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+        }
+    }
+
+    @Test(
+        "a resource changed since the partial file was written comes back whole: If-Range carries the validator",
+        arguments: DispatcherUnderTest.all, ["etag", "date"])
+    func resumeOfAChangedResource(_ dut: DispatcherUnderTest, validator: String) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 1_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("changed.bin"))
+            var request = makeRequest(server.url("/download/\(size)?version=1&validator=\(validator)&cut=\(UUID().uuidString)"))
+            request.download = target
+            let first = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(first?.code == .connectionLost)
+            #expect(try Data(contentsOf: target.partialFile).count > 0)
+
+            // The same version again resumes (206); the next version comes whole (200).
+            let copy = DownloadTarget(file: directory.appendingPathComponent("copy.bin"))
+            try FileManager.default.copyItem(at: target.partialFile, to: copy.partialFile)
+            try FileManager.default.copyItem(at: target.validatorFile, to: copy.validatorFile)
+            request = makeRequest(server.url("/download/\(size)?version=1&validator=\(validator)"))
+            request.download = copy
+            #expect(try await dut.send(dispatcher, request).status == 206)
+            #expect(try Data(contentsOf: copy.file) == DeterministicBytes.data(count: size, offset: 7))
+
+            request = makeRequest(server.url("/download/\(size)?version=2&validator=\(validator)"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size, offset: 14))
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+            #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+        }
+    }
+
+    @Test(
+        "bytes of a response without a strong validator, or with a corrupt one kept, are not resumed: the download starts from zero",
+        arguments: DispatcherUnderTest.all, ["none", "weak", "corrupt", "huge"])
+    func noValidatorNoResume(_ dut: DispatcherUnderTest, validator: String) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 1_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("unlabelled.bin"))
+            let served = validator == "none" || validator == "weak" ? validator : "etag"
+            var request = makeRequest(server.url("/download/\(size)?version=1&validator=\(served)&cut=\(UUID().uuidString)"))
+            request.download = target
+            let first = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(first?.code == .connectionLost)
+            #expect(try Data(contentsOf: target.partialFile).count > 0)
+            switch validator {
+            case "corrupt": try Data([0x22, 0xFF, 0x00, 0x0A, 0x22]).write(to: target.validatorFile)
+            case "huge": try Data(repeating: 0x22, count: 100_000).write(to: target.validatorFile)
+            default: #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+            }
+
+            // A range would be served (nothing compares a validator): only a 200 says none was asked.
+            request = makeRequest(server.url("/download/\(size)?version=2&validator=none"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size, offset: 14))
+        }
+    }
+
+    @Test(
+        "a server that serves the range of another version (it ignores If-Range) gets .responseInvalid; the partial file goes",
+        arguments: DispatcherUnderTest.all)
+    func rangeOfAnotherVersion(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 1_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("mixed.bin"))
+            var request = makeRequest(server.url("/download/\(size)?version=1&cut=\(UUID().uuidString)"))
+            request.download = target
+            #expect(await runwayError { try await dut.send(dispatcher, request) }?.code == .connectionLost)
+
+            request = makeRequest(server.url("/download/\(size)?version=2&ignoreIfRange=1"))
+            request.download = target
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+            #expect(error?.message.contains("\"v2\"") == true, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+            #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size, offset: 14))
         }
     }
 
@@ -94,6 +191,7 @@ extension DispatcherSuite {
             let target = DownloadTarget(file: directory.appendingPathComponent("ranged.bin"))
             let half = DeterministicBytes.data(count: 50_000)
             try half.write(to: target.partialFile)
+            try Data("\"v0\"\n".utf8).write(to: target.validatorFile)
             var request = makeRequest(server.url("/download/100000?badRange=1"))
             request.download = target
             let error = await runwayError { try await dut.send(dispatcher, request) }
@@ -167,6 +265,7 @@ extension DispatcherSuite {
         try await withTestServer { server in
             let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
             try Data(repeating: 0x41, count: 5000).write(to: target.partialFile)
+            try Data("\"v0\"\n".utf8).write(to: target.validatorFile)
             var request = makeRequest(server.url("/download/1000"))
             request.download = target
             let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }

@@ -173,12 +173,14 @@ public struct HTTPVersionPreference: Sendable, Equatable {
 
 /// Streams a response body to a file.
 ///
-/// The body is written to `<file>.part` and renamed to `file` once complete. With `resume`, an
-/// interrupted download continues from the bytes already in `<file>.part` with a `Range`
-/// request; a server that answers `200` instead of `206` restarts it from zero. Resuming trusts
-/// the partial file (no `If-Range` is sent): for a resource that may have changed since, set
-/// `resume` to `false`. `CurlDispatcher` refuses a second download to the same `file` while one
-/// runs (`.fileIO`).
+/// The body is written to `<file>.part` and renamed to `file` once complete. The response's
+/// validator (its strong `ETag`, else its `Last-Modified`) is kept beside it, in
+/// ``validatorFile``. With `resume`, an interrupted download continues from the bytes already in
+/// `<file>.part` with a `Range` request carrying that validator as `If-Range`: a server whose
+/// resource changed since answers `200` with the whole new version, which replaces the partial
+/// file, so the final file never joins two versions. Bytes from a response that had no validator
+/// are not resumed: the download starts from zero. `CurlDispatcher` refuses a second download to
+/// the same `file` while one runs (`.fileIO`).
 public struct DownloadTarget: Sendable, Equatable {
     /// The final file.
     public var file: URL

@@ -9,32 +9,53 @@ extension BuiltInRoutes {
     /// ones are served in full, so a client can resume.
     /// `?badRange=1`: a `Range` request gets 206 with the whole body and `Content-Range: bytes
     /// 0-…` (a broken cache or proxy), which a client must not append.
+    ///
+    /// Versions: `?version=v` (default 0) serves ``DeterministicBytes`` from position `7 × v`,
+    /// with `ETag: "v<v>"`; `?validator=date` sends a `Last-Modified` of that version instead,
+    /// `weak` a weak `ETag`, `none` neither. An `If-Range` that is not the version's validator
+    /// gets the whole body (200), as RFC 9110 asks; `?ignoreIfRange=1` serves the range anyway
+    /// (a server that does not know `If-Range`).
     static func addDownload(to router: Router<TestRequestContext>) {
         router.get("/download/:n") { request, context in
             guard let total = context.parameters.get("n", as: Int.self), total >= 0 else {
                 return badRequest("n must be a non-negative number")
             }
+            let query = request.uri.queryParameters
+            let version = query.get("version", as: Int.self) ?? 0
             var start = 0
             var status = HTTPResponse.Status.ok
             var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes"]
-            if let range = request.headers[.range] {
+            var validator: String?
+            switch query.get("validator") {
+            case "none": validator = nil
+            case "weak": headers[.eTag] = "W/\"v\(version)\""
+            case "date":
+                validator = "Thu, 01 Jan 2026 00:00:\(String(format: "%02d", version % 60)) GMT"
+                headers[.lastModified] = validator
+            default:
+                validator = "\"v\(version)\""
+                headers[.eTag] = validator
+            }
+            let ifRange = request.headers[.ifRange]
+            let rangeApplies = ifRange == nil || ifRange == validator || query.get("ignoreIfRange") != nil
+            if let range = request.headers[.range], rangeApplies {
                 guard let from = parseOpenRange(range) else { return badRequest("only Range: bytes=a- is supported") }
                 guard from < total else {
                     return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(total)"])
                 }
-                start = request.uri.queryParameters.get("badRange") == nil ? from : 0
+                start = query.get("badRange") == nil ? from : 0
                 status = .partialContent
                 headers[.contentRange] = "bytes \(start)-\(total - 1)/\(total)"
             }
             let count = total - start
             var cutAfter: Int?
-            if let key = request.uri.queryParameters.get("cut"), context.stats.claimFirstCut(key: key) {
+            if let key = query.get("cut"), context.stats.claimFirstCut(key: key) {
                 cutAfter = count / 2
             }
             return Response(
                 status: status, headers: headers,
                 body: streamedBody(
-                    offset: start, count: count, cutAfter: cutAfter, channel: context.channel,
+                    offset: 7 * version + start, count: count, cutAfter: cutAfter, channel: context.channel,
                     stats: context.stats, path: request.uri.path))
         }
     }
