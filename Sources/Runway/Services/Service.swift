@@ -87,13 +87,23 @@ extension Service {
     }
 
     /// The status-code mapping every service starts from: 401 is `.needsLogin`, any other
-    /// status of 400 or more is `.serverError`; the response is kept in the error.
+    /// status of 400 or more is `.serverError`, and a redirect that reached the call unfollowed
+    /// (a 3xx other than 304: redirects are off by default, ``RequestOptions/redirects``) is
+    /// `.responseInvalid`, never a success whose body a reformer would read as the API's; the
+    /// response is kept in the error.
     public func defaultError(for response: Response) -> RunwayError? {
         switch response.status {
         case 401:
             RunwayError(.needsLogin, "HTTP 401 from service \(id)", response: response)
         case 400...:
             RunwayError(.serverError, "HTTP \(response.status) from service \(id)", response: response)
+        case 300..<400 where response.status != 304:
+            RunwayError(
+                .responseInvalid,
+                "HTTP \(response.status) from service \(id): a redirect"
+                    + (response.headers["Location"].map { " to \($0.prefix(200))" } ?? "")
+                    + ", not followed (RequestOptions.redirects)",
+                response: response)
         default:
             nil
         }

@@ -94,6 +94,24 @@ import Testing
         }
     }
 
+    @Test func anUnfollowedRedirectIsAFailureNotData() async throws {
+        try await withServer { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "redirect-to", serviceID: Self.root)
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            for status in [301, 302, 303, 307, 308] {
+                let result = await outcome { try await manager.load(params: ["url": "/elsewhere", "status": .int(Int64(status))]) }
+                #expect(result.failure?.code == .responseInvalid, "\(status): \(String(describing: result.failure))")
+                #expect(result.failure?.message.contains("HTTP \(status)") == true)
+                #expect(result.failure?.message.contains("to /elsewhere") == true)
+                #expect(result.failure?.response?.status == status)
+            }
+            #expect(manager.fetchData() == nil)
+            #expect(log.events == Array(repeating: "delegate.fail(responseInvalid)", count: 5))
+        }
+    }
+
     @Test func cancelAllStopsAnAwaitedLoadAtTheServer() async throws {
         try await withServer { server, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "slow", serviceID: Self.root)
