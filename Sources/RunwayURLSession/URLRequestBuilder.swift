@@ -25,8 +25,10 @@ enum URLRequestBuilder {
         if request.headers["Accept-Encoding"] == nil {
             // Only what the dispatcher checks the body of (``Transfer/checkEncoding(of:for:)``):
             // FoundationNetworking would ask for brotli and zstd too.
+            // A resumed download asks for none: its range counts the bytes stored, decoded.
             urlRequest.setValue(
-                request.options.acceptCompressedResponses ? Transfer.acceptEncoding : "identity", forHTTPHeaderField: "Accept-Encoding")
+                request.options.acceptCompressedResponses && resumeOffset == 0 ? Transfer.acceptEncoding : "identity",
+                forHTTPHeaderField: "Accept-Encoding")
         }
         if resumeOffset > 0 {
             urlRequest.setValue("bytes=\(resumeOffset)-", forHTTPHeaderField: "Range")

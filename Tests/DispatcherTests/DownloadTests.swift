@@ -135,6 +135,28 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("bytes of an encoded body are never resumed: a range would count the encoded bytes", arguments: DispatcherUnderTest.all)
+    func encodedBodyNotResumed(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("encoded.bin"))
+            var request = makeRequest(server.url("/encoded/300000?as=corrupt&etag=1"))
+            request.download = target
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error != nil)
+            #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+
+            request = makeRequest(server.url("/encoded/300000?as=gzip&etag=1"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 300_000))
+        }
+    }
+
     @Test(
         "a server that serves the range of another version (it ignores If-Range) gets .responseInvalid; the partial file goes",
         arguments: DispatcherUnderTest.all)

@@ -28,8 +28,13 @@ extension DownloadTarget {
 
     /// The `If-Range` value that identifies the body of a response with `headers`: its strong
     /// `ETag`, else its `Last-Modified`; `nil` for neither (or only a weak `ETag`, which
-    /// `If-Range` does not take), in which case its bytes are never resumed.
+    /// `If-Range` does not take), in which case its bytes are never resumed. `nil` too for an
+    /// encoded body (`Content-Encoding`): the partial file holds it decoded, and a range counts
+    /// the encoded bytes.
     package static func validator(of headers: HTTPHeaders) -> String? {
+        if let coding = headers["Content-Encoding"]?.trimmingBlanks(), !coding.isEmpty, !coding.caseInsensitiveEquals("identity") {
+            return nil
+        }
         if let tag = headers["ETag"]?.trimmingBlanks(), isStrongEntityTag(tag) { return tag }
         if let date = headers["Last-Modified"]?.trimmingBlanks(), isPlainValue(date) { return date }
         return nil

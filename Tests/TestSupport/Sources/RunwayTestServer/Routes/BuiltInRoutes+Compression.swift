@@ -33,6 +33,7 @@ extension BuiltInRoutes {
     /// (`Content-Encoding: gzip, gzip`), `truncated` and `corrupt` gzip, `deflate-truncated`
     /// (zlib-wrapped, its last 6 bytes cut) and `deflate-bad-check` (zlib-wrapped, its Adler-32
     /// wrong), `br` (bytes that are not brotli) and `empty` (no body, `Content-Encoding: gzip`).
+    /// `&etag=1` adds a strong `ETag`.
     static func addEncodings(to router: Router<TestRequestContext>) {
         router.get("/encoded/:n") { request, context in
             guard let count = context.parameters.get("n", as: Int.self), (0...(64 << 20)).contains(count) else {
@@ -63,7 +64,8 @@ extension BuiltInRoutes {
             case "empty": (encoding, body) = ("gzip", Data())
             default: return badRequest("unknown form \(form)")
             }
-            let headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: encoding]
+            var headers: HTTPFields = [.contentType: "application/octet-stream", .contentEncoding: encoding]
+            if request.uri.queryParameters.get("etag") != nil { headers[.eTag] = "\"\(form)\"" }
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
     }
