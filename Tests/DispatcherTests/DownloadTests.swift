@@ -224,6 +224,27 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a destination whose validator's name is too long for the file system still downloads, from zero after a cut",
+        arguments: DispatcherUnderTest.all)
+    func validatorNameTooLong(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            // 244 bytes: `.part` makes 249, within the 255 of Linux file systems; `.part.validator` does not fit.
+            let target = DownloadTarget(file: directory.appendingPathComponent(String(repeating: "n", count: 240) + ".bin"))
+            let size = 1_000_000
+            var request = makeRequest(server.url("/download/\(size)?cut=\(UUID().uuidString)"))
+            request.download = target
+            let first = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(first?.code == .connectionLost, "\(String(describing: first))")
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size))
+        }
+    }
+
     @Test("an empty body is an empty file, in a folder made for it, and a stale partial file goes", arguments: DispatcherUnderTest.all)
     func emptyDownload(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

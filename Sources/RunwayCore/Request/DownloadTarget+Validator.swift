@@ -54,20 +54,20 @@ extension DownloadTarget {
 
     /// Keeps `validator` for the partial file's bytes, replacing the file whole; `nil` removes
     /// the one kept. Called after the partial file is emptied and before the first byte of the
-    /// response is written to it, so a validator never labels bytes of another response.
-    /// - Throws: `.fileIO` when the file cannot be written or removed.
+    /// response is written to it, so a validator never labels bytes of another response. One that
+    /// cannot be written (a name too long for the file system, a full disk) is not kept: the
+    /// download goes on, and is not resumed should it be cut.
+    /// - Throws: `.fileIO` when a validator kept before cannot be removed (it would label these
+    ///   bytes).
     package func storeValidator(_ validator: String?) throws(RunwayError) {
-        let path = validatorFile.path
-        guard let validator, validator.utf8.count <= Self.longestValidator else {
-            guard unlink(path) == 0 || errno == ENOENT else {
-                throw RunwayError(.fileIO, "cannot remove \(path): \(String(cString: strerror(errno)))")
-            }
+        if let validator, validator.utf8.count <= Self.longestValidator,
+            (try? Data((validator + "\n").utf8).write(to: validatorFile, options: .atomic)) != nil
+        {
             return
         }
-        do {
-            try Data((validator + "\n").utf8).write(to: validatorFile, options: .atomic)
-        } catch {
-            throw RunwayError(.fileIO, "cannot write \(path): \(RunwayError.text(describing: error))", underlying: error)
+        let path = validatorFile.path
+        guard unlink(path) == 0 || errno == ENOENT || errno == ENAMETOOLONG else {
+            throw RunwayError(.fileIO, "cannot remove \(path): \(String(cString: strerror(errno)))")
         }
     }
 
