@@ -15,30 +15,23 @@ import Darwin
 // Downloads streamed to a partial file and moved into place.
 extension CurlTransfer {
 
-    /// Opens the partial file for a 2xx download response: appended to when it answers the
-    /// `Range` sent (a 206 whose `Content-Range` starts at the partial file's size), started
-    /// afresh otherwise (a 200: the server ignored the range, or the resource changed since the
-    /// validator sent as `If-Range`), with the response's validator kept for a later resume. A
-    /// 206 starting elsewhere fails `.responseInvalid`, keeping the partial file: appending it
-    /// would corrupt the download. So does a 206 of another version (a server that honours
-    /// `Range` but not `If-Range`), removing the partial file: the next attempt starts from zero.
+    /// Opens the partial file for a 2xx download response, where
+    /// ``DownloadTarget/landing(status:headers:resumeOffset:sentValidator:asksOwnRange:)`` says:
+    /// appended to when it is the rest of the partial file's version, started afresh (a 200: the
+    /// server ignored the range, or the resource changed since the validator sent as
+    /// `If-Range`) with the response's validator kept for a later resume. A response that is
+    /// not what was asked fails `.responseInvalid`, the partial file never appended to.
     func startDownload() -> Bool {
         guard let download = request.download else { return true }
-        let resuming = status == 206 && resumeOffset > 0
-        if resuming {
-            let contentRange = headers["Content-Range"]
-            guard contentRange.flatMap(DownloadTarget.rangeStart(ofContentRange:)) == resumeOffset else {
-                failure = RunwayError(
-                    .responseInvalid,
-                    "asked to resume at byte \(resumeOffset), the server answered Content-Range \(contentRange ?? "none")")
-                return false
-            }
-        }
         do throws(RunwayError) {
-            if resuming { try download.checkResumedVersion(sent: resumeValidator, headers: headers) }
-            guard openDownloadFile(download, append: resuming) else { return false }
+            let landing = try download.landing(
+                status: status, headers: headers, resumeOffset: resumeOffset, sentValidator: resumeValidator,
+                asksOwnRange: request.headers["Range"] != nil)
+            guard case .file(let append, let expectedSize) = landing else { return true }
+            guard openDownloadFile(download, append: append) else { return false }
+            expectedDownloadSize = expectedSize
             // Emptied first, then labelled: a validator never names bytes of another response.
-            if !resuming { try download.storeValidator(DownloadTarget.validator(of: headers)) }
+            if !append { try download.storeValidator(DownloadTarget.validator(of: headers)) }
         } catch {
             failure = error
             return false
@@ -135,17 +128,11 @@ extension CurlTransfer {
         }
         guard case .success(var response) = outcome, let download = request.download else { return outcome }
         if status == 416, resumeOffset > 0 {
-            let length = completeRangeLength(response)
-            guard length == resumeOffset else {
-                // Longer than the resource (or the resource's length unknown): not a part of it.
-                // Kept, every later attempt would ask for the same range and get the same 416.
-                download.removePartialFiles()
-                return .failure(
-                    RunwayError(
-                        .responseInvalid,
-                        "the partial file held \(resumeOffset) bytes, and the server cannot send from there (416"
-                            + (length.map { ", the resource is \($0) bytes" } ?? "") + "): it was removed, and the next attempt "
-                            + "starts from zero"))
+            do throws(RunwayError) {
+                _ = try download.landing(
+                    status: status, headers: headers, resumeOffset: resumeOffset, sentValidator: resumeValidator, asksOwnRange: false)
+            } catch {
+                return .failure(error)
             }
             // The partial file already holds the whole resource.
             bodyGoesToFile = true
@@ -158,17 +145,25 @@ extension CurlTransfer {
             file = -1
         }
         guard bodyGoesToFile else { return outcome }
+        if let expected = expectedDownloadSize {
+            var info = stat()
+            let size = stat(download.partialFile.path, &info) == 0 ? Int64(info.st_size) : -1
+            guard size == expected else {
+                // The range's bytes are in, and the file is still not the resource's length.
+                download.removePartialFiles()
+                return .failure(
+                    RunwayError(
+                        .responseInvalid,
+                        "the resumed download holds \(size) bytes, the resource \(expected) (Content-Range "
+                            + "\(headers["Content-Range"] ?? "none")): the partial file was removed, and the next attempt starts from zero")
+                )
+            }
+        }
         if rename(download.partialFile.path, download.file.path) != 0 {
             return .failure(RunwayError(.fileIO, "cannot move the download to \(download.file.path): \(String(cString: strerror(errno)))"))
         }
         unlink(download.validatorFile.path)
         response.fileURL = download.file
         return .success(response)
-    }
-
-    /// The complete length in a `Content-Range: bytes */N` header.
-    private func completeRangeLength(_ response: Response) -> Int64? {
-        guard let range = response.headers["Content-Range"], let slash = range.lastIndex(of: "/") else { return nil }
-        return Int64(range[range.index(after: slash)...])
     }
 }

@@ -373,8 +373,10 @@ extension CurlTransfer {
             try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
             throw RunwayError(
-                .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error)
+                .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error,
+                neverSent: true)
         }
+        try download.checkValidatorPlace()
         let size = try lockPartialFile(download)
         if download.resume, size > 0, let validator = download.storedValidator() { return (size, validator) }
         if size > 0, ftruncate(partialLock, 0) != 0 {

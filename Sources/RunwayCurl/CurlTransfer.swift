@@ -98,6 +98,8 @@ final class CurlTransfer: @unchecked Sendable {
     var resumeOffset: Int64 = 0
     /// The validator of the partial file's bytes, sent as `If-Range` with the resumed range.
     var resumeValidator: String?
+    /// What the partial file must hold once a resumed range is in (its complete length).
+    var expectedDownloadSize: Int64?
     var file: Int32 = -1
     /// The partial file, open and locked from before the hand-over to the end
     /// (``lockPartialFile(_:)``): no other download writes into it meanwhile.

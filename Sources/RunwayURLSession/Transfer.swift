@@ -112,7 +112,7 @@ final class Transfer: @unchecked Sendable {
             state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
             do throws(RunwayError) {
                 try Self.checkHead(status: http.statusCode, headers: headers)
-                try sink.begin(status: http.statusCode, headers: headers)
+                try sink.begin(status: http.statusCode, headers: headers, asksOwnRange: request.headers["Range"] != nil)
                 return nil
             } catch {
                 return error
@@ -246,9 +246,11 @@ final class Transfer: @unchecked Sendable {
         do throws(RunwayError) {
             try Self.checkHead(status: state.status, headers: state.headers)
             try Self.checkEncoding(of: state.headers, for: request)
-            let (body, fileURL) = try sink.finish()
+            let (body, fileURL, completed) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
-            return .success(Response(status: state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
+            // A 416 at the end of the partial file: the download is complete, as a 200 would be.
+            return .success(
+                Response(status: completed ? 200 : state.status, headers: state.headers, body: body, fileURL: fileURL, metrics: metrics))
         } catch {
             return .failure(error)
         }

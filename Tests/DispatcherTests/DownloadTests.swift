@@ -106,7 +106,7 @@ extension DispatcherSuite {
 
     @Test(
         "bytes of a response without a strong validator, or with a corrupt one kept, are not resumed: the download starts from zero",
-        arguments: DispatcherUnderTest.all, ["none", "weak", "corrupt", "huge"])
+        arguments: DispatcherUnderTest.all, ["none", "weak", "date-recent", "corrupt", "huge"])
     func noValidatorNoResume(_ dut: DispatcherUnderTest, validator: String) async throws {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()
@@ -114,7 +114,7 @@ extension DispatcherSuite {
         try await withTestServer { server in
             let size = 1_000_000
             let target = DownloadTarget(file: directory.appendingPathComponent("unlabelled.bin"))
-            let served = validator == "none" || validator == "weak" ? validator : "etag"
+            let served = ["none", "weak", "date-recent"].contains(validator) ? validator : "etag"
             var request = makeRequest(server.url("/download/\(size)?version=1&validator=\(served)&cut=\(UUID().uuidString)"))
             request.download = target
             let first = await runwayError { try await dut.send(dispatcher, request) }
@@ -159,8 +159,8 @@ extension DispatcherSuite {
 
     @Test(
         "a server that serves the range of another version (it ignores If-Range) gets .responseInvalid; the partial file goes",
-        arguments: DispatcherUnderTest.all)
-    func rangeOfAnotherVersion(_ dut: DispatcherUnderTest) async throws {
+        arguments: DispatcherUnderTest.all, ["version=2", "version=1&validator=date"])
+    func rangeOfAnotherVersion(_ dut: DispatcherUnderTest, answer: String) async throws {
         let dispatcher = dut.make()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -171,18 +171,115 @@ extension DispatcherSuite {
             request.download = target
             #expect(await runwayError { try await dut.send(dispatcher, request) }?.code == .connectionLost)
 
-            request = makeRequest(server.url("/download/\(size)?version=2&ignoreIfRange=1"))
+            // Another ETag, or none but a Last-Modified (a server that changed the kind it sends).
+            request = makeRequest(server.url("/download/\(size)?\(answer)&ignoreIfRange=1"))
             request.download = target
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .responseInvalid, "\(String(describing: error))")
-            #expect(error?.message.contains("\"v2\"") == true, "\(String(describing: error))")
+            #expect(error?.message.contains(answer == "version=2" ? "bytes of \"v2\"" : "no ETag") == true, "\(String(describing: error))")
             #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
             #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
             #expect(!FileManager.default.fileExists(atPath: target.file.path))
 
             let response = try await dut.send(dispatcher, request)
             #expect(response.status == 200)
-            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size, offset: 14))
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size, offset: answer == "version=2" ? 14 : 7))
+        }
+    }
+
+    @Test(
+        "a partial file that holds the whole resource completes on a 416 of its version; a 416 of another version removes it",
+        arguments: DispatcherUnderTest.all)
+    func rangeNotSatisfiableAtTheEnd(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let whole = DeterministicBytes.data(count: 100_000)
+            let target = DownloadTarget(file: directory.appendingPathComponent("whole.bin"))
+            try whole.write(to: target.partialFile)
+            try Data("\"v0\"\n".utf8).write(to: target.validatorFile)
+            var request = makeRequest(server.url("/download/100000"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200)
+            #expect(response.fileURL == target.file)
+            #expect(try Data(contentsOf: target.file) == whole)
+            #expect(!FileManager.default.fileExists(atPath: target.validatorFile.path))
+
+            let other = DownloadTarget(file: directory.appendingPathComponent("other.bin"))
+            try whole.write(to: other.partialFile)
+            try Data("\"v0\"\n".utf8).write(to: other.validatorFile)
+            request = makeRequest(server.url("/download/100000?version=2&ignoreIfRange=1"))
+            request.download = other
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: other.partialFile.path))
+            #expect(!FileManager.default.fileExists(atPath: other.validatorFile.path))
+            #expect(!FileManager.default.fileExists(atPath: other.file.path))
+        }
+    }
+
+    @Test(
+        "a 206 that ends before the resource does, or that answers no Range, is .responseInvalid and the partial file is untouched",
+        arguments: DispatcherUnderTest.all)
+    func rangeThatIsNotTheRest(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 1_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("short.bin"))
+            var request = makeRequest(server.url("/download/\(size)?cut=\(UUID().uuidString)"))
+            request.download = target
+            #expect(await runwayError { try await dut.send(dispatcher, request) }?.code == .connectionLost)
+            let partial = try Data(contentsOf: target.partialFile)
+
+            request = makeRequest(server.url("/download/\(size)?shortRange=1"))
+            request.download = target
+            let short = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(short?.code == .responseInvalid, "\(String(describing: short))")
+            #expect(short?.message.contains("ends before the resource does") == true, "\(String(describing: short))")
+            #expect(try Data(contentsOf: target.partialFile) == partial)
+            #expect(!FileManager.default.fileExists(atPath: target.file.path))
+
+            request = makeRequest(server.url("/download/\(size)"))
+            request.download = target
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 206)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: size))
+
+            let fresh = DownloadTarget(file: directory.appendingPathComponent("tail.bin"))
+            request = makeRequest(server.url("/download/100000?unaskedRange=500"))
+            request.download = fresh
+            let unasked = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(unasked?.code == .responseInvalid, "\(String(describing: unasked))")
+            #expect(!FileManager.default.fileExists(atPath: fresh.file.path))
+        }
+    }
+
+    @Test(
+        "a destination that cannot be written (a file where its folder goes, a folder for the validator) fails before the request goes",
+        arguments: DispatcherUnderTest.all)
+    func unwritableDestination(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            try Data("a file".utf8).write(to: directory.appendingPathComponent("plain"))
+            let targets = [
+                DownloadTarget(file: directory.appendingPathComponent("plain/sub/file.bin")),
+                DownloadTarget(file: directory.appendingPathComponent("blocked.bin")),
+            ]
+            try FileManager.default.createDirectory(at: targets[1].validatorFile, withIntermediateDirectories: true)
+            for target in targets {
+                var request = makeRequest(server.url("/download/1000"))
+                request.download = target
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .fileIO, "\(String(describing: error))")
+                #expect(error?.neverSent == true, "\(String(describing: error))")
+            }
+            #expect(server.stats.requests(path: "/download/1000") == 0)
         }
     }
 

@@ -17,7 +17,7 @@ import Darwin
 // instead of as the rest of another version (206).
 extension DownloadTarget {
     /// Where the validator of the partial file's bytes is kept while a download is incomplete:
-    /// `<file>.part.validator`, one line, the strong `ETag` (or, without one, the
+    /// `<file>.part.validator`, one line, the strong `ETag` (or, without one, the strong
     /// `Last-Modified`) of the response they came from. Removed with the partial file.
     public var validatorFile: URL {
         file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".part.validator")
@@ -27,7 +27,7 @@ extension DownloadTarget {
     static let longestValidator = 512
 
     /// The `If-Range` value that identifies the body of a response with `headers`: its strong
-    /// `ETag`, else its `Last-Modified`; `nil` for neither (or only a weak `ETag`, which
+    /// `ETag`, else its `Last-Modified` if strong; `nil` for neither (or only weak ones, which
     /// `If-Range` does not take), in which case its bytes are never resumed. `nil` too for an
     /// encoded body (`Content-Encoding`): the partial file holds it decoded, and a range counts
     /// the encoded bytes.
@@ -36,7 +36,14 @@ extension DownloadTarget {
             return nil
         }
         if let tag = headers["ETag"]?.trimmingBlanks(), isStrongEntityTag(tag) { return tag }
-        if let date = headers["Last-Modified"]?.trimmingBlanks(), isPlainValue(date) { return date }
+        // A date only when strong (RFC 9110 §8.8.2.2): a second or more before the response's
+        // `Date`, so a file rewritten within the second it was last changed cannot keep it.
+        if let date = headers["Last-Modified"]?.trimmingBlanks(), isPlainValue(date), let modified = HTTPDate.parse(date),
+            let sent = headers["Date"].flatMap({ HTTPDate.parse($0.trimmingBlanks()) }),
+            modified.timeIntervalSince1970 <= sent.timeIntervalSince1970 - 1
+        {
+            return date
+        }
         return nil
     }
 
@@ -71,18 +78,131 @@ extension DownloadTarget {
         }
     }
 
-    /// Checks that a 206 answering a resume with `sent` as `If-Range` is of that version: a
-    /// server that honours `Range` but not `If-Range` sends the rest of its current version.
-    /// - Throws: `.responseInvalid` when the response names another validator of the same kind
-    ///   (removing the partial files: the next attempt starts from zero).
-    package func checkResumedVersion(sent: String?, headers: HTTPHeaders) throws(RunwayError) {
-        guard let sent, let current = Self.validator(of: headers), sent.hasPrefix("\"") == current.hasPrefix("\""), sent != current
-        else { return }
+    /// Where a download's response goes, decided from its final head (see
+    /// ``landing(status:headers:resumeOffset:sentValidator:asksOwnRange:)``).
+    package enum Landing: Equatable, Sendable {
+        /// Into the partial file: emptied first, or (`append`) after the bytes it holds, which
+        /// must then number `expectedSize` once the body is in (the range's complete length,
+        /// when the server said it).
+        case file(append: Bool, expectedSize: Int64?)
+        /// Nowhere: the partial file already holds the whole resource (a 416 for a range that
+        /// starts at the resource's end, of the same version).
+        case complete
+        /// To memory, as any response: not a body of the resource (not 2xx); the partial file is
+        /// kept as it is.
+        case memory
+    }
+
+    /// Decides where the body of a download's response goes, so that the final file is only
+    /// ever the whole of one version of the resource.
+    /// - Parameters:
+    ///   - resumeOffset: The partial file's size when a `Range` from there was sent, else 0.
+    ///   - sentValidator: The validator sent with it as `If-Range`.
+    ///   - asksOwnRange: Whether the request carries a `Range` of the caller's.
+    /// - Throws: `.responseInvalid` for a response that is not what was asked: a 206 nobody asked
+    ///   for; a range that does not start at the partial file's end, or ends before the
+    ///   resource does (the partial file kept, untouched); a 206 or 416 of another version than
+    ///   the partial file's (a server that ignores `If-Range`), or a 416 saying the resource is
+    ///   not the partial file's size (the partial files removed: the next attempt starts from
+    ///   zero).
+    package func landing(
+        status: Int, headers: HTTPHeaders, resumeOffset: Int64, sentValidator: String?, asksOwnRange: Bool
+    ) throws(RunwayError) -> Landing {
+        let contentRange = headers["Content-Range"]
+        switch status {
+        case 206 where resumeOffset == 0:
+            if asksOwnRange { return .file(append: false, expectedSize: nil) }
+            throw RunwayError(
+                .responseInvalid,
+                "the server answered 206 (Content-Range \(contentRange ?? "none")) to a download that asked for no range: "
+                    + "not the whole resource")
+        case 206:
+            guard let range = contentRange.flatMap(Self.byteRange), range.first == resumeOffset else {
+                throw RunwayError(
+                    .responseInvalid,
+                    "asked to resume at byte \(resumeOffset), the server answered Content-Range \(contentRange ?? "none")")
+            }
+            if let complete = range.complete, range.last != complete - 1 {
+                throw RunwayError(
+                    .responseInvalid,
+                    "asked for the rest of the resource from byte \(resumeOffset), the server answered Content-Range "
+                        + "\(contentRange ?? "none"), which ends before the resource does")
+            }
+            try checkVersion(sentValidator, headers, status: status)
+            return .file(append: true, expectedSize: range.complete)
+        case 416 where resumeOffset > 0:
+            let complete = contentRange.flatMap(Self.completeLength)
+            guard complete == resumeOffset else {
+                // Longer than the resource (or the resource's length unknown): not a part of it.
+                // Kept, every later attempt would ask for the same range and get the same 416.
+                removePartialFiles()
+                throw RunwayError(
+                    .responseInvalid,
+                    "the partial file held \(resumeOffset) bytes, and the server cannot send from there (416"
+                        + (complete.map { ", the resource is \($0) bytes" } ?? "") + "): it was removed, and the next attempt "
+                        + "starts from zero")
+            }
+            try checkVersion(sentValidator, headers, status: status)
+            return .complete
+        case 200..<300:
+            return .file(append: false, expectedSize: nil)
+        default:
+            return .memory
+        }
+    }
+
+    /// Checks that a response to a resume names the version `sent` (its `If-Range`) identifies:
+    /// the same `ETag`, or for a date the same `Last-Modified`. A response that names another,
+    /// or none of that kind (RFC 9110 has a 206 carry the `ETag` a 200 would), is of another
+    /// version, sent by a server that ignores `If-Range`.
+    /// - Throws: `.responseInvalid`, the partial files removed: the next attempt starts from zero.
+    private func checkVersion(_ sent: String?, _ headers: HTTPHeaders, status: Int) throws(RunwayError) {
+        guard let sent else { return }
+        let name = sent.hasPrefix("\"") ? "ETag" : "Last-Modified"
+        let current = headers[name]?.trimmingBlanks()
+        guard current != sent else { return }
         removePartialFiles()
         throw RunwayError(
             .responseInvalid,
-            "asked to resume bytes of \(sent), the server answered with bytes of \(current): the partial file was removed, and the "
-                + "next attempt starts from zero")
+            "asked to resume bytes of \(sent), the server answered \(status) with \(current.map { "bytes of \($0)" } ?? "no \(name)"): "
+                + "the partial file was removed, and the next attempt starts from zero")
+    }
+
+    /// The numbers of a `Content-Range: bytes first-last/complete` header (`complete` `nil`
+    /// for `*`), `nil` for any other form or a range that makes no sense.
+    static func byteRange(_ value: String) -> (first: Int64, last: Int64, complete: Int64?)? {
+        let value = value.trimmingBlanks()
+        guard value.hasPrefix("bytes ") else { return nil }
+        let parts = value.dropFirst("bytes ".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = digits(bounds[0]), let last = digits(bounds[1]), first <= last else { return nil }
+        if parts[1] == "*" { return (first, last, nil) }
+        guard let complete = digits(parts[1]), last < complete else { return nil }
+        return (first, last, complete)
+    }
+
+    /// The `complete` of a `Content-Range: bytes */complete` header (a 416's).
+    static func completeLength(_ value: String) -> Int64? {
+        let value = value.trimmingBlanks()
+        guard value.hasPrefix("bytes */") else { return nil }
+        return digits(value.dropFirst("bytes */".count))
+    }
+
+    /// A run of ASCII digits as a number; `nil` for anything else (a sign, a space, overflow).
+    private static func digits(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(text)
+    }
+
+    /// Checks, before anything is sent, that the validator's place is free or a file: a folder
+    /// (or another kind of file) standing there would fail the download after its request went.
+    /// - Throws: `.fileIO` with `neverSent`.
+    package func checkValidatorPlace() throws(RunwayError) {
+        guard let attributes = try? FileReader.attributes(ofPath: validatorFile.path), !attributes.isRegularFile else { return }
+        throw RunwayError(
+            .fileIO, "\(validatorFile.path), where the download keeps its validator, is not a file (a folder?): move it away",
+            neverSent: true)
     }
 
     /// Removes the partial file and its validator, whatever is left of either.

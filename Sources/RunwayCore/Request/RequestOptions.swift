@@ -174,7 +174,7 @@ public struct HTTPVersionPreference: Sendable, Equatable {
 /// Streams a response body to a file.
 ///
 /// The body is written to `<file>.part` and renamed to `file` once complete. The response's
-/// validator (its strong `ETag`, else its `Last-Modified`) is kept beside it, in
+/// validator (its strong `ETag`, else a strong `Last-Modified`) is kept beside it, in
 /// ``validatorFile``. With `resume`, an interrupted download continues from the bytes already in
 /// `<file>.part` with a `Range` request carrying that validator as `If-Range`: a server whose
 /// resource changed since answers `200` with the whole new version, which replaces the partial
@@ -195,13 +195,5 @@ public struct DownloadTarget: Sendable, Equatable {
     /// Where bytes are written until the download completes.
     public var partialFile: URL {
         file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".part")
-    }
-
-    /// The `a` of a `Content-Range: bytes a-b/n` header: where a 206 answer starts, which a
-    /// dispatcher checks against the partial file's size before appending.
-    package static func rangeStart(ofContentRange contentRange: String) -> Int64? {
-        let value = contentRange.trimmingBlanks()
-        guard value.hasPrefix("bytes ") else { return nil }
-        return value.dropFirst("bytes ".count).split(separator: "-").first.flatMap { Int64($0) }
     }
 }

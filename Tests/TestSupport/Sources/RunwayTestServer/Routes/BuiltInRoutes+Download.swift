@@ -14,7 +14,11 @@ extension BuiltInRoutes {
     /// with `ETag: "v<v>"`; `?validator=date` sends a `Last-Modified` of that version instead,
     /// `weak` a weak `ETag`, `none` neither. An `If-Range` that is not the version's validator
     /// gets the whole body (200), as RFC 9110 asks; `?ignoreIfRange=1` serves the range anyway
-    /// (a server that does not know `If-Range`).
+    /// (a server that does not know `If-Range`). `?validator=date-recent` sends a `Last-Modified`
+    /// after the response's `Date` (a weak one).
+    ///
+    /// Broken servers: `?shortRange=1` answers a range with one byte less than the rest;
+    /// `?unaskedRange=a` answers a request without `Range` with 206 from byte a.
     static func addDownload(to router: Router<TestRequestContext>) {
         router.get("/download/:n") { request, context in
             guard let total = context.parameters.get("n", as: Int.self), total >= 0 else {
@@ -32,6 +36,13 @@ extension BuiltInRoutes {
             case "date":
                 validator = "Thu, 01 Jan 2026 00:00:\(String(format: "%02d", version % 60)) GMT"
                 headers[.lastModified] = validator
+            case "date-recent":
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(identifier: "GMT")
+                formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+                validator = formatter.string(from: Date().addingTimeInterval(5))
+                headers[.lastModified] = validator
             default:
                 validator = "\"v\(version)\""
                 headers[.eTag] = validator
@@ -41,13 +52,21 @@ extension BuiltInRoutes {
             if let range = request.headers[.range], rangeApplies {
                 guard let from = parseOpenRange(range) else { return badRequest("only Range: bytes=a- is supported") }
                 guard from < total else {
-                    return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(total)"])
+                    headers[.contentRange] = "bytes */\(total)"
+                    return Response(status: .rangeNotSatisfiable, headers: headers)
                 }
                 start = query.get("badRange") == nil ? from : 0
                 status = .partialContent
-                headers[.contentRange] = "bytes \(start)-\(total - 1)/\(total)"
+            } else if request.headers[.range] == nil, let from = query.get("unaskedRange", as: Int.self), from < total {
+                start = from
+                status = .partialContent
             }
-            let count = total - start
+            var last = total - 1
+            if status == .partialContent {
+                if query.get("shortRange") != nil { last -= 1 }
+                headers[.contentRange] = "bytes \(start)-\(last)/\(total)"
+            }
+            let count = last + 1 - start
             var cutAfter: Int?
             if let key = query.get("cut"), context.stats.claimFirstCut(key: key) {
                 cutAfter = count / 2

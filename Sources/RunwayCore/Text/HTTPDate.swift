@@ -20,9 +20,9 @@ import Foundation
 /// HTTP implementations do. An RFC 850 two-digit year is the latest year with those digits that
 /// is at most 50 years after `now`'s (RFC 9110: a date that seems more than 50 years in the
 /// future is in the past).
-enum HTTPDate {
+package enum HTTPDate {
     /// The date `text` spells, or `nil` when it is not an HTTP-date.
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
+    package static func parse(_ text: String, now: Date = Date()) -> Date? {
         let fields = Array(text.utf8).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
         switch fields.count {
         case 6:  // IMF-fixdate: day-name "," day month year time "GMT"
@@ -91,7 +91,7 @@ enum HTTPDate {
     }
 
     /// The latest year ending in `twoDigits` that is at most 50 years after `now`'s year.
-    static func fullYear(_ twoDigits: Int, now: Date) -> Int {
+    package static func fullYear(_ twoDigits: Int, now: Date) -> Int {
         let limit = civil(days: Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year + 50
         return limit - ((limit - twoDigits) % 100 + 100) % 100
     }
@@ -113,7 +113,7 @@ enum HTTPDate {
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
     /// `days_from_civil`).
-    static func days(year: Int, month: Int, day: Int) -> Int {
+    package static func days(year: Int, month: Int, day: Int) -> Int {
         let year = month <= 2 ? year - 1 : year
         let era = (year >= 0 ? year : year - 399) / 400
         let yearOfEra = year - era * 400
@@ -123,7 +123,7 @@ enum HTTPDate {
     }
 
     /// The date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
-    static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
