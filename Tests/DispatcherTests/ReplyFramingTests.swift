@@ -161,13 +161,15 @@ extension DispatcherSuite {
         #expect(response.body == Data("ok".utf8))
     }
 
-    @Test("a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response")
-    func unaskedProtocolSwitch() async throws {
+    @Test(
+        "a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response",
+        arguments: DispatcherUnderTest.all)
+    func unaskedProtocolSwitch(_ dut: DispatcherUnderTest) async throws {
         let switched = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n"
         let reply = switched + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         let responder = try ScriptedResponder { _ in .replyAndClose(Array(reply.utf8)) }
         defer { responder.stop() }
-        let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
+        let error = await runwayError { try await dut.send(dut.make(), makeRequest(responder.url("/x"))) }
         #expect(error?.code == .responseInvalid, "\(String(describing: error))")
         #expect(error?.message.contains("switched protocols") == true, "\(String(describing: error))")
     }
