@@ -253,7 +253,7 @@ extension CurlTransfer {
             var start = 0
             while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
             guard start < end else { return }
-            fields.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
+            fields.continueLastValue(with: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
             return
         }
         guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
@@ -263,7 +263,18 @@ extension CurlTransfer {
         var stop = end
         while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
         fields.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
+            name: fieldText(UnsafeRawBufferPointer(rebasing: line[..<colon])),
+            value: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<stop])))
+    }
+
+    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8 (ASCII, the
+    /// usual case, costs one validating copy), else ISO-8859-1, each byte the character of its
+    /// value (U+0000–U+00FF), as HTTP has read field bytes above 0x7F (`obs-text`, RFC 9110 §5.5):
+    /// no byte is lost or replaced.
+    static func fieldText(_ bytes: UnsafeRawBufferPointer) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
+        return String(scalars)
     }
 }
