@@ -22,7 +22,8 @@ extension CurlTransfer {
     /// over the bytes and otherwise only copies the line (see ``parsedHeaders()``).
     /// - Returns: `false` when the head is not one to read a body by (a status outside 100–599,
     ///   a `Content-Length` that is not a length or contradicts another): ``failure`` says why,
-    ///   and the transfer stops.
+    ///   and the transfer stops. Also `false` at the end of a complete 204 whose connection must
+    ///   close (``closedUntrustedConnection``).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
@@ -38,6 +39,18 @@ extension CurlTransfer {
             }
             if status != 0 { headerSectionEnded = true }
             if streams { headerSectionDidEnd() }
+            if status == 204, respondsOverHTTP1, transferEncoded || (contentLength ?? 0) > 0 {
+                // A 204 has no body, and a server must not send Content-Length (RFC 9110 §8.6) or
+                // Transfer-Encoding (RFC 9112 §6.1) with one. This one announces a body, so the
+                // connection's framing cannot be trusted: its bytes may follow, and libcurl 7.88,
+                // which ignores a 204's body, would keep the connection and read them as the next
+                // request's response. Stopping the transfer here, at the end of a complete
+                // response, makes libcurl close the connection (as after any failed transfer)
+                // before another transfer can take it, one waiting for it included; over HTTP/2
+                // each stream is framed apart, and the connection stays.
+                closedUntrustedConnection = true
+                return false
+            }
             return true
         }
         // A status line only where a response starts: first, or after a header section ended.
@@ -65,6 +78,8 @@ extension CurlTransfer {
                 return false
             }
             status = code
+            respondsOverHTTP1 = bytes[5] == UInt8(ascii: "1")
+            transferEncoded = false
             // libcurl keeps the first words of a failure it got past: a reused connection found
             // dead before libcurl sent the request again on a fresh one. A response arriving says
             // they are not this transfer's failure, if it fails.
@@ -104,6 +119,7 @@ extension CurlTransfer {
                     + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
             return false
         }
+        if Self.isTransferEncoding(line) { transferEncoded = true }
         if let codings = Self.unaskedTransferCodings(line) {
             // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
             // another coding's bytes (gzip's, say) as the body, undecoded.
@@ -151,13 +167,19 @@ extension CurlTransfer {
     /// The value of `line` when it is a `Transfer-Encoding` field listing a coding other than
     /// `chunked` (checked over the bytes, like ``contentLength(_:)``); `nil` for any other line.
     static func unaskedTransferCodings(_ line: UnsafeRawBufferPointer) -> String? {
-        // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
-        guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")
-        else { return nil }
-        for index in 1..<17 where index != 8 && line[index] | 0x20 != transferEncodingName[index] { return nil }
+        guard isTransferEncoding(line) else { return nil }
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[18...]), as: UTF8.self)
         let codings = value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
         return codings.allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
+    }
+
+    /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
+    static func isTransferEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
+        // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
+        guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")
+        else { return false }
+        for index in 1..<17 where index != 8 && line[index] | 0x20 != transferEncodingName[index] { return false }
+        return true
     }
 
     /// What a header line says of the body's length.
@@ -231,7 +253,7 @@ extension CurlTransfer {
             var start = 0
             while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
             guard start < end else { return }
-            fields.continueLastValue(with: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self))
+            fields.continueLastValue(with: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
             return
         }
         guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
@@ -241,7 +263,18 @@ extension CurlTransfer {
         var stop = end
         while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
         fields.add(
-            name: String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self),
-            value: String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self))
+            name: fieldText(UnsafeRawBufferPointer(rebasing: line[..<colon])),
+            value: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<stop])))
+    }
+
+    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8 (ASCII, the
+    /// usual case, costs one validating copy), else ISO-8859-1, each byte the character of its
+    /// value (U+0000–U+00FF), as HTTP has read field bytes above 0x7F (`obs-text`, RFC 9110 §5.5):
+    /// no byte is lost or replaced.
+    static func fieldText(_ bytes: UnsafeRawBufferPointer) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
+        return String(scalars)
     }
 }

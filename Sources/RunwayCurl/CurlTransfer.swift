@@ -81,6 +81,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// reports a connection closed inside the header section (no `Content-Length` yet) as a
     /// complete, empty response; ``outcome(code:)`` does not.
     @exclusivity(unchecked) var headerSectionEnded = false
+    /// Whether the current response's status line is HTTP/1.x (not HTTP/2 or 3, whose frames
+    /// end each stream whatever its fields say).
+    @exclusivity(unchecked) var respondsOverHTTP1 = false
+    /// Whether the current response has a `Transfer-Encoding` field (any coding).
+    @exclusivity(unchecked) var transferEncoded = false
+    /// Set when the header callback stopped the transfer at the end of a complete response whose
+    /// connection must not carry another: a 204 that announces a body (see
+    /// ``receiveHeader(_:)``). libcurl reports `CURLE_WRITE_ERROR` and closes the connection;
+    /// the response is delivered as it came (``outcome(easy:code:)``).
+    @exclusivity(unchecked) var closedUntrustedConnection = false
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false

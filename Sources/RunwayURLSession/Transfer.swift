@@ -112,6 +112,7 @@ final class Transfer: @unchecked Sendable {
             state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
             do throws(RunwayError) {
                 try Self.checkHead(status: http.statusCode, headers: headers)
+                try Self.checkProtocolSwitch(status: http.statusCode, request: request)
                 try sink.begin(status: http.statusCode, headers: headers, asksOwnRange: request.headers["Range"] != nil)
                 return nil
             } catch {
@@ -245,6 +246,7 @@ final class Transfer: @unchecked Sendable {
         }
         do throws(RunwayError) {
             try Self.checkHead(status: state.status, headers: state.headers)
+            try Self.checkProtocolSwitch(status: state.status, request: request)
             try Self.checkEncoding(of: state.headers, for: request)
             let (body, fileURL, completed) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
@@ -294,6 +296,18 @@ final class Transfer: @unchecked Sendable {
             }
             length = value
         }
+    }
+
+    /// Refuses a `101 Switching Protocols` the request did not ask for (it has no `Upgrade`
+    /// field), as `CurlDispatcher` does: what the connection carries after it is another
+    /// protocol's bytes, not a response, and FoundationNetworking would hand the 101 over as the
+    /// response, with those bytes as its body.
+    static func checkProtocolSwitch(status: Int, request: Request) throws(RunwayError) {
+        guard status == 101, request.headers["Upgrade"] == nil else { return }
+        throw RunwayError(
+            .responseInvalid,
+            "the server switched protocols (101), which the request did not ask for: what follows is not its response "
+                + "(\(request.method) \(RunwayError.text(forURL: request.url)))")
     }
 
     /// Progress so far; call inside `state.withLock`.

@@ -16,6 +16,24 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a port outside 0–65535 is .invalidURL, found before any I/O", arguments: DispatcherUnderTest.all)
+    func portOutOfRange(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        for text in ["http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "https://localhost:123456/"] {
+            let request = makeRequest(try #require(URL(string: text)))
+            // The request's own check, which every dispatcher runs before it does anything.
+            var invalid: RunwayError?
+            do { try request.validate() } catch { invalid = error }
+            #expect(invalid?.code == .invalidURL, "\(text)")
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .invalidURL, "\(text): \(String(describing: error))")
+            #expect(error?.message.contains("outside 0–65535") == true, "\(text): \(String(describing: error))")
+        }
+        // The highest port is a port.
+        let highest = makeRequest(try #require(URL(string: "http://127.0.0.1:65535/x")))
+        #expect(throws: Never.self) { try highest.validate() }
+    }
+
     @Test("a non-HTTP scheme is .unsupportedScheme", arguments: DispatcherUnderTest.all)
     func unsupportedScheme(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

@@ -29,6 +29,10 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         /// Sending a request's body again on a 307 or 308 redirect (FoundationNetworking sends
         /// it empty; `URLSessionDispatcher` refuses there).
         static let bodyOnRedirect = Capability(description: "body sent again on a 307/308 redirect")
+        /// Closing an HTTP/1 connection whose framing a response made untrustworthy (a 204 that
+        /// announces a body) rather than reading what follows as the next response
+        /// (FoundationNetworking keeps the connection).
+        static let closesUntrustedConnections = Capability(description: "closes a connection with untrusted framing")
     }
 
     /// The name shown in test results.
@@ -44,12 +48,16 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
     static let all: [DispatcherUnderTest] = [
         DispatcherUnderTest(
             name: "libcurl",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect],
+            capabilities: [
+                .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
+            ],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
         DispatcherUnderTest(
             name: "libcurl (poll)",
-            capabilities: [.customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect],
+            capabilities: [
+                .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
+            ],
             make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: urlSessionCapabilities, make: { URLSessionDispatcher() }),
     ]

@@ -40,6 +40,27 @@ extension DispatcherSuite {
         #expect(response.headers["X-Next"] == "n")
         #expect(response.body == Data("ok".utf8))
     }
+
+    @Test("a header value that is not UTF-8 is read as ISO-8859-1, no byte lost; UTF-8 stays UTF-8", arguments: [false, true])
+    func latin1HeaderValue(streams: Bool) async throws {
+        // "café" in ISO-8859-1 (0xE9), in UTF-8, and a folded line continuing a Latin-1 value.
+        let head =
+            Array("HTTP/1.1 200 OK\r\nX-Name: caf".utf8) + [0xE9] + Array("\r\nX-Utf8: caf\u{E9}\r\nX-Fold: a\r\n ".utf8)
+            + [0xFC, 0xDF] + Array("\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8)
+        let responder = try RawResponder(reply: head)
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/x"))
+        // A streamed response's fields are parsed on the loop thread, a buffered one's by the caller.
+        request.streamsResponseBody = streams
+        let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        #expect(response.headers["X-Name"] == "caf\u{E9}")
+        #expect(response.headers["X-Name"].map { Array($0.unicodeScalars.map(\.value)) } == [0x63, 0x61, 0x66, 0xE9])
+        #expect(response.headers["X-Utf8"] == "caf\u{E9}")
+        #expect(response.headers["X-Fold"] == "a \u{FC}\u{DF}")
+        if let stream = response.bodyStream {
+            for try await _ in stream {}
+        }
+    }
 }
 
 /// The libcurl dispatcher's own headers.

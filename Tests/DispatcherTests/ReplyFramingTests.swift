@@ -51,6 +51,83 @@ extension DispatcherSuite {
         #expect(responder.connectionCount == 6, "\(responder.connectionCount) connections")
     }
 
+    @Test(
+        "a 204 that announces a body does not keep its connection: bytes after it never become the next response",
+        arguments: DispatcherUnderTest.all(supporting: .closesUntrustedConnections), ["Content-Length: 42", "Transfer-Encoding: chunked"])
+    func noContentAnnouncingABody(_ dut: DispatcherUnderTest, _ field: String) async throws {
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target != "/204" else {
+                // The body the 204 announces comes late, once the client may have sent its next request.
+                return .replyThenUnasked(
+                    Array("HTTP/1.1 204 No Content\r\n\(field)\r\n\r\n".utf8), after: .milliseconds(250), unasked: Self.evilReply)
+            }
+            return .reply(Self.replyWithItsQuery(exchange))
+        }
+        defer { responder.stop() }
+        let dispatcher = dut.make()
+        func call(_ method: HTTPMethod, _ word: String) async throws -> String {
+            let request = makeRequest(method, responder.url("/x?body=\(word)"), body: method == .post ? Data("sent".utf8) : nil)
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200, "\(method) \(word)")
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        // Each call goes at once after the 204, before the bytes that follow it arrive.
+        for (method, word, streams) in [(HTTPMethod.get, "a", false), (.post, "b", true)] {
+            var request = makeRequest(responder.url("/204"))
+            request.streamsResponseBody = streams
+            let noContent = try await dut.send(dispatcher, request)
+            #expect(noContent.status == 204)
+            var body = noContent.body
+            if let stream = noContent.bodyStream {
+                for try await chunk in stream { body.append(chunk) }
+            }
+            #expect(body.isEmpty, "streamed: \(streams)")
+            // A POST goes on a new connection: not refused as if a reused one had died under it.
+            #expect(try await call(method, word) == word, "\(method) after a 204 with \(field)")
+        }
+        #expect(try await call(.get, "c") == "c")
+        // Each 204's connection carried nothing after it.
+        let exchanges = responder.exchanges
+        for noContent in exchanges where noContent.target == "/204" {
+            let after = exchanges.filter { $0.connection == noContent.connection && $0.index > noContent.index }
+            #expect(after.isEmpty, "\(after.map(\.target)) after a 204 on its connection")
+        }
+        #expect(exchanges.filter { $0.target == "/204" }.count == 2)
+    }
+
+    @Test(
+        "a request waiting for the one connection a 204 announcing a body had gets a new connection",
+        arguments: [SocketWatch.Backend.epoll, .poll])
+    func waitingForANoContentConnection(_ backend: SocketWatch.Backend) async throws {
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target != "/204" else {
+                // Late enough that the next request is waiting for this connection.
+                usleep(200_000)
+                return .replyThenUnasked(
+                    Array("HTTP/1.1 204 No Content\r\nContent-Length: 42\r\n\r\n".utf8), after: .milliseconds(100),
+                    unasked: Self.evilReply)
+            }
+            return .reply(Self.replyWithItsQuery(exchange))
+        }
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1), socketBackend: backend)
+        let noContent = Task { try await dispatcher.dispatch(makeRequest(responder.url("/204")), context: RequestContext()) }
+        #expect(await eventually { responder.exchanges.count == 1 })
+        let waiting = try await dispatcher.dispatch(makeRequest(responder.url("/x?body=a")), context: RequestContext())
+        #expect(String(decoding: waiting.body, as: UTF8.self) == "a")
+        #expect(try await noContent.value.status == 204)
+        #expect(responder.connectionCount == 2)
+    }
+
+    /// A whole response, for a server to send where none was asked for.
+    private static let evilReply = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL".utf8)
+
+    /// A 200 whose body is what follows the last `=` of the request's target.
+    private static func replyWithItsQuery(_ exchange: ScriptedResponder.Exchange) -> [UInt8] {
+        let body = String(exchange.target.split(separator: "=").last ?? "")
+        return Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    }
+
     @Test("a Transfer-Encoding other than chunked is .responseInvalid, not its coded bytes as the body")
     func transferCodingNotAskedFor() async throws {
         // "hello" gzip-coded then chunked: libcurl undoes the chunking and would pass the gzip on.
@@ -84,13 +161,15 @@ extension DispatcherSuite {
         #expect(response.body == Data("ok".utf8))
     }
 
-    @Test("a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response")
-    func unaskedProtocolSwitch() async throws {
+    @Test(
+        "a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response",
+        arguments: DispatcherUnderTest.all)
+    func unaskedProtocolSwitch(_ dut: DispatcherUnderTest) async throws {
         let switched = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n"
         let reply = switched + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         let responder = try ScriptedResponder { _ in .replyAndClose(Array(reply.utf8)) }
         defer { responder.stop() }
-        let error = await runwayError { try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext()) }
+        let error = await runwayError { try await dut.send(dut.make(), makeRequest(responder.url("/x"))) }
         #expect(error?.code == .responseInvalid, "\(String(describing: error))")
         #expect(error?.message.contains("switched protocols") == true, "\(String(describing: error))")
     }

@@ -162,7 +162,7 @@ public struct Request: Sendable {
     public static let maxHeadSize = 512 << 10
 
     /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
-    /// host, a valid method token, header fields that cannot inject a second header, a head no
+    /// host (and a port, if it has one, from 0 to 65535), a valid method token, header fields that cannot inject a second header, a head no
     /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
     /// timeouts above zero, size limits of zero or more, a proxy that can work (``Proxy``), not both
     /// ``streamsResponseBody`` and ``download``, and not both ``body`` and ``bodyStream`` (a
@@ -304,6 +304,10 @@ public struct Request: Sendable {
         }
         guard let host = url.host, !host.isEmpty else {
             throw RunwayError(.invalidURL, "URL has no host: \"\(RunwayError.text(forURL: url))\"")
+        }
+        // A TCP port is 16 bits; URL parsing takes any number, which would only fail in the dispatcher.
+        if let port = url.port, !(0...65535).contains(port) {
+            throw RunwayError(.invalidURL, "URL's port \(port) is outside 0–65535: \"\(RunwayError.text(forURL: url))\"")
         }
         var absolute = url.absoluteString
         let hasControl = absolute.withUTF8 { bytes in bytes.contains { $0 <= 0x20 || $0 == 0x7F } }
