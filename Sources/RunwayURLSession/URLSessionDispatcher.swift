@@ -21,7 +21,7 @@ import FoundationNetworking
 /// streamed response body (`Request.streamsResponseBody`: FoundationNetworking cannot hold the
 /// server back for a slow reader), a streamed request body (`Request.bodyStream`), and a
 /// request while the environment names a proxy for it, which FoundationNetworking would follow on
-/// its own. The connect
+/// its own, and (on Linux) a URL whose host is an IPv6 address, which it cannot reach. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
 /// timeout bounds a hanging connect. `TransferMetrics` carry the total time and the redirect
 /// count only. A POST body without a `Content-Type` goes out labelled
@@ -96,6 +96,7 @@ public final class URLSessionDispatcher: Dispatcher {
             try Self.checkSupported(request.options)
             try Self.checkNotStreamed(request)
             try Self.checkNoProxy(request)
+            try Self.checkReachableHost(request)
             if Task.isCancelled {
                 throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
             }
@@ -125,6 +126,20 @@ public final class URLSessionDispatcher: Dispatcher {
         } onCancel: {
             transfer.abort(RunwayError(.cancelled, "the call was cancelled", underlying: CancellationError()))
         }
+    }
+
+    /// Refuses, on Linux, a URL whose host is an IPv6 address (`http://[::1]:8080/`):
+    /// FoundationNetworking fails each such request with an unhelpful `NSURLErrorDomain -1000`.
+    static func checkReachableHost(_ request: Request) throws(RunwayError) {
+        #if canImport(FoundationNetworking)
+        if let host = request.url.host, host.contains(":") {
+            throw RunwayError(
+                .configuration,
+                "URLSessionDispatcher cannot reach an IPv6 address written in the URL (\(host)): FoundationNetworking fails every "
+                    + "such request; use CurlDispatcher, or a host name",
+                field: "url")
+        }
+        #endif
     }
 
     /// Refuses a request that would go through a proxy: one it is given (``RequestOptions/proxy``,

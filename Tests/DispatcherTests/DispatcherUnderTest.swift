@@ -33,6 +33,9 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         /// announces a body) rather than reading what follows as the next response
         /// (FoundationNetworking keeps the connection).
         static let closesUntrustedConnections = Capability(description: "closes a connection with untrusted framing")
+        /// Reaching a host written as an IPv6 address (`http://[::1]:8080/`); FoundationNetworking
+        /// fails every such request, and `URLSessionDispatcher` refuses them on Linux.
+        static let ipv6Literals = Capability(description: "IPv6 address hosts")
     }
 
     /// The name shown in test results.
@@ -50,6 +53,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
+                .ipv6Literals,
             ],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
@@ -57,6 +61,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl (poll)",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
+                .ipv6Literals,
             ],
             make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: urlSessionCapabilities, make: { URLSessionDispatcher() }),
@@ -65,7 +70,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
     #if canImport(FoundationNetworking)
     static let urlSessionCapabilities: Set<Capability> = []
     #else
-    static let urlSessionCapabilities: Set<Capability> = [.bodyOnRedirect]
+    static let urlSessionCapabilities: Set<Capability> = [.bodyOnRedirect, .ipv6Literals]
     #endif
 
     /// The dispatchers that support every capability in `required`.
