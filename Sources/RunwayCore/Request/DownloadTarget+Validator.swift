@@ -101,10 +101,10 @@ extension DownloadTarget {
     ///   - asksOwnRange: Whether the request carries a `Range` of the caller's.
     /// - Throws: `.responseInvalid` for a response that is not what was asked: a 206 nobody asked
     ///   for; a range that does not start at the partial file's end, or ends before the
-    ///   resource does (the partial file kept, untouched); a 206 or 416 of another version than
-    ///   the partial file's (a server that ignores `If-Range`), or a 416 saying the resource is
-    ///   not the partial file's size (the partial files removed: the next attempt starts from
-    ///   zero).
+    ///   resource does (the partial file kept, untouched); a 206 of another version than the
+    ///   partial file's or naming none, a 416 naming another (a server that ignores
+    ///   `If-Range`), or a 416 saying the resource is not the partial file's size (the partial
+    ///   files removed: the next attempt starts from zero).
     package func landing(
         status: Int, headers: HTTPHeaders, resumeOffset: Int64, sentValidator: String?, asksOwnRange: Bool
     ) throws(RunwayError) -> Landing {
@@ -128,7 +128,7 @@ extension DownloadTarget {
                     "asked for the rest of the resource from byte \(resumeOffset), the server answered Content-Range "
                         + "\(contentRange ?? "none"), which ends before the resource does")
             }
-            try checkVersion(sentValidator, headers, status: status)
+            try checkVersion(sentValidator, headers, status: status, required: true)
             return .file(append: true, expectedSize: range.complete)
         case 416 where resumeOffset > 0:
             let complete = contentRange.flatMap(Self.completeLength)
@@ -142,7 +142,9 @@ extension DownloadTarget {
                         + (complete.map { ", the resource is \($0) bytes" } ?? "") + "): it was removed, and the next attempt "
                         + "starts from zero")
             }
-            try checkVersion(sentValidator, headers, status: status)
+            // nginx sends no validator with a 416: one that honours `If-Range` answers 200 to
+            // another version, so only a 416 naming another one is refused.
+            try checkVersion(sentValidator, headers, status: status, required: false)
             return .complete
         case 200..<300:
             return .file(append: false, expectedSize: nil)
@@ -152,15 +154,15 @@ extension DownloadTarget {
     }
 
     /// Checks that a response to a resume names the version `sent` (its `If-Range`) identifies:
-    /// the same `ETag`, or for a date the same `Last-Modified`. A response that names another,
-    /// or none of that kind (RFC 9110 has a 206 carry the `ETag` a 200 would), is of another
-    /// version, sent by a server that ignores `If-Range`.
+    /// the same `ETag`, or for a date the same `Last-Modified`. A response that names another is
+    /// of another version, sent by a server that ignores `If-Range`; so is one that names none of
+    /// that kind when it is `required` (RFC 9110 has a 206 carry the `ETag` a 200 would).
     /// - Throws: `.responseInvalid`, the partial files removed: the next attempt starts from zero.
-    private func checkVersion(_ sent: String?, _ headers: HTTPHeaders, status: Int) throws(RunwayError) {
+    private func checkVersion(_ sent: String?, _ headers: HTTPHeaders, status: Int, required: Bool) throws(RunwayError) {
         guard let sent else { return }
         let name = sent.hasPrefix("\"") ? "ETag" : "Last-Modified"
         let current = headers[name]?.trimmingBlanks()
-        guard current != sent else { return }
+        guard current != sent, current != nil || required else { return }
         removePartialFiles()
         throw RunwayError(
             .responseInvalid,

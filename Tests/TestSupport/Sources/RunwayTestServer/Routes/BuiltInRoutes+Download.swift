@@ -18,7 +18,8 @@ extension BuiltInRoutes {
     /// after the response's `Date` (a weak one).
     ///
     /// Broken servers: `?shortRange=1` answers a range with one byte less than the rest;
-    /// `?unaskedRange=a` answers a request without `Range` with 206 from byte a.
+    /// `?unaskedRange=a` answers a request without `Range` with 206 from byte a. `?bare416=1`
+    /// sends a 416 with `Content-Range` alone, no validator (as nginx does).
     static func addDownload(to router: Router<TestRequestContext>) {
         router.get("/download/:n") { request, context in
             guard let total = context.parameters.get("n", as: Int.self), total >= 0 else {
@@ -52,6 +53,8 @@ extension BuiltInRoutes {
             if let range = request.headers[.range], rangeApplies {
                 guard let from = parseOpenRange(range) else { return badRequest("only Range: bytes=a- is supported") }
                 guard from < total else {
+                    // `bare416`: only the range, as nginx sends it.
+                    if query.get("bare416") != nil { headers = [:] }
                     headers[.contentRange] = "bytes */\(total)"
                     return Response(status: .rangeNotSatisfiable, headers: headers)
                 }
