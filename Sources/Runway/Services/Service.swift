@@ -88,7 +88,7 @@ extension Service {
 
     /// The status-code mapping every service starts from: 401 is `.needsLogin`, any other
     /// status of 400 or more is `.serverError`, and a redirect that reached the call unfollowed
-    /// (a 3xx other than 304: redirects are off by default, ``RequestOptions/redirects``) is
+    /// (a 3xx other than 304: redirects are off by default, `RequestOptions.redirects`) is
     /// `.responseInvalid`, never a success whose body a reformer would read as the API's; the
     /// response is kept in the error.
     public func defaultError(for response: Response) -> RunwayError? {
