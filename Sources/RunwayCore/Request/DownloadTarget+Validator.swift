@@ -38,7 +38,7 @@ extension DownloadTarget {
         if let tag = headers["ETag"]?.trimmingBlanks(), isStrongEntityTag(tag) { return tag }
         // A date only when strong (RFC 9110 §8.8.2.2): a second or more before the response's
         // `Date`, so a file rewritten within the second it was last changed cannot keep it.
-        if let date = headers["Last-Modified"]?.trimmingBlanks(), isPlainValue(date), let modified = HTTPDate.parse(date),
+        if let date = headers["Last-Modified"]?.trimmingBlanks(), let modified = HTTPDate.parse(date),
             let sent = headers["Date"].flatMap({ HTTPDate.parse($0.trimmingBlanks()) }),
             modified.timeIntervalSince1970 <= sent.timeIntervalSince1970 - 1
         {
@@ -56,7 +56,7 @@ extension DownloadTarget {
         var bytes = [UInt8](data)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         guard bytes.count <= Self.longestValidator, let text = String(validating: bytes, as: UTF8.self) else { return nil }
-        return Self.isStrongEntityTag(text) || Self.isPlainValue(text) ? text : nil
+        return Self.isStrongEntityTag(text) || HTTPDate.parse(text) != nil ? text : nil
     }
 
     /// Keeps `validator` for the partial file's bytes, replacing the file whole; `nil` removes
@@ -219,14 +219,5 @@ extension DownloadTarget {
         guard bytes.count >= 2, bytes.count <= longestValidator, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"")
         else { return false }
         return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }
-    }
-
-    /// Visible ASCII and spaces, not starting with a quote or `W/`: an HTTP date as sent.
-    private static func isPlainValue(_ value: String) -> Bool {
-        let bytes = value.utf8
-        guard !bytes.isEmpty, bytes.count <= longestValidator, bytes.first != UInt8(ascii: "\""), !value.hasPrefix("W/") else {
-            return false
-        }
-        return bytes.allSatisfy { (0x20...0x7E).contains($0) }
     }
 }
