@@ -47,6 +47,8 @@ final class CurlMulti: @unchecked Sendable {
         var cancels: [CurlTransfer] = []
         /// Paused streamed transfers whose reader has drained its buffer.
         var resumes: [CurlTransfer] = []
+        /// Jobs of tasks that run on the loop thread (``LoopExecutor``), in the order they came.
+        var jobs: [LoopJob] = []
         var stopping = false
         /// The loop thread's kernel ID, once it runs (Linux; for tests).
         var loopThreadID: Int?
@@ -90,6 +92,7 @@ final class CurlMulti: @unchecked Sendable {
     private var batch: [CurlTransfer] = []
     private var aborts: [CurlTransfer] = []
     private var unpauses: [CurlTransfer] = []
+    private var jobBatch: [LoopJob] = []
     /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
     private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request (by callers,
@@ -251,6 +254,39 @@ final class CurlMulti: @unchecked Sendable {
         if wake { watch?.wake() }
     }
 
+    /// Runs `job` on the loop thread in its next turn (waking it if it waits), or, once the loop
+    /// is stopping, on the global executor: no task is ever left suspended on a loop that is gone.
+    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor) {
+        let queued: Bool? = shared.withLock { shared in
+            guard !shared.stopping else { return nil }
+            shared.jobs.append(LoopJob(job: job, executor: executor))
+            return shared.polling
+        }
+        switch queued {
+        case nil: Self.runElsewhere(job)
+        case true?: watch?.wake()
+        case false?: break
+        }
+    }
+
+    /// A job the stopped loop will not run, handed to Swift's global executor.
+    private static func runElsewhere(_ job: UnownedJob) {
+        globalConcurrentExecutor.enqueue(ExecutorJob(job))
+    }
+
+    /// Runs the jobs queued so far; those their tasks queue meanwhile wait for the next turn, so a
+    /// task that keeps yielding cannot hold up the transfers.
+    private func runJobs() {
+        shared.withLock { shared in
+            // Awake (as in `takeHandedOver`): a job's task that sends must never drive the turn.
+            shared.polling = false
+            swap(&jobBatch, &shared.jobs)
+        }
+        guard !jobBatch.isEmpty else { return }
+        for queued in jobBatch { queued.job.runSynchronously(on: queued.executor) }
+        jobBatch.removeAll(keepingCapacity: true)
+    }
+
     /// Stops the loop: running and queued transfers fail with `.cancelled`. Returns once the loop
     /// thread has ended (at once when called from that thread).
     func stop() {
@@ -274,6 +310,8 @@ final class CurlMulti: @unchecked Sendable {
         driver.lock()
         defer { driver.unlock() }
         while true {
+            // The jobs first: what their tasks send is started in this same turn.
+            runJobs()
             let stop = takeHandedOver()
             runHandedOver()
             if stop { break }
@@ -289,7 +327,8 @@ final class CurlMulti: @unchecked Sendable {
             // Block only when nothing was handed over meanwhile; from here on callers wake us,
             // or drive libcurl themselves while we wait (epoll).
             let idle = shared.withLock { shared in
-                shared.polling = shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && !shared.stopping
+                shared.polling =
+                    shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && shared.jobs.isEmpty && !shared.stopping
                 shared.quiet = active.isEmpty
                 return shared.polling
             }
@@ -515,16 +554,18 @@ final class CurlMulti: @unchecked Sendable {
         for easy in Array(active.keys) {
             complete(easy, .failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }
-        let leftovers = shared.withLock { shared in
-            let rest = shared.pending
+        let (leftovers, jobs) = shared.withLock { shared in
+            let rest = (shared.pending, shared.jobs)
             shared.pending = []
             shared.cancels = []
             shared.resumes = []
+            shared.jobs = []
             return rest
         }
         for transfer in leftovers {
             abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down"))
         }
+        for queued in jobs { Self.runElsewhere(queued.job) }
         let handles = idle.withLock { idle in
             idle.closed = true
             defer { idle.handles = [] }
@@ -533,6 +574,12 @@ final class CurlMulti: @unchecked Sendable {
         for handle in handles { curl_easy_cleanup(handle.easy) }
         curl_multi_cleanup(handle)
     }
+}
+
+/// A job of a task that runs on the loop thread, and the executor it runs on.
+struct LoopJob: Sendable {
+    let job: UnownedJob
+    let executor: UnownedTaskExecutor
 }
 
 /// `curl_global_init` once per process, before any handle exists.
