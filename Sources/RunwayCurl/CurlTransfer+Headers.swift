@@ -267,11 +267,14 @@ extension CurlTransfer {
             value: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<stop])))
     }
 
-    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8 (ASCII, the
-    /// usual case, costs one validating copy), else ISO-8859-1, each byte the character of its
-    /// value (U+0000–U+00FF), as HTTP has read field bytes above 0x7F (`obs-text`, RFC 9110 §5.5):
-    /// no byte is lost or replaced.
+    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else
+    /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
+    /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
+    ///
+    /// ASCII, nearly every field, is copied as it is: `String(validating:as:)` is generic code
+    /// here, unspecialized, which looks up type metadata at run time for each call.
     static func fieldText(_ bytes: UnsafeRawBufferPointer) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
