@@ -87,6 +87,41 @@ struct LoopExecutorTests {
         }
     }
 
+    @Test("a task on the loop streams a body down (pausing the transfer) and one up (fed by itself)", arguments: backends)
+    func streamsOnTheLoop(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(socketBackend: backend)
+        let pipeline = Pipeline(interceptors: [], dispatcher: dispatcher)
+        try await withTestServer { server in
+            let (received, answer) = try await Task(executorPreference: dispatcher.loopExecutor) { () async throws -> (Int, String) in
+                var download = makeRequest(server.url("/bytes/\(8 << 20)"))
+                download.streamsResponseBody = true
+                let response = try await pipeline.send(download)
+                var received = 0
+                var chunks = 0
+                for try await chunk in try #require(response.bodyStream) {
+                    // Slow at first: the buffer fills past its mark and the transfer pauses.
+                    if chunks < 5 { try await Task.sleep(for: .milliseconds(20)) }
+                    received += chunk.count
+                    chunks += 1
+                }
+                // The body is fed by this same task while a child task (which keeps the
+                // preference) sends it.
+                var upload = makeRequest(.post, server.url("/upload"))
+                let (stream, feed) = AsyncStream<Data>.makeStream()
+                upload.bodyStream = .sequence(stream)
+                async let sent = pipeline.send(upload)
+                for _ in 0..<64 {
+                    feed.yield(Data(repeating: 7, count: 64 << 10))
+                    await Task.yield()
+                }
+                feed.finish()
+                return (received, String(decoding: try await sent.body, as: UTF8.self))
+            }.value
+            #expect(received == 8 << 20)
+            #expect(answer.contains("\"received\":\(64 << 16)"))
+        }
+    }
+
     @Test("a task that prefers the loop of a released dispatcher runs on, on the global executor")
     func executorOutlivesItsDispatcher() async throws {
         var dispatcher: CurlDispatcher? = CurlDispatcher()
