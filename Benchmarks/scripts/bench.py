@@ -51,8 +51,13 @@ TARGETS = [
     ("manager-inline ÷ chain", "runway-manager-inline", "runway-chain", "rps"),
     ("chain ÷ AHC", "runway-chain", "ahc", "rps"),
     ("bare ÷ AHC", "runway-bare", "ahc", "rps"),
+    ("bare-loop ÷ loop", "runway-bare-loop", "loop", "rps"),
+    ("chain-loop ÷ bare-loop", "runway-chain-loop", "runway-bare-loop", "rps"),
+    ("chain-loop ÷ AHC", "runway-chain-loop", "ahc", "rps"),
     ("p50 bare ÷ loop", "runway-bare", "loop", "p50_us"),
     ("p50 chain ÷ loop", "runway-chain", "loop", "p50_us"),
+    ("p50 bare-loop ÷ loop", "runway-bare-loop", "loop", "p50_us"),
+    ("p50 chain-loop ÷ loop", "runway-chain-loop", "loop", "p50_us"),
 ]
 
 

@@ -148,6 +148,8 @@ CLIENTS = {
     "urlsession": ["BenchURLSession"],
     "runway-bare": ["BenchRunway", "bare"],
     "runway-chain": ["BenchRunway", "chain"],
+    "runway-bare-loop": ["BenchRunway", "bare-loop"],
+    "runway-chain-loop": ["BenchRunway", "chain-loop"],
     "runway-manager": ["BenchRunway", "manager"],
     "runway-manager-inline": ["BenchRunway", "manager-inline"],
 }

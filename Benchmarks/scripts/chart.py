@@ -10,10 +10,12 @@ import sys
 from html import escape
 
 COLORS = {"loop": "#555555", "ahc": "#e08a2c", "urlsession": "#b0b0b0", "runway-bare": "#2f6db5",
-          "runway-chain": "#5a9be0", "runway-manager": "#9cc3ee", "runway-manager-inline": "#c7dcf3"}
+          "runway-chain": "#5a9be0", "runway-manager": "#9cc3ee", "runway-manager-inline": "#c7dcf3",
+          "runway-bare-loop": "#1f7a4d", "runway-chain-loop": "#5cbf8a"}
 NAMES = {"loop": "libcurl loop", "ahc": "AsyncHTTPClient", "urlsession": "URLSession", "runway-bare": "Runway bare",
          "runway-chain": "Runway full chain", "runway-manager": "Runway manager load()",
-         "runway-manager-inline": "Runway manager load(), inline delivery"}
+         "runway-manager-inline": "Runway manager load(), inline delivery",
+         "runway-bare-loop": "Runway bare, workers on the loop", "runway-chain-loop": "Runway full chain, workers on the loop"}
 
 
 def nice_max(value):

@@ -63,16 +63,17 @@ public func fail(_ message: String, code: Int32 = 1) -> Never {
 /// RSS (MB). `request` returns the body size, which is checked against `--expect-bytes`.
 ///
 /// Each of the `c` workers is a child task that sends, awaits, and sends again, as `c` callers
-/// of a client would.
+/// of a client would; with `executor`, the workers' executor preference.
 public func measure(
-    client: String, _ options: Options, request: @escaping @Sendable (_ worker: Int) async throws -> Int
+    client: String, _ options: Options, executor: (any TaskExecutor)? = nil,
+    request: @escaping @Sendable (_ worker: Int) async throws -> Int
 ) async {
     let check = bodyCheck(options)
     do {
-        _ = try await workers(options.concurrency, total: options.concurrency * 20, request, check, timed: false)
+        _ = try await workers(options.concurrency, total: options.concurrency * 20, request, check, timed: false, executor: executor)
         let cpuBefore = cpuMicroseconds()
         let start = ContinuousClock.now
-        var latencies = try await workers(options.concurrency, total: options.requests, request, check, timed: true)
+        var latencies = try await workers(options.concurrency, total: options.requests, request, check, timed: true, executor: executor)
         let elapsed = ContinuousClock.now - start
         let cpu = cpuMicroseconds() - cpuBefore
         latencies.sort()
@@ -162,12 +163,12 @@ struct HarnessError: Error, CustomStringConvertible {
 /// `total` requests shared by `count` workers; each request's latency in µs when `timed`.
 private func workers(
     _ count: Int, total: Int, _ request: @escaping @Sendable (Int) async throws -> Int,
-    _ check: @escaping @Sendable (Int) throws -> Void, timed: Bool
+    _ check: @escaping @Sendable (Int) throws -> Void, timed: Bool, executor: (any TaskExecutor)? = nil
 ) async throws -> [Double] {
     try await withThrowingTaskGroup(of: [Double].self) { group in
         for worker in 0..<count {
             let share = total / count + (worker < total % count ? 1 : 0)
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 var latencies: [Double] = []
                 latencies.reserveCapacity(timed ? share : 0)
                 for _ in 0..<share {

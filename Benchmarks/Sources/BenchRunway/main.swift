@@ -8,6 +8,8 @@
 //   drops a call while its previous one runs), default delivery (the main actor).
 // - `manager-inline`: the same with `ManagerDelivery.inline` (a server's or a tool's choice: the
 //   landing runs on the task that finished the call, with no hop to the main actor).
+// - `bare-loop`, `chain-loop`: `bare` and `chain` with the workers on the dispatcher's loop thread
+//   (their executor preference is `CurlDispatcher.loopExecutor`).
 // - `one:<interceptor>`: a chain of that one interceptor (`one:none`: no interceptor), to
 //   `localhost`, with the chain's context: what each interceptor adds (scripts/interceptors.py).
 // - `pair:<interceptor>`: that chain and an empty one over one dispatcher, in alternating blocks
@@ -31,7 +33,11 @@ import Foundation
 #endif
 
 let options = Options()
-let mode = options.mode ?? "bare"
+let chosen = options.mode ?? "bare"
+/// `bare-loop` and `chain-loop` run `bare` and `chain` with the workers on the loop thread.
+let onLoop = chosen.hasSuffix("-loop")
+let mode = onLoop ? String(chosen.dropLast(5)) : chosen
+if onLoop, mode != "bare", mode != "chain" { fail("only bare and chain run on the loop: \(chosen)", code: 2) }
 let apiName = benchAPIName
 let serviceID: ServiceID = "bench"
 
@@ -79,14 +85,18 @@ final class ItemsAPIManager: APIManager {
 }
 
 let client =
-    "runway-" + (mode.hasPrefix("one:") ? "one-" + mode.dropFirst(4) : mode.hasPrefix("pair:") ? "pair-" + mode.dropFirst(5) : mode)
+    "runway-"
+    + (chosen.hasPrefix("one:") ? "one-" + chosen.dropFirst(4) : chosen.hasPrefix("pair:") ? "pair-" + chosen.dropFirst(5) : chosen)
 
 func runMode() async throws {
     switch mode {
     case "bare":
-        let pipeline = Pipeline(interceptors: [], dispatcher: dispatcher())
+        let dispatcher = dispatcher()
+        let pipeline = Pipeline(interceptors: [], dispatcher: dispatcher)
         let request = try Request(options.url, options: requestOptions)
-        await measure(client: client, options) { _ in try await pipeline.send(request).body.count }
+        await measure(client: client, options, executor: onLoop ? dispatcher.loopExecutor : nil) { _ in
+            try await pipeline.send(request).body.count
+        }
     case "chain",
         _ where mode.hasPrefix("one:"):
         let host = mode == "chain" ? "api.bench.test" : "localhost"
@@ -94,10 +104,13 @@ func runMode() async throws {
         for name in mode == "chain" ? standardChain : [String(mode.dropFirst(4))] where name != "none" {
             interceptors.append(try await interceptor(name, bypassHost: host))
         }
-        let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher())
+        let dispatcher = dispatcher()
+        let pipeline = Pipeline(interceptors: interceptors, dispatcher: dispatcher)
         let request = try Request(url(host: host), options: requestOptions)
         let context = RequestContext(apiName: apiName, serviceID: serviceID)
-        await measure(client: client, options) { _ in try await pipeline.send(request, context: context).body.count }
+        await measure(client: client, options, executor: onLoop ? dispatcher.loopExecutor : nil) { _ in
+            try await pipeline.send(request, context: context).body.count
+        }
     case _ where mode.hasPrefix("pair:"):
         // The interceptor against none, in alternating blocks of one process over one
         // dispatcher (`measurePaired`): what the interceptor adds, without the drift between runs.
@@ -134,7 +147,9 @@ func runMode() async throws {
             return manager.lastResponse?.body.count ?? -1
         }
     default:
-        fail("unknown mode \(mode): bare, chain, manager, manager-inline, one:<interceptor>, pair:<interceptor>", code: 2)
+        fail(
+            "unknown mode \(chosen): bare, chain, (bare|chain)-loop, manager, manager-inline, one:<interceptor>, pair:<interceptor>",
+            code: 2)
     }
 }
 
