@@ -70,17 +70,23 @@ def main():
           scenarios, clients, thousands)
     panel(out, left, panel_height + 110, width - left - 20, panel_height,
           "Client CPU µs per request (lower is better)", "cpu_us", data, scenarios, clients, lambda v: f"{v:.0f}")
+    # The legend, wrapped onto as many lines as the clients need.
     y = 2 * panel_height + 170
     x = left
     for client in clients:
-        out.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{COLORS.get(client, "#888")}"/>')
         label = NAMES.get(client, client)
+        step = 30 + 7 * len(label)
+        if x > left and x + step > width - 20:
+            x, y = left, y + 20
+        out.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{COLORS.get(client, "#888")}"/>')
         out.append(f'<text x="{x + 16}" y="{y}" font-size="12">{escape(label)}</text>')
-        x += 30 + 7 * len(label)
+        x += step
     note = (f'medians of {results["rounds"]} interleaved rounds, {results["n"]:,} requests each, one process per client; '
             f'{results["machine"]}, {results["date"]}')
     out.append(f'<text x="{left}" y="{y + 24}" font-size="11" fill="#666">{escape(note)}</text>')
     out.append("</svg>")
+    # The height the legend took.
+    out[0] = out[0].replace(f'height="{2 * panel_height + 210}"', f'height="{y + 40}"')
     with open(sys.argv[2], "w") as f:
         f.write("\n".join(out) + "\n")
 
