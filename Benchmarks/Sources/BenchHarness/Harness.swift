@@ -168,7 +168,7 @@ private func workers(
     try await withThrowingTaskGroup(of: [Double].self) { group in
         for worker in 0..<count {
             let share = total / count + (worker < total % count ? 1 : 0)
-            group.addTask(executorPreference: executor) {
+            let work: @Sendable () async throws -> [Double] = {
                 var latencies: [Double] = []
                 latencies.reserveCapacity(timed ? share : 0)
                 for _ in 0..<share {
@@ -180,6 +180,13 @@ private func workers(
                     }
                 }
                 return latencies
+            }
+            // A plain child task without an executor: `addTask(executorPreference: nil)` is not
+            // guaranteed to make the same task.
+            if let executor {
+                group.addTask(executorPreference: executor, operation: work)
+            } else {
+                group.addTask(operation: work)
             }
         }
         var all: [Double] = []
