@@ -30,7 +30,8 @@ import Foundation
 ///
 /// Create one at start-up and share it: it owns a thread, stopped when the dispatcher is
 /// released (transfers still running then fail with `.cancelled`). The release returns once
-/// that thread has ended, so a process may exit right after it.
+/// that thread has ended, so a process may exit right after it; a release made on that thread
+/// itself (by a task on ``loopExecutor``) cannot wait for it, and returns before it ends.
 ///
 /// h2c (cleartext HTTP/2) is not used by default: libcurl before 8.0 cannot reuse an h2c
 /// connection (curl issue #10634), so `HTTPVersionPreference.automatic` means HTTP/2 over TLS
