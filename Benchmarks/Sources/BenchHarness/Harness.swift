@@ -181,8 +181,8 @@ private func workers(
                 }
                 return latencies
             }
-            // A plain child task without an executor: `addTask(executorPreference: nil)` is not
-            // guaranteed to make the same task.
+            // A plain child task without an executor: in Swift 6.3 `addTask(executorPreference: nil)`
+            // marks the task as having a preference, and each executor check then takes its lock.
             if let executor {
                 group.addTask(executorPreference: executor, operation: work)
             } else {
