@@ -72,15 +72,18 @@ struct LoopExecutorTests {
         let dispatcher = CurlDispatcher(socketBackend: backend)
         let pipeline = Pipeline(interceptors: [], dispatcher: dispatcher)
         try await withTestServer { server in
+            // Five minutes of body: a call that ended any other way than by the cancellation
+            // would end long after the bound below (generous for a loaded sanitizer run).
             let call = Task(executorPreference: dispatcher.loopExecutor) {
-                try await pipeline.send(makeRequest(server.url("/delay?ms=10000")))
+                try await pipeline.send(makeRequest(server.url("/slow?ms=300000")))
             }
-            #expect(await server.stats.wait { $0.requests(path: "/delay") == 1 })
+            #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
             let started = ContinuousClock.now
             call.cancel()
             let error = await runwayError { try await call.value }
             #expect(error?.code == .cancelled)
-            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(ContinuousClock.now - started < .seconds(60))
+            #expect(await server.waitForAbort())
             // The loop goes on serving others.
             let status = try await pipeline.send(makeRequest(server.url("/json"))).status
             #expect(status == 200)
