@@ -34,7 +34,8 @@ struct LoopExecutorTests {
                 for index in 0..<50 {
                     let response = try await pipeline.send(makeRequest(server.url("/echo?n=\(index)")))
                     #expect(response.status == 200)
-                    #expect(String(decoding: response.body, as: UTF8.self).contains("n=\(index)"))
+                    // The whole query, quoted: "n=1" alone is also in the answer to n=10.
+                    #expect(String(decoding: response.body, as: UTF8.self).contains("\"query\":\"n=\(index)\""))
                     seen.insert(runway_thread_id())
                 }
                 return seen
@@ -55,7 +56,8 @@ struct LoopExecutorTests {
                     group.addTask(executorPreference: dispatcher.loopExecutor) {
                         for call in 0..<40 {
                             let body = try await pipeline.send(makeRequest(server.url("/echo?w=\(worker)&c=\(call)"))).body
-                            guard String(decoding: body, as: UTF8.self).contains("w=\(worker)&c=\(call)") else { return 0 }
+                            let query = "\"query\":\"w=\(worker)&c=\(call)\""
+                            guard String(decoding: body, as: UTF8.self).contains(query) else { return 0 }
                         }
                         return 40
                     }
