@@ -161,12 +161,13 @@ public struct Request: Sendable {
     /// 1 MiB libcurl builds a request in, and far above what any server accepts (8–64 KiB).
     public static let maxHeadSize = 512 << 10
 
-    /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a
-    /// host (and a port, if it has one, from 0 to 65535), a valid method token, header fields that cannot inject a second header, a head no
-    /// larger than ``maxHeadSize``, a body no larger than ``RequestOptions/maxRequestBodySize``,
-    /// timeouts above zero, size limits of zero or more, a proxy that can work (``Proxy``), not both
-    /// ``streamsResponseBody`` and ``download``, and not both ``body`` and ``bodyStream`` (a
-    /// streamed body is not bounded by ``RequestOptions/maxRequestBodySize``: it is never held).
+    /// Checks what every dispatcher requires before any I/O: an absolute `http(s)` URL with a host
+    /// (and a port, if it has one, from 0 to 65535), a valid method token, header fields that
+    /// cannot inject a second header, a head no larger than ``maxHeadSize``, a body no larger than
+    /// ``RequestOptions/maxRequestBodySize``, timeouts above zero, size limits of zero or more, a
+    /// proxy that can work (``Proxy``), not both ``streamsResponseBody`` and ``download``, and not
+    /// both ``body`` and ``bodyStream`` (a streamed body is not bounded by
+    /// ``RequestOptions/maxRequestBodySize``: it is never held).
     public func validate() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
