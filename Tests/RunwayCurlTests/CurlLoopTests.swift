@@ -28,7 +28,8 @@ struct CurlLoopTests {
         // than the limit, each short request used to close its connection as it finished.
         let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 0, connectionCacheSize: 2), socketBackend: backend)
         try await withTestServer { server in
-            let long = makeRequest(server.url("/delay?ms=4000"))
+            // Long enough that the short ones finish first even on a loaded two-core machine (4 s was not).
+            let long = makeRequest(server.url("/delay?ms=30000"))
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<6 {
                     group.addTask { try await dispatcher.dispatch(long, context: RequestContext()).status }
