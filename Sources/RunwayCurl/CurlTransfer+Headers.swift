@@ -119,15 +119,17 @@ extension CurlTransfer {
                     + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
             return false
         }
-        if Self.isTransferEncoding(line) { transferEncoded = true }
-        if let codings = Self.unaskedTransferCodings(line) {
-            // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
-            // another coding's bytes (gzip's, say) as the body, undecoded.
-            failure = RunwayError(
-                .responseInvalid,
-                "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read "
-                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
-            return false
+        if Self.isTransferEncoding(line) {
+            transferEncoded = true
+            if let codings = Self.unaskedTransferCodings(line) {
+                // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
+                // another coding's bytes (gzip's, say) as the body, undecoded.
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read "
+                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                return false
+            }
         }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
@@ -150,10 +152,12 @@ extension CurlTransfer {
         var fields = HTTPHeaders()
         fields.reserveCapacity(12)
         rawHeaders.withUnsafeBytes { all in
+            guard let base = all.baseAddress else { return }
             var start = 0
             while start < all.count {
-                var end = start
-                while end < all.count, all[end] != 0x0A { end += 1 }
+                // Each line ends in the line feed the loop appended (`memchr`: a byte loop here
+                // cost more than the fields' strings).
+                let end = memchr(base + start, 0x0A, all.count - start).map { base.distance(to: UnsafeRawPointer($0)) } ?? all.count
                 Self.parseField(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &fields)
                 start = end + 1
             }
@@ -271,11 +275,17 @@ extension CurlTransfer {
     /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
     /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
     ///
-    /// ASCII, nearly every field, is copied as it is: `String(validating:as:)` is generic code
-    /// here, unspecialized, which looks up type metadata at run time for each call.
+    /// Decoded as UTF-8 first, which repairs what is not: the text is the bytes' own when it holds
+    /// exactly those bytes (a repair puts U+FFFD in place of bytes that are not UTF-8, so it
+    /// never does). Comparing the two with `memcmp` costs less than a byte loop looking for
+    /// bytes above 0x7F, and `String(validating:as:)` is generic code here, unspecialized.
     static func fieldText(_ bytes: UnsafeRawBufferPointer) -> String {
-        if !bytes.contains(where: { $0 >= 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return "" }
+        var text = String(decoding: bytes, as: UTF8.self)
+        let exact =
+            text.utf8.count == bytes.count
+            && text.withUTF8 { utf8 in utf8.baseAddress.map { memcmp($0, start, bytes.count) == 0 } ?? false }
+        if exact { return text }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
         return String(scalars)
