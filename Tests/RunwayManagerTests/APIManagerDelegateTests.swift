@@ -132,6 +132,45 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         #expect(log.events.isEmpty)
     }
 
+    /// A manager whose parameters fail validation unless they hold `ok`.
+    final class CheckedQueueManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "items"
+        let serviceID: ServiceID = .listings
+        var loadPolicy: LoadPolicy { .concurrent }
+        init(registry: ServiceRegistry, queue: DispatchQueue) {
+            engine = ManagerEngine(registry: registry, delivery: .queue(queue))
+        }
+        func validate(params: [String: JSON]) throws(RunwayError) {
+            guard params["ok"] != nil else { throw .paramsInvalid(field: "ok", "ok is missing") }
+        }
+    }
+
+    @Test("a call that fails before the network is in flight until it lands: cancelAll() right after loadData() keeps it from the delegate")
+    func aCallThatFailsEarlyIsCancelledByCancelAll() async throws {
+        // Repeated: before the fix, the failure reached the delegate in most runs (its task
+        // landed it after cancelAll() had looked for calls in flight).
+        for _ in 0..<20 {
+            // Busy until the cancel, so the failure cannot be delivered before it.
+            let queue = DispatchQueue(label: "landing")
+            queue.suspend()
+            let manager = CheckedQueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            #expect(manager.loadData(params: [:]))
+            manager.cancelAll()
+            queue.resume()
+            #expect(await eventually { !manager.isLoading })
+            // The call's task has run by now; anything it delivered is on the serial queue.
+            try await Task.sleep(for: .milliseconds(20))
+            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            // (Its task may have landed it first: the state then holds the failure, as for any
+            // call cancelled while its delivery waits, and the delivery is what cancelAll() stops.)
+            #expect(log.events.isEmpty)
+        }
+    }
+
     @Test("a manager released while its call's delivery waits for the delivery queue is freed, and its delegate hears nothing")
     func releaseBeforeTheDeliveryRuns() async throws {
         let queue = DispatchQueue(label: "busy landing")

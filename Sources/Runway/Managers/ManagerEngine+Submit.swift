@@ -174,7 +174,9 @@ extension ManagerEngine {
     }
 
     /// A call that fails before the network (configuration, params, reachability): it is
-    /// delivered like any failure, from a task of its own.
+    /// delivered like any failure, from a task of its own. Until it lands it is in flight like
+    /// any call: ``isLoading`` counts it, and `cancelAll()`, the manager's release and a newer
+    /// call under `cancelPrevious` reach it (it then ends as cancelled, undelivered).
     private func failEarly<Manager: APIManager>(
         _ manager: Manager, error: RunwayError, stage: RunwayError.Stage, awaiting: Bool
     ) -> Submission {
@@ -184,12 +186,18 @@ extension ManagerEngine {
         let failure = error
         let weakManager = WeakManager(manager)
         let weakEngine = WeakReference(self)
-        let task = CallTask {
-            guard let engine = weakEngine.object else { return CallOutcome.failure(failure) }
-            return await engine.land(weakManager, call: call, outcome: .failure(failure), stage: stage, afterSuccess: nil)
+        // Registered and started under one lock hold, as a delegate-path call is: a cancel that
+        // comes after `loadData` returns finds it, and its task.
+        return lock.withLock {
+            if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
+            state.calls.append(call)
+            let task = CallTask {
+                guard let engine = weakEngine.object else { return CallOutcome.failure(failure) }
+                return await engine.land(weakManager, call: call, outcome: .failure(failure), stage: stage, afterSuccess: nil)
+            }
+            call.task = task
+            return .running(call, task)
         }
-        lock.withLock { call.task = task }
-        return .running(call, task)
     }
 
     /// Identical calls: same method, URL (so query parameters) and body.
@@ -243,7 +251,7 @@ extension ManagerEngine {
                     with: .failure(
                         RunwayError(
                             .cancelled, "the awaiting task was cancelled; the shared call goes on for the others",
-                            underlying: CancellationError())))
+                            stage: call.plan.map { .manager($0.apiName) }, underlying: CancellationError())))
             }
         }
     }
