@@ -119,6 +119,32 @@ import Testing
         #expect(log.events == ["app>", "service>", "dispatcher", "<service", "<app"])
     }
 
+    /// A service whose common header and parameter follow a setting that changes (a locale).
+    struct LocaleService: Service {
+        let id: ServiceID = .listings
+        let baseURLs = BaseURLs("http://listings.test/v1")
+        let locale: EventLog
+        var commonHeaders: HTTPHeaders { ["Accept-Language": locale.events.last ?? "none"] }
+        var commonParameters: [String: JSON] { ["lang": .string(locale.events.last ?? "none")] }
+    }
+
+    @Test("a service's common headers and parameters are read for each call, not once when the registry is built")
+    func commonHeadersAndParametersAreReadPerCall() async throws {
+        let stub = jsonStub("{}")
+        let locale = EventLog()
+        locale.append("en")
+        let registry = try makeRegistry(stub, services: [LocaleService(locale: locale)])
+        let manager = ItemListAPIManager(registry: registry)
+        locale.append("fr")
+        try await manager.load()
+        locale.append("de")
+        _ = try await registry.send(api: "ping", of: .listings)
+        try await manager.load()
+        let sent = stub.requests
+        #expect(sent.map { $0.headers["Accept-Language"] } == ["fr", "de", "de"])
+        #expect(sent.map { $0.url.query } == ["lang=fr", nil, "lang=de"])
+    }
+
     @Test func queryParametersArePercentEncodedLikeFoundation() async throws {
         let stub = jsonStub("{}")
         let manager = ItemListAPIManager(registry: try makeRegistry(stub))

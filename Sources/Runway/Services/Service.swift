@@ -30,9 +30,11 @@ public protocol Service: Sendable {
     var id: ServiceID { get }
     /// The base URL in each environment; API names are appended to it as a path.
     var baseURLs: BaseURLs { get }
-    /// Headers sent with every call to this service (default: none).
+    /// Headers sent with every call to this service (default: none). Read for each call, so a
+    /// value that changes (a locale, an app version) goes out as it is when the call is made.
     var commonHeaders: HTTPHeaders { get }
-    /// Parameters sent with every call; a manager's own parameters win on a clash (default: none).
+    /// Parameters sent with every call; a manager's own parameters win on a clash (default:
+    /// none). Read for each call, as ``commonHeaders`` is.
     var commonParameters: [String: JSON] { get }
     /// Interceptors run for this service's calls only, after the app's interceptors and before
     /// the dispatcher (default: none).

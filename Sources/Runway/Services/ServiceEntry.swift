@@ -6,16 +6,17 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A registered service resolved for the registry's environment: its base URL, common headers
-/// and parameters read once, and its chain (app interceptors + token refresh + own interceptors).
+/// A registered service resolved for the registry's environment: its base URL, read once, and
+/// its chain (app interceptors + token refresh + own interceptors). Its common headers and
+/// parameters are read for each call, so a value that changes (a locale) goes out as it is then.
 final class ServiceEntry: Sendable {
     let service: any Service
     /// The service, as calls' contexts carry it (``RequestContext/service``).
     let reference: ServiceReference
     let baseURL: URL
     let pipeline: Pipeline
-    let commonHeaders: HTTPHeaders
-    let commonParameters: [String: JSON]
+    var commonHeaders: HTTPHeaders { service.commonHeaders }
+    var commonParameters: [String: JSON] { service.commonParameters }
     /// The service's proxy, given to requests that set none.
     let proxy: Proxy?
     /// `host:port` of the base URL: what reachability failures are counted by.
@@ -27,8 +28,6 @@ final class ServiceEntry: Sendable {
         self.reference = ServiceReference(service)
         self.baseURL = baseURL
         self.pipeline = pipeline
-        self.commonHeaders = service.commonHeaders
-        self.commonParameters = service.commonParameters
         self.proxy = service.proxy
         let port = baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80)
         self.endpoint = "\(baseURL.host ?? ""):\(port)"
@@ -41,8 +40,9 @@ final class ServiceEntry: Sendable {
 
     /// The parameters of a call: the service's common ones, overridden by the manager's.
     func parameters(_ own: [String: JSON]) -> [String: JSON] {
-        if commonParameters.isEmpty { return own }
-        return commonParameters.merging(own) { _, manager in manager }
+        let common = commonParameters
+        if common.isEmpty { return own }
+        return common.merging(own) { _, manager in manager }
     }
 
     /// The URL of `apiName` under the service's base, with `parameters` as its query (for the
