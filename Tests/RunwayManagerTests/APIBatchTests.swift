@@ -28,6 +28,7 @@ import Testing
         for params: [[String: JSON]?] in [[["only": 1]], [nil, nil, ["extra": 1]]] {
             await #expect { try await APIBatch.load(managers, params: params) } throws: {
                 ($0 as? RunwayError)?.code == .configuration && ($0 as? RunwayError)?.field == "params"
+                    && ($0 as? RunwayError)?.stage == RunwayError.Stage(kind: "batch", name: "APIBatch")
             }
         }
         #expect(stub.requests.isEmpty)
@@ -96,6 +97,23 @@ import Testing
         } catch {
             #expect(error.code == .serverError)
         }
+        #expect(stub.requests.count == 1)
+    }
+
+    @Test("a step's parameters that fail stop the chain, and the error names the step")
+    func aStepWhoseParametersFailStopsTheChain() async throws {
+        let stub = jsonStub(#"{"id":42}"#)
+        let registry = try makeRegistry(stub)
+        let error = await #expect(throws: RunwayError.self) {
+            try await APIChain()
+                .then(ItemListAPIManager(registry: registry, apiName: "login"))
+                .then(ItemListAPIManager(registry: registry, apiName: "profile")) { _ throws(RunwayError) in
+                    throw .paramsInvalid(field: "userID", "no user")
+                }
+                .run()
+        }
+        #expect(error?.code == .paramsInvalid)
+        #expect(error?.stage == RunwayError.Stage(kind: "chain", name: "step 2 params"))
         #expect(stub.requests.count == 1)
     }
 }

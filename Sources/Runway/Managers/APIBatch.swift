@@ -21,7 +21,7 @@ public enum APIBatch {
         if let params, params.count != managers.count {
             throw RunwayError(
                 .configuration, "params holds \(params.count) entries for \(managers.count) managers: give one per manager (nil for none)",
-                field: "params")
+                stage: stage, field: "params")
         }
         let outcomes = await withTaskGroup(of: (Int, Result<JSON, RunwayError>).self) { group in
             for (index, manager) in managers.enumerated() {
@@ -44,7 +44,7 @@ public enum APIBatch {
         if let failure = outcomes.1 { throw failure }
         var values: [JSON] = []
         for outcome in outcomes.0 {
-            guard case .success(let value)? = outcome else { throw RunwayError(.cancelled, "the batch was cancelled") }
+            guard case .success(let value)? = outcome else { throw RunwayError(.cancelled, "the batch was cancelled", stage: stage) }
             values.append(value)
         }
         return values
@@ -64,11 +64,14 @@ public enum APIBatch {
                 group.addTask { (index, await Self.outcome(manager, params: nil)) }
             }
             var results = [Result<JSON, RunwayError>](
-                repeating: .failure(RunwayError(.cancelled, "the batch was cancelled")), count: managers.count)
+                repeating: .failure(RunwayError(.cancelled, "the batch was cancelled", stage: stage)), count: managers.count)
             for await (index, result) in group { results[index] = result }
             return results
         }
     }
+
+    /// The stage of the batch's own failures (its arguments, its cancellation).
+    static let stage = RunwayError.Stage(kind: "batch", name: "APIBatch")
 
     static func outcome(_ manager: any APIManager, params: [String: JSON]?) async -> Result<JSON, RunwayError> {
         do throws(RunwayError) {

@@ -36,8 +36,16 @@ public struct APIChain: Sendable {
     public func runAll() async throws(RunwayError) -> [JSON] {
         var previous: JSON?
         var values: [JSON] = []
-        for step in steps {
-            let params = try step.makeParams(previous)
+        for (index, step) in steps.enumerated() {
+            let params: [String: JSON]?
+            do throws(RunwayError) {
+                params = try step.makeParams(previous)
+            } catch {
+                var error = error
+                // A step's parameters failed: the chain's stage, naming the step.
+                if error.stage == nil { error.stage = RunwayError.Stage(kind: "chain", name: "step \(index + 1) params") }
+                throw error
+            }
             let value = try await step.manager.load(params: params)
             values.append(value)
             previous = value
