@@ -37,6 +37,13 @@ import Testing
         #expect(try JSON(parsing: text) == value)
     }
 
+    @Test func negativeZeroKeepsItsSign() throws {
+        #expect(JSON.double(-0.0).serialized() == "-0.0")
+        #expect(JSON.double(0.0).serialized() == "0.0")
+        let parsed = try JSON(parsing: "[-0.0]")
+        #expect(parsed.serialized() == "[-0.0]")
+    }
+
     @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "tru", "01", "1.", "\"\\x\"", "\"a", "[1] 2", "\"\\ud800\"", "1e999"])
     func rejectsMalformedInputWithATypedError(_ text: String) {
         #expect(throws: RunwayError.self) { try JSON(parsing: text) }

@@ -47,6 +47,8 @@ extension JSON {
 
     private static func text(for value: Double) -> String {
         guard value.isFinite else { return "null" }
+        // -0.0 keeps its sign (`Int64(-0.0)` is 0).
+        if value == 0 { return value.sign == .minus ? "-0.0" : "0.0" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) + ".0" }
         return "\(value)"
     }

@@ -11,7 +11,9 @@ import Foundation
 /// Runway hands business code the raw data plus reformers (or a `Decodable` type) instead of
 /// model objects.
 /// `JSON` is that raw data as a `Sendable` value with typed access; integers and other numbers
-/// are kept apart so that an ID never turns into `1.0e+15`.
+/// are kept apart so that an ID never turns into `1.0e+15`. An integer beyond 64 bits
+/// (`18446744073709551615`) is the nearest `Double`, as in most JSON libraries: decode such a
+/// field with `load(as:)` into `UInt64` to keep it exact.
 /// ```swift
 /// let raw: JSON = try await manager.load()
 /// let title = raw["data"]?["items"]?[0]?["title"]?.string   // String?
@@ -107,8 +109,9 @@ extension JSON {
         return parameters.first { !isFinite($0.value) }?.key
     }
 
-    /// A scalar as the text a query string carries: strings as they are, numbers and Booleans
-    /// in JSON spelling, `null` as empty, arrays and objects as compact JSON.
+    /// A value as the text a query string carries: strings as they are, numbers and Booleans
+    /// in JSON spelling, `null` as empty, arrays and objects as compact JSON. (A manager's call
+    /// sends a top-level array parameter as one pair per element, each element's `queryText`.)
     public var queryText: String {
         switch self {
         case .string(let value): value
