@@ -94,6 +94,35 @@ struct MediatorPerformTests {
         #expect(seen.all == ["web [\"a\", \"b\"]", "other []"])
     }
 
+    @Test("a web URL with user info, a port or an IP literal reaches the unmatched-URL handler, then the fallback")
+    func urlsWithAForeignAuthorityAreUnmatchedNotMalformed() async throws {
+        var builder = try standardBuilder()
+        builder.setFallback(target: "account", action: "notFound")
+        let seen = Log()
+        builder.onUnmatchedURL { request in
+            seen.append("\(request.target ?? "?") \(request.parameters.strings("q"))")
+            return request.url?.hasPrefix("https://") == true ? Screen(name: "web") : nil
+        }
+        let mediator = try builder.build()
+        let urls = [
+            "https://example.com:8443/x?q=1", "https://user@Example.com/x", "https://u:p@example.com:80/x",
+            "https://[::1]:8080/x", "https://[::1]/x",
+        ]
+        for url in urls {
+            #expect(try await mediator.perform(url: url, as: Screen.self) == Screen(name: "web"), "\(url)")
+            // Not a mediator URL: resolving it is still malformed, and nothing can open it.
+            #expect(throws: MediatorError.self) { try mediator.resolve(url) }
+            #expect(!mediator.canOpen(url: url))
+        }
+        #expect(seen.all == ["example.com [\"1\"]", "example.com []", "example.com []", "[::1] []", "[::1] []"])
+        // The app's own scheme with a port matches no target either: the fallback takes it.
+        let fallback = try await mediator.perform(url: "app://listing:80/detail/42", as: Screen.self)
+        #expect(fallback.name == "account.notFound:app://listing:80/detail/42")
+        // Malformed otherwise, it stays malformed.
+        await #expect(throws: MediatorError.self) { try await mediator.perform(url: "https://example.com:80/%zz") }
+        await #expect(throws: MediatorError.self) { try await mediator.perform(url: "https://:80/x") }
+    }
+
     @Test func fallbackMustExistAndBeRemoteCallable() throws {
         var missing = try standardBuilder()
         missing.setFallback(target: "account", action: "nope")

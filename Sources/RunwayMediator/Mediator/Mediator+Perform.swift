@@ -39,16 +39,22 @@ extension Mediator {
     /// that matches no route is unmatched whatever its query holds (`app://nowhere/x?q=%ZZ` goes
     /// to the handler and the fallback, which get no parameters when the query cannot be read);
     /// a URL that matches a route but whose query cannot be read throws `.malformedURL`.
+    ///
+    /// A URL with user info, a port or an IP literal (`https://example.com:8443/x`,
+    /// `https://[::1]/x`) is no mediator URL, so ``resolve(_:origin:)`` refuses it; it is still a
+    /// well-formed URL that matches no route, so `perform` hands it to the unmatched-URL handler
+    /// and the fallback like any other (its ``UnmatchedRequest/target`` is the host alone).
     @discardableResult
     public func perform(url: String, origin: CallOrigin = .remote) async throws -> any Sendable {
-        guard let match = try resolve(url, origin: origin) else {
-            let unmatched = try unmatchedRequest(url: url, origin: origin)
-            if let handler = storage.unmatchedHandler,
-                let handled = try await Self.mappingCancellation(url: url, target: nil, action: nil, { try await handler(unmatched) })
-            {
-                return handled
-            }
-            return try await performFallback(unmatched)
+        let match: RouteMatch?
+        do {
+            match = try resolve(url, origin: origin)
+        } catch let error as MediatorError where error.code == .malformedURL {
+            guard let unmatched = foreignUnmatchedRequest(url: url, origin: origin) else { throw error }
+            return try await performUnmatched(unmatched, url: url)
+        }
+        guard let match else {
+            return try await performUnmatched(try unmatchedRequest(url: url, origin: origin), url: url)
         }
         let call = MediatorCall(
             target: match.target, action: match.action, parameters: match.parameters, origin: origin, url: url,
@@ -65,6 +71,16 @@ extension Mediator {
     /// Opens a URL (a deep link): like ``perform(url:origin:)``, for callers that want no result.
     public func open(url: String, origin: CallOrigin = .remote) async throws {
         _ = try await perform(url: url, origin: origin)
+    }
+
+    /// The unmatched-URL handler, then the fallback.
+    private func performUnmatched(_ unmatched: UnmatchedRequest, url: String) async throws -> any Sendable {
+        if let handler = storage.unmatchedHandler,
+            let handled = try await Self.mappingCancellation(url: url, target: nil, action: nil, { try await handler(unmatched) })
+        {
+            return handled
+        }
+        return try await performFallback(unmatched)
     }
 
     private func performFallback(_ unmatched: UnmatchedRequest) async throws -> any Sendable {

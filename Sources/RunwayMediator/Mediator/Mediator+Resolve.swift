@@ -29,8 +29,22 @@ extension Mediator {
     /// (it took no part in matching, so it does not make the URL malformed).
     func unmatchedRequest(url: String, origin: CallOrigin) throws -> UnmatchedRequest {
         let bytes = Array(url.utf8)
+        let scan = try URLScanner.scan(bytes, options: storage.urlOptions)
+        return unmatchedRequest(url: url, bytes: bytes, scan: scan, origin: origin)
+    }
+
+    /// The unmatched request of a URL that is well formed but not a mediator URL: it holds user
+    /// info, a port or an IP literal (`https://example.com:8443/x`), so no route can match it;
+    /// `nil` for any other URL. Its target is the host without them.
+    func foreignUnmatchedRequest(url: String, origin: CallOrigin) -> UnmatchedRequest? {
+        let bytes = Array(url.utf8)
+        guard let scan = try? URLScanner.scan(bytes, options: storage.urlOptions, foreignAuthority: true), scan.hasForeignAuthority
+        else { return nil }
+        return unmatchedRequest(url: url, bytes: bytes, scan: scan, origin: origin)
+    }
+
+    private func unmatchedRequest(url: String, bytes: [UInt8], scan: URLScanner.Scan, origin: CallOrigin) -> UnmatchedRequest {
         let options = storage.urlOptions
-        let scan = try URLScanner.scan(bytes, options: options)
         var query = MediatorParameters()
         do { try query.addQueryItems(of: scan, in: bytes, options: options) } catch { query = MediatorParameters() }
         return UnmatchedRequest(url: url, target: scan.segments.first?.value, action: nil, parameters: query, origin: origin)

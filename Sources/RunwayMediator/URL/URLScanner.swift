@@ -21,9 +21,15 @@ struct URLScanner {
         var queryStart: Int
         var queryEnd: Int
         var fragmentStart: Int
+        /// Whether the authority held user info, a port or an IP literal (only read with
+        /// `foreignAuthority`): a URL no route can match.
+        var hasForeignAuthority = false
     }
 
-    static func scan(_ bytes: [UInt8], options: MediatorURLOptions) throws -> Scan {
+    /// - Parameter foreignAuthority: Whether user info, a port and an IP literal in brackets are
+    ///   read (the host is then what is between them) rather than `.malformedURL`: for a URL that
+    ///   is not a mediator URL but may be another app's or the web's (`https://host:8443/x`).
+    static func scan(_ bytes: [UInt8], options: MediatorURLOptions, foreignAuthority: Bool = false) throws -> Scan {
         let count = bytes.count
         guard count > 0 else { throw malformed("the URL is empty") }
         guard count <= options.maxLength else { throw malformed("the URL is longer than \(options.maxLength) bytes") }
@@ -68,20 +74,41 @@ struct URLScanner {
         }
 
         // host
-        let hostStart = index
+        var hostStart = index
         var hostIsLower = true
         var hostHasEscape = false
+        // User info and a port end or start the host (foreign authorities only).
+        var portStart = -1
+        var inBrackets = false
+        var hasForeignAuthority = false
         while index < pathLimit, bytes[index] != UInt8(ascii: "/") {
             let byte = bytes[index]
             if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hostIsLower = false }
             if byte == UInt8(ascii: "%") { hostHasEscape = true }
-            if byte == UInt8(ascii: "@") || byte == UInt8(ascii: ":") {
-                throw malformed("the host holds '\(Character(Unicode.Scalar(byte)))' (user info and ports are not part of a mediator URL)")
+            if byte == UInt8(ascii: "@") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") {
+                guard foreignAuthority else {
+                    throw malformed(
+                        "the host holds '\(Character(Unicode.Scalar(byte)))' (user info, ports and IP literals are not part of a "
+                            + "mediator URL)")
+                }
+                hasForeignAuthority = true
+                if byte == UInt8(ascii: "@") {
+                    hostStart = index + 1  // what came before was user info, colons included
+                    portStart = -1
+                } else if byte == UInt8(ascii: "[") {
+                    inBrackets = true
+                } else if byte == UInt8(ascii: "]") {
+                    inBrackets = false
+                } else if !inBrackets, portStart < 0 {
+                    portStart = index
+                }
             }
             index += 1
         }
-        guard index > hostStart else { throw malformed("the URL has no host (the target)") }
-        var host = try decode(bytes, hostStart, index, plusAsSpace: false)
+        let hostEnd = portStart >= 0 ? portStart : index
+        guard hostEnd > hostStart else { throw malformed("the URL has no host (the target)") }
+        var host = try decode(bytes, hostStart, hostEnd, plusAsSpace: false)
+        if hasForeignAuthority { hostIsLower = false }
         if !hostIsLower || hostHasEscape && host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
             host = asciiLowercased(host)
         }
@@ -109,7 +136,7 @@ struct URLScanner {
         }
         return Scan(
             scheme: scheme, segments: segments, pathEnd: pathEnd, queryStart: queryStart, queryEnd: queryEnd,
-            fragmentStart: fragmentStart)
+            fragmentStart: fragmentStart, hasForeignAuthority: hasForeignAuthority)
     }
 
     /// Calls `body` with each query item, decoded; an item without `=` has an empty value.
