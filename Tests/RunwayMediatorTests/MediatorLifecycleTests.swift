@@ -70,6 +70,42 @@ struct MediatorLifecycleTests {
         try await mediator.stop()
     }
 
+    /// A module whose start fails.
+    struct FailingModule: MediatorModule {
+        struct Refused: Error {}
+        let name: String
+        var dependencies: [String] = []
+        let log: Log
+        func start(_ mediator: Mediator) async throws {
+            log.append("start \(name) fails")
+            throw Refused()
+        }
+        func stop() async { log.append("stop \(name)") }
+    }
+
+    @Test("a module whose start fails: the modules started before it are stopped, in reverse order, and the error names it")
+    func aFailedStartStopsWhatStarted() async throws {
+        let log = Log()
+        var builder = Mediator.Builder()
+        builder.add(module: LoggingModule(name: "account", log: log))
+        builder.add(module: LoggingModule(name: "chat", log: log))
+        builder.add(module: FailingModule(name: "listing", dependencies: ["account"], log: log))
+        builder.add(module: LoggingModule(name: "search", dependencies: ["listing"], log: log))
+        let mediator = try builder.build()
+        let error = await #expect(throws: MediatorError.self) { try await mediator.start() }
+        #expect(error?.code == .lifecycle)
+        #expect(error?.message.contains("'listing' failed to start") == true)
+        #expect(error?.underlying is FailingModule.Refused)
+        #expect(
+            log.all == [
+                "register account", "register chat", "register search", "configure account -", "configure chat -",
+                "configure search -", "start account pong", "start chat pong", "start listing fails", "stop chat", "stop account",
+            ])
+        // Failed: neither started nor stopped again.
+        await #expect { try await mediator.start() } throws: { ($0 as? MediatorError)?.code == .lifecycle }
+        await #expect { try await mediator.stop() } throws: { ($0 as? MediatorError)?.code == .lifecycle }
+    }
+
     @Test func cyclesAndUnknownDependenciesAreRejected() {
         let log = Log()
         var cycle = Mediator.Builder()

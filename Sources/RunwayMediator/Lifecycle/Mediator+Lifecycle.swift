@@ -31,6 +31,10 @@ extension Mediator {
 
     /// Sends the modules their start-up events: every ``MediatorModule/configure(_:)`` in order,
     /// then every ``MediatorModule/start(_:)`` in order. Runs once; a second call is `.lifecycle`.
+    ///
+    /// When a module's `start` throws, the modules already started are stopped, in reverse
+    /// order, before the error is thrown: nothing is left running that ``stop()`` could no longer
+    /// reach (the modules are then failed, and neither start nor stop again).
     public func start(configuration: MediatorParameters = [:]) async throws {
         if let phase = storage.lifecycle.transition(from: .idle, to: .starting) {
             throw MediatorError(.lifecycle, "modules cannot start: they are \(phase)")
@@ -41,10 +45,12 @@ extension Mediator {
                 throw MediatorError(.lifecycle, "module '\(module.name)' failed to configure: \(error)", underlying: error)
             }
         }
-        for module in storage.modules {
+        for (index, module) in storage.modules.enumerated() {
             do { try await module.start(self) } catch {
+                for started in storage.modules[..<index].reversed() { await started.stop() }
                 storage.lifecycle.set(.failed)
-                throw MediatorError(.lifecycle, "module '\(module.name)' failed to start: \(error)", underlying: error)
+                let stopped = index == 0 ? "" : " (the \(index) started before it were stopped)"
+                throw MediatorError(.lifecycle, "module '\(module.name)' failed to start\(stopped): \(error)", underlying: error)
             }
         }
         storage.lifecycle.set(.started)
