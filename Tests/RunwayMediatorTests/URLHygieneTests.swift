@@ -89,6 +89,7 @@ struct URLHygieneTests {
             #expect(throws: MediatorError.self, "\(text.debugDescription)") { try MediatorURL(text) }
             do { _ = try MediatorURL(text) } catch let error as MediatorError {
                 #expect(error.code == .malformedURL)
+                #expect(error.url == text, "\(text.debugDescription)")
             } catch { Issue.record("untyped error \(error)") }
         }
     }

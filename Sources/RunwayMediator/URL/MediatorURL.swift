@@ -29,7 +29,10 @@ public struct MediatorURL: Sendable {
             throw error
         }
         var query = MediatorParameters()
-        try query.addQueryItems(of: scan, in: bytes, options: options)
+        do { try query.addQueryItems(of: scan, in: bytes, options: options) } catch var error as MediatorError {
+            error.url = string
+            throw error
+        }
         scheme = scan.scheme
         host = scan.segments.first?.value ?? ""
         pathSegments = scan.segments.dropFirst().map(\.value)
