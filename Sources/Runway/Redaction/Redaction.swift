@@ -10,8 +10,10 @@ import Foundation
 /// Header names and parameter names are matched case-insensitively. A header is hidden when
 /// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`,
 /// `X-Access-Token`, `X-Auth`, `X-Session-Id` and `X-Goog-Api-Key` are hidden without being
-/// listed). A `Location` or `Content-Location` value is a URL and is shown as one (below). Parameters
-/// are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
+/// listed). Headers that carry a URL show it as a request's URL is shown (its hidden query values
+/// replaced, any user name, password and fragment too), the rest of the value as it is: all of a
+/// `Location`, `Content-Location` or `Referer`, each `<…>` of a `Link`, the `url=` of a `Refresh`.
+/// Parameters are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
 /// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
 /// string, in form bodies and in JSON bodies (any depth) — a body that looks like JSON or a form
 /// is read as one whatever its `Content-Type` says.
@@ -88,18 +90,66 @@ public struct Redaction: Sendable, Equatable {
         return parameters.contains(folded) || parameterFragments.contains { folded.contains($0) }
     }
 
-    /// The headers with hidden values replaced.
+    /// The headers with hidden values replaced, and the URLs some of them carry redacted.
     package func apply(to headers: HTTPHeaders) -> [(String, String)] {
         headers.map { field in
             if hidesHeader(field.name) { return (field.name, Self.placeholder) }
-            return (field.name, isURLHeader(field.name) ? apply(toURLText: field.value) : field.value)
+            return (field.name, apply(toURLsIn: field.value, of: field.name))
         }
     }
 
-    /// `Location` and `Content-Location` carry a URL, whose query may hold a token.
-    private func isURLHeader(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return lower == "location" || lower == "content-location"
+    /// A header's value with the URLs it carries (whose query may hold a token) redacted as
+    /// `apply(to:)` shows a URL, and the rest of the value as it was: all of a `Location`,
+    /// `Content-Location` or `Referer`, each `<…>` of a `Link`, the URL after the delay of a
+    /// `Refresh` (`0; url=…`). Other headers are as they are.
+    private func apply(toURLsIn value: String, of name: String) -> String {
+        switch name.lowercased() {
+        case "location", "content-location", "referer": apply(toURLText: value)
+        case "link": apply(toLink: value)
+        case "refresh": apply(toRefresh: value)
+        default: value
+        }
+    }
+
+    /// `<URL>; rel=next, <URL>; …` (RFC 8288) with each URL redacted; a `<` never closed is
+    /// redacted to the end.
+    private func apply(toLink value: String) -> String {
+        var shown = ""
+        var rest = Substring(value)
+        while let open = rest.firstIndex(of: "<") {
+            shown += rest[...open]
+            rest = rest[rest.index(after: open)...]
+            let close = rest.firstIndex(of: ">") ?? rest.endIndex
+            shown += apply(toURLText: String(rest[..<close]))
+            rest = rest[close...]
+        }
+        return shown + rest
+    }
+
+    /// `5; url=URL` (or `5, URL`, the URL in quotes or not) with the URL redacted.
+    private func apply(toRefresh value: String) -> String {
+        guard var start = value.firstIndex(where: { $0 == ";" || $0 == "," }) else { return value }
+        func skipBlanks(_ index: inout String.Index) {
+            while index < value.endIndex, value[index] == " " || value[index] == "\t" { index = value.index(after: index) }
+        }
+        start = value.index(after: start)
+        skipBlanks(&start)
+        if value[start...].prefix(3).lowercased() == "url" {
+            var equals = value.index(start, offsetBy: 3)
+            skipBlanks(&equals)
+            if equals < value.endIndex, value[equals] == "=" {
+                start = value.index(after: equals)
+                skipBlanks(&start)
+            }
+        }
+        var end = value.endIndex
+        if start < value.endIndex, value[start] == "'" || value[start] == "\"" {
+            let quote = value[start]
+            start = value.index(after: start)
+            end = value[start...].firstIndex(of: quote) ?? value.endIndex
+        }
+        guard start < end else { return value }
+        return String(value[..<start]) + apply(toURLText: String(value[start..<end])) + String(value[end...])
     }
 
     /// A URL as text (possibly relative) with hidden query values and credentials replaced.

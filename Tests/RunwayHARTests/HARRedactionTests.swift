@@ -1,0 +1,34 @@
+import Foundation
+import Runway
+import RunwayHAR
+import RunwayTesting
+import Testing
+
+/// Secrets found from outside in places the first redaction did not look: the HAR file hides
+/// them as the log does.
+@Suite struct HARRedactionTests {
+    /// The entry of one call of `request`, answered with `response`, and the whole file as text.
+    func record(_ request: Request, answer response: Response = Response(status: 200)) async throws -> (HAR.Entry, String) {
+        let recorder = HARRecorder()
+        _ = try await Pipeline(interceptors: [.har(recorder)], dispatcher: StubDispatcher { _ in response }).send(request)
+        return (try #require(recorder.har().log.entries.first), String(decoding: try recorder.data(), as: UTF8.self))
+    }
+
+    @Test func urlsInRefererLinkAndRefreshHeadersAreRedacted() async throws {
+        let response = Response(
+            status: 200,
+            headers: HTTPHeaders([
+                ("Refresh", "0;URL=https://app.test/next?token=rf-1"),
+                ("Link", "<https://api.test/items?page=3&access_token=lk-2>;rel=next"),
+            ]))
+        let request = try Request("https://api.test/a", headers: ["Referer": "https://app.test/p?access_token=rr-3&tab=info"])
+        let (entry, file) = try await record(request, answer: response)
+        #expect(entry.request.headers == [.init(name: "Referer", value: "https://app.test/p?access_token=<redacted>&tab=info")])
+        #expect(
+            entry.response.headers == [
+                .init(name: "Refresh", value: "0;URL=https://app.test/next?token=<redacted>"),
+                .init(name: "Link", value: "<https://api.test/items?page=3&access_token=<redacted>>;rel=next"),
+            ])
+        for secret in ["rf-1", "lk-2", "rr-3"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
+    }
+}
