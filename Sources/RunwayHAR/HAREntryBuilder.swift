@@ -65,7 +65,7 @@ struct HAREntryBuilder {
             method: request.method.rawValue, url: redaction.apply(to: request.url), httpVersion: httpVersion,
             headers: headers(request.headers),
             queryString: query.map { item in
-                HAR.NameValue(name: item.name, value: redaction.hidesParameter(item.name) ? Redaction.placeholder : item.value ?? "")
+                HAR.NameValue(name: item.name, value: redaction.apply(toQueryItem: item.name, value: item.value ?? ""))
             },
             postData: postData, bodySize: request.body?.count ?? request.bodyStream.map { $0.length ?? -1 } ?? 0)
     }

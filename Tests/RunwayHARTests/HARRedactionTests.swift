@@ -32,3 +32,17 @@ import Testing
         for secret in ["rf-1", "lk-2", "rr-3"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
     }
 }
+
+extension HARRedactionTests {
+    /// A secret after a `;` in the query is hidden in the URL and in `queryString`, where the
+    /// item it is part of keeps the rest of its value.
+    @Test func semicolonSeparatedQueryItemsAreRedacted() async throws {
+        let (entry, file) = try await record(try Request("https://api.test/s?a=1;password=sc-1&token=sc-2&b=x;y"))
+        #expect(entry.request.url == "https://api.test/s?a=1;password=<redacted>&token=<redacted>&b=x;y")
+        #expect(
+            entry.request.queryString == [
+                .init(name: "a", value: "1;password=<redacted>"), .init(name: "token", value: "<redacted>"), .init(name: "b", value: "x;y"),
+            ])
+        for secret in ["sc-1", "sc-2"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
+    }
+}

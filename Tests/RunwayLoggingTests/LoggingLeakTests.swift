@@ -28,3 +28,20 @@ extension LoggingInterceptorTests {
         for secret in ["rf-1", "lk-2", "rr-3"] { #expect(!text.contains(secret), "\(secret) reached the log") }
     }
 }
+
+extension LoggingInterceptorTests {
+    /// `;` separates query items for some servers: a secret after one is hidden too, the URL
+    /// otherwise as it was; so is one in a form body.
+    @Test func semicolonSeparatedParametersAreRedacted() async throws {
+        let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: StubDispatcher(status: 200))
+        _ = try await pipeline.send(try Request("https://api.test/s?a=1;password=sc-1;b=2&token=sc-2"))
+        _ = try await pipeline.send(
+            try Request(
+                method: .post, "https://api.test/f", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: Data("user=ann;pin=sc-3".utf8)))
+        #expect(text.contains("curl -X GET 'https://api.test/s?a=1;password=<redacted>;b=2&token=<redacted>'"), "\(text)")
+        #expect(text.contains("GET https://api.test/s?a=1;password=<redacted>;b=2&token=<redacted> → 200"), "\(text)")
+        #expect(text.contains("--data-binary 'user=ann;pin=<redacted>'"), "\(text)")
+        for secret in ["sc-1", "sc-2", "sc-3"] { #expect(!text.contains(secret), "\(secret) reached the log") }
+    }
+}

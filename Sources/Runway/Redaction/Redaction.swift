@@ -15,8 +15,9 @@ import Foundation
 /// `Location`, `Content-Location` or `Referer`, each `<…>` of a `Link`, the `url=` of a `Refresh`.
 /// Parameters are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
 /// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
-/// string, in form bodies and in JSON bodies (any depth) — a body that looks like JSON or a form
-/// is read as one whatever its `Content-Type` says.
+/// string and in form bodies (pairs split at `&` and at `;`, which some servers take as a
+/// separator too: only the hidden value changes) and in JSON bodies (any depth) — a body that
+/// looks like JSON or a form is read as one whatever its `Content-Type` says.
 public struct Redaction: Sendable, Equatable {
     /// Header names always hidden.
     public let headers: Set<String>
@@ -158,32 +159,61 @@ public struct Redaction: Sendable, Equatable {
         return apply(to: url)
     }
 
-    /// The URL as text with hidden query values and any password replaced.
+    /// The URL as text with hidden query values and any password replaced. Query items are
+    /// split at `&` and at `;` (which some servers take as a separator too); only the hidden
+    /// values change, the rest of the URL is as it was.
     package func apply(to url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return RunwayError.text(forURL: url) }
         if components.password != nil { components.password = "redacted" }
         // A user name may be a token (https://TOKEN@host); a fragment may carry one
         // (#access_token=, OAuth's implicit flow).
         if components.user != nil { components.user = "redacted" }
-        if components.fragment != nil { components.fragment = "redacted" }
-        if let items = components.percentEncodedQueryItems {
-            components.percentEncodedQueryItems = items.map { item in
-                let name = item.name.percentDecoded() ?? item.name
-                guard hidesParameter(name), item.value != nil else { return item }
-                return URLQueryItem(name: item.name, value: "REDACTED")
-            }
-        }
-        return (components.string ?? url.absoluteString).replacing("=REDACTED", with: "=\(Self.placeholder)")
+        let query = components.percentEncodedQuery
+        let hasFragment = components.fragment != nil
+        components.percentEncodedQuery = nil
+        components.fragment = nil
+        guard var shown = components.string else { return RunwayError.text(forURL: url) }
+        if let query { shown += "?" + applyToPairs(query, plusIsSpace: false) }
+        if hasFragment { shown += "#redacted" }
+        return shown
     }
 
-    /// A form body (`a=1&b=2`) with hidden values replaced.
+    /// The value a query item shows (HAR's `queryString`): hidden when its name is, else with
+    /// the hidden values of any `name=value` pairs after a `;` in it replaced.
+    package func apply(toQueryItem name: String, value: String) -> String {
+        hidesParameter(name) ? Self.placeholder : applyToPairs(value, plusIsSpace: false)
+    }
+
+    /// A form body (`a=1&b=2`, or `;` between pairs) with hidden values replaced.
     package func applyToForm(_ text: String) -> String {
-        text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-            let rawName = String(pair[..<equals])
-            let name = rawName.percentDecoded(plusIsSpace: true) ?? rawName
-            return hidesParameter(name) ? "\(rawName)=\(Self.placeholder)" : String(pair)
-        }.joined(separator: "&")
+        applyToPairs(text, plusIsSpace: true)
+    }
+
+    /// `name=value` pairs split at `&` and `;`, the value of each one whose percent-decoded name
+    /// is hidden replaced, everything else (separators, escapes, pairs without `=`) as it was.
+    private func applyToPairs(_ text: String, plusIsSpace: Bool) -> String {
+        let scalars = text.unicodeScalars
+        var shown = String.UnicodeScalarView()
+        var start = scalars.startIndex
+        while true {
+            let end = scalars[start...].firstIndex { $0 == "&" || $0 == ";" } ?? scalars.endIndex
+            let pair = scalars[start..<end]
+            let equals = pair.firstIndex(of: "=")
+            if let equals, hidesParameter(Self.decodedName(Substring(pair[..<equals]), plusIsSpace: plusIsSpace)) {
+                shown.append(contentsOf: pair[...equals])
+                shown.append(contentsOf: Self.placeholder.unicodeScalars)
+            } else {
+                shown.append(contentsOf: pair)
+            }
+            guard end < scalars.endIndex else { return String(shown) }
+            shown.append(scalars[end])
+            start = scalars.index(after: end)
+        }
+    }
+
+    /// A parameter's name percent-decoded, or as it is when an escape is malformed.
+    private static func decodedName(_ name: Substring, plusIsSpace: Bool) -> String {
+        name.percentDecoded(plusIsSpace: plusIsSpace) ?? String(name)
     }
 
     /// A JSON body with hidden values replaced at any depth, written back compact with its keys
