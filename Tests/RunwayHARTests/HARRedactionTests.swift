@@ -46,3 +46,16 @@ extension HARRedactionTests {
         for secret in ["sc-1", "sc-2"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
     }
 }
+
+extension HARRedactionTests {
+    /// A form with one line break at its end is a form, its break kept.
+    @Test(arguments: ["\n", "\r\n"])
+    func aFormEndingInALineBreakIsRedacted(_ lineBreak: String) async throws {
+        let request = try Request(
+            method: .post, "https://api.test/f", headers: ["Content-Type": "text/plain"], body: Data("password=lb-1\(lineBreak)".utf8))
+        let (entry, file) = try await record(request, answer: Response(status: 200, body: Data("a=1&token=lb-2\(lineBreak)".utf8)))
+        #expect(entry.request.postData?.text == "password=<redacted>\(lineBreak)")
+        #expect(entry.response.content.text == "a=1&token=<redacted>\(lineBreak)")
+        for secret in ["lb-1", "lb-2"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
+    }
+}

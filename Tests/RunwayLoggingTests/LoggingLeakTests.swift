@@ -45,3 +45,18 @@ extension LoggingInterceptorTests {
         for secret in ["sc-1", "sc-2", "sc-3"] { #expect(!text.contains(secret), "\(secret) reached the log") }
     }
 }
+
+extension LoggingInterceptorTests {
+    /// A body that is a form but for one line break at its end is read as a form, whether the
+    /// break is LF or CR LF, with or without a `Content-Type`.
+    @Test(arguments: ["\n", "\r\n"], [nil, "text/plain"])
+    func aFormEndingInALineBreakIsRedacted(_ lineBreak: String, _ type: String?) async throws {
+        let stub = StubDispatcher { _ in Response(status: 200, body: Data("code=1&token=lb-2\(lineBreak)".utf8)) }
+        let headers: HTTPHeaders = type.map { ["Content-Type": $0] } ?? [:]
+        _ = try await Pipeline(interceptors: [.logging(logger)], dispatcher: stub).send(
+            try Request(method: .post, "https://api.test/f", headers: headers, body: Data("user=ann&password=lb-1\(lineBreak)".utf8)))
+        #expect(text.contains("user=ann&password=<redacted>"), "\(text)")
+        #expect(text.contains("code=1&token=<redacted>"), "\(text)")
+        for secret in ["lb-1", "lb-2"] { #expect(!text.contains(secret), "\(secret) reached the log") }
+    }
+}

@@ -18,7 +18,8 @@ extension Redaction {
     /// `body` as text with hidden values replaced: JSON whatever the type says when it starts
     /// with `{` or `[` (JSON lines and broken JSON are read line by line, and a line that is not
     /// JSON is replaced by its size), a form when the type says so or it looks like one
-    /// (`name=value&…` without spaces or line breaks), else the text as it is.
+    /// (`name=value&…` without spaces, tabs or line breaks but for one line break, LF or CR LF,
+    /// at its end), else the text as it is.
     /// - Parameters:
     ///   - body: The bytes, as they are (a caller that knows they are still compressed does not ask).
     ///   - contentType: The body's `Content-Type`, if any.
@@ -37,14 +38,26 @@ extension Redaction {
                         line.allSatisfy(\.isWhitespace)
                             ? String(line) : applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
                     }.joined(separator: "\n"))
-        } else if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(text) {
-            return .text(applyToForm(text))
+        }
+        // A form may end in one line break (LF or CR LF), kept as it is.
+        let (form, lineBreak) = Self.splittingLineBreak(off: text)
+        if type.contains("x-www-form-urlencoded") || Self.looksLikeForm(form) {
+            return .text(applyToForm(form) + lineBreak)
         }
         return .text(text)
     }
 
-    /// `name=value&…` with no spaces or line breaks: a form, whatever the type says.
+    /// `name=value&…` with no spaces, tabs or line breaks: a form, whatever the type says.
+    /// Scalars, not characters: in Swift CR LF is one `Character`, equal to neither CR nor LF.
     private static func looksLikeForm(_ text: String) -> Bool {
-        text.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
+        text.contains("=") && !text.unicodeScalars.contains { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
+    }
+
+    /// The text without one line break (CR LF or LF) at its end, and that break ("" for none).
+    private static func splittingLineBreak(off text: String) -> (String, String) {
+        let bytes = text.utf8
+        guard bytes.last == UInt8(ascii: "\n") else { return (text, "") }
+        let size = bytes.dropLast().last == UInt8(ascii: "\r") ? 2 : 1
+        return (String(decoding: bytes.dropLast(size), as: UTF8.self), String(decoding: bytes.suffix(size), as: UTF8.self))
     }
 }

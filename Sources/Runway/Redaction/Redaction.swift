@@ -17,7 +17,8 @@ import Foundation
 /// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
 /// string and in form bodies (pairs split at `&` and at `;`, which some servers take as a
 /// separator too: only the hidden value changes) and in JSON bodies (any depth) — a body that
-/// looks like JSON or a form is read as one whatever its `Content-Type` says.
+/// looks like JSON or a form (`name=value&…`, which may end in one line break, LF or CR LF) is
+/// read as one whatever its `Content-Type` says.
 public struct Redaction: Sendable, Equatable {
     /// Header names always hidden.
     public let headers: Set<String>
