@@ -6,7 +6,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Renders requests as `curl` command lines and responses as HTTP text, redacted.
+/// Renders requests as `curl` command lines and responses as HTTP text, redacted, with control
+/// characters escaped: a value (a header's, a body's) never starts a line of the log of its own.
 struct HTTPDump {
     let redaction: Redaction
     let bodyLimit: Int
@@ -20,7 +21,8 @@ struct HTTPDump {
         if request.options.acceptCompressedResponses { parts.append("--compressed") }
         for override in request.options.connectOverrides {
             let port = override.port.map(String.init) ?? ""
-            parts += ["--connect-to", "\(override.host):\(port):\(override.connectHost):\(override.connectPort.map(String.init) ?? "")"]
+            let target = "\(override.host):\(port):\(override.connectHost):\(override.connectPort.map(String.init) ?? "")"
+            parts += ["--connect-to", Self.escapingControlCharacters(target)]
         }
         if let proxy = request.options.proxy?.server {
             // Its credentials redacted; `--noproxy` for none is left out, as in every other line.
@@ -34,7 +36,8 @@ struct HTTPDump {
         return parts.joined(separator: " ")
     }
 
-    /// The status line, headers and body of a response (secrets replaced).
+    /// The status line, headers and body of a response (secrets replaced), one line each: a line
+    /// break in a value is written `\n` (``escapingControlCharacters(_:)``).
     func response(_ response: Response) -> String {
         var lines = ["HTTP \(response.status)"]
         lines += redaction.apply(to: response.headers).map { "\($0.0): \($0.1)" }
@@ -45,7 +48,7 @@ struct HTTPDump {
         } else if !response.body.isEmpty {
             lines += ["", render(body: response.body, headers: response.headers)]
         }
-        return lines.joined(separator: "\n")
+        return lines.map(Self.escapingControlCharacters).joined(separator: "\n")
     }
 
     /// A body as text: redacted when it is a form or JSON (`Redaction`), a byte count when it is
@@ -66,13 +69,61 @@ struct HTTPDump {
     }
 
     /// `text` in single quotes for a shell: each `'` (the scalar, even before a combining mark)
-    /// becomes `'\''`.
+    /// becomes `'\''`. Text with a control character goes in bash's `$'…'` instead, where it is an
+    /// escape (`\n`, `\x1B`, `\u0085`), `\` is `\\` and `'` is `\'`: the line stays one line,
+    /// and the command still sends the same bytes.
     private func quote(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
-        var quoted = "'"
-        for scalar in text.unicodeScalars {
-            if scalar == "'" { quoted += "'\\''" } else { quoted.unicodeScalars.append(scalar) }
+        if text.unicodeScalars.contains(where: Self.isControl) {
+            return "$'"
+                + Self.replacing(in: text) { scalar in
+                    scalar == "\\" || scalar == "'"
+                        ? "\\" + String(scalar)
+                        : Self.escape(scalar) { $0.isASCII ? "\\x" + Self.hex($0, digits: 2) : "\\u" + Self.hex($0, digits: 4) }
+                } + "'"
         }
-        return quoted + "'"
+        return "'" + Self.replacing(in: text) { $0 == "'" ? "'\\''" : nil } + "'"
+    }
+
+    /// `text` with each control character written as an escape: `\n`, `\r`, `\t`, `\u{1B}`.
+    /// A value cannot start a line of the log of its own (forging one), nor move a terminal's
+    /// cursor. Other text, `\` included, is as it is.
+    static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return replacing(in: text) { escape($0) { "\\u{" + String($0.value, radix: 16, uppercase: true) + "}" } }
+    }
+
+    /// `\n`, `\r` and `\t` for those, what `other` writes for another control character, `nil`
+    /// for the rest.
+    private static func escape(_ scalar: Unicode.Scalar, other: (Unicode.Scalar) -> String) -> String? {
+        switch scalar {
+        case "\n": "\\n"
+        case "\r": "\\r"
+        case "\t": "\\t"
+        case _ where isControl(scalar): other(scalar)
+        default: nil
+        }
+    }
+
+    /// `text` with each scalar for which `replacement` has text replaced by it.
+    private static func replacing(in text: String, _ replacement: (Unicode.Scalar) -> String?) -> String {
+        var replaced = ""
+        for scalar in text.unicodeScalars {
+            if let text = replacement(scalar) { replaced += text } else { replaced.unicodeScalars.append(scalar) }
+        }
+        return replaced
+    }
+
+    /// C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: what
+    /// can break a line or drive a terminal.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029: true
+        default: false
+        }
+    }
+
+    private static func hex(_ scalar: Unicode.Scalar, digits: Int) -> String {
+        let text = String(scalar.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 }

@@ -32,9 +32,12 @@ import Logging
 ///   again, with the status or error of the one before and the delay (through
 ///   `RetryInterceptor.Observers` in the context: no wiring).
 ///
-/// Secrets never reach the log (`Redaction`). **Nothing is logged unless a `Logger` is
-/// handed over**, at construction or per call in the context (`context[LoggingInterceptor.Key.self]`,
-/// which wins); without one the interceptor only forwards.
+/// Secrets never reach the log (`Redaction`), and what a request or a response holds cannot
+/// forge a line of it: control characters in the dumps (header names and values, bodies) and
+/// in failure messages are written as escapes (`\r`, `\n`, `\u{1B}`; in the `curl` line, bash's
+/// `$'…'` quoting, so the command still sends the same bytes). **Nothing is logged unless a
+/// `Logger` is handed over**, at construction or per call in the context
+/// (`context[LoggingInterceptor.Key.self]`, which wins); without one the interceptor only forwards.
 ///
 /// ## Where it belongs
 /// Near the front, after tracing and metrics (see `DefaultOrder`): before the cache, so cache
@@ -170,7 +173,7 @@ public struct LoggingInterceptor: Interceptor {
         if let field = failure.field { line += " [field \(field)]" }
         line += " after \(milliseconds(elapsed)) ms"
         tagged(logger, context).log(
-            level: configuration.failureLevel, "\(line)",
+            level: configuration.failureLevel, "\(HTTPDump.escapingControlCharacters(line))",
             metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(milliseconds(elapsed))"])
     }
 
@@ -201,7 +204,7 @@ public struct LoggingInterceptor: Interceptor {
             var line = "\(call.text) body stream ✗ \(error.code) after \(end.byteCount) bytes"
             if !error.message.isEmpty { line += ": \(error.message)" }
             line += " after \(elapsed) ms"
-            logger.log(level: configuration.failureLevel, "\(line)", metadata: metadata)
+            logger.log(level: configuration.failureLevel, "\(HTTPDump.escapingControlCharacters(line))", metadata: metadata)
         }
     }
 

@@ -5,7 +5,8 @@ import RunwayLogging
 import RunwayTesting
 import Testing
 
-/// Secrets found from outside in places the first redaction did not look.
+/// Secrets found from outside in places the first redaction did not look, and values that could
+/// forge lines of the log.
 extension LoggingInterceptorTests {
     /// The URLs a `Referer`, a `Link` (each `<…>`) and a `Refresh` (its `url=`) name lose their
     /// secret query values; the rest of each value is as it was.
@@ -58,5 +59,40 @@ extension LoggingInterceptorTests {
         #expect(text.contains("user=ann&password=<redacted>"), "\(text)")
         #expect(text.contains("code=1&token=<redacted>"), "\(text)")
         for secret in ["lb-1", "lb-2"] { #expect(!text.contains(secret), "\(secret) reached the log") }
+    }
+}
+
+extension LoggingInterceptorTests {
+    /// A CR LF in a header value cannot forge a line of the log, before validation rejects the
+    /// request or in a response: control characters are written as escapes, in the `curl` line
+    /// as bash's `$'…'` quoting (so the command still sends the same bytes).
+    @Test func controlCharactersInWhatIsLoggedAreEscaped() async throws {
+        let injected = try Request("https://api.test/inj", headers: ["X-Note": "a\r\nAuthorization: forged"])
+        await #expect(throws: RunwayError.self) {
+            try await Pipeline(interceptors: [.logging(logger)], dispatcher: StubDispatcher(status: 200)).send(injected)
+        }
+        #expect(text.contains(#"-H $'X-Note: a\r\nAuthorization: forged'"#), "\(text)")
+        let badName = try Request("https://api.test/name", headers: HTTPHeaders([("X-A\nwarning: forged", "v")]))
+        await #expect(throws: RunwayError.self) {
+            try await Pipeline(interceptors: [.logging(logger)], dispatcher: StubDispatcher(status: 200)).send(badName)
+        }
+        let failure = try #require(handler.entries.last { $0.level == .warning })
+        #expect("\(failure.message)".contains(#"X-A\nwarning: forged"#), "\(failure.message)")
+
+        let stub = StubDispatcher { _ in
+            Response(
+                status: 200, headers: HTTPHeaders([("X-Echo", "b\nHTTP 500"), ("X-Bell", "c\u{7}\u{85}d")]),
+                body: Data("first\nGET https://api.test/ → 200\tdone".utf8))
+        }
+        _ = try await Pipeline(interceptors: [.logging(logger)], dispatcher: stub).send(
+            try Request(method: .post, "https://api.test/p", headers: ["Content-Type": "text/plain"], body: Data("it's\none\ttwo\\".utf8)))
+        #expect(text.contains(#"--data-binary $'it\'s\none\ttwo\\'"#), "\(text)")
+        let dump = try #require(handler.entries.last { "\($0.message)".hasPrefix("← ") })
+        #expect(
+            "\(dump.message)"
+                == "← HTTP 200\nX-Echo: b\\nHTTP 500\nX-Bell: c\\u{7}\\u{85}d\n\nfirst\\nGET https://api.test/ → 200\\tdone")
+        for entry in handler.entries where "\(entry.message)".hasPrefix("→ ") {
+            #expect(!"\(entry.message)".unicodeScalars.contains { $0 == "\n" || $0 == "\r" }, "\(entry.message)")
+        }
     }
 }
