@@ -35,7 +35,8 @@ extension Request {
     ///   - `.invalidURL`: no base URL and no scheme or authority; a path that does not start with
     ///     `/`, holds a fragment (`#`), a space or a control character; an authority with
     ///     userinfo (`user@`, which HTTP forbids there), or that is not `host[:port]`; a port
-    ///     over 65535; a base URL that is not absolute.
+    ///     over 65535; a base URL that is not absolute. Messages name a path or URL without its
+    ///     query (`?…`), which may hold a secret, and an authority without its userinfo.
     ///   - `.unsupportedScheme`: a scheme other than `http` or `https`.
     ///   - `.invalidRequest`: a method with a lower-case letter (``RunwayCore/HTTPMethod/init(_:)``);
     ///     `CONNECT`, extended CONNECT (`:protocol`) and `OPTIONS *`, which have no URL.
@@ -111,11 +112,14 @@ struct RequestTarget {
         if path == "*" {
             throw RunwayError(.invalidRequest, "\"*\" (OPTIONS for the whole server) is not a URL path and cannot be sent")
         }
+        // Messages name the path without its query (`?…`), where tokens travel.
         if !path.isEmpty, path.utf8.first != UInt8(ascii: "/") {
-            throw RunwayError(.invalidURL, "path \"\(path)\" does not start with \"/\"")
+            throw RunwayError(.invalidURL, "path \"\(RunwayError.text(forURL: path))\" does not start with \"/\"")
         }
         if path.utf8.contains(UInt8(ascii: "#")) {
-            throw RunwayError(.invalidURL, "path \"\(path)\" holds a fragment (#), which is never sent (percent-encode it: %23)")
+            throw RunwayError(
+                .invalidURL,
+                "path \"\(RunwayError.text(forURL: path))\" holds a fragment (#), which is never sent (percent-encode it: %23)")
         }
         try Request.checkURLText(path, what: "path")
         guard let baseURL else { return try absoluteURL(of: request, path: path) }
@@ -127,7 +131,7 @@ struct RequestTarget {
         guard let scheme = request.scheme, let authority = request.authority else {
             throw RunwayError(
                 .invalidURL,
-                "request \(request.method) \(path) has no scheme or authority and no base URL was given "
+                "request \(request.method) \(RunwayError.text(forURL: path)) has no scheme or authority and no base URL was given "
                     + "(pass baseURL, or set scheme and authority)")
         }
         guard !path.isEmpty else {
@@ -139,7 +143,7 @@ struct RequestTarget {
         // What the URL parser takes as the authority must be all of it: "host/x" or
         // "host?x" would send the request elsewhere.
         guard let url = URL(string: text), let parsed = try? RequestTarget(url), parsed.authority == authority else {
-            throw RunwayError(.invalidURL, "authority \"\(authority)\" is not host[:port]")
+            throw RunwayError(.invalidURL, "authority \"\(RunwayError.text(forURL: authority))\" is not host[:port]")
         }
         try checkPort(URLComponents(string: text)?.port, of: text)
         return text
@@ -150,7 +154,7 @@ struct RequestTarget {
     private static func joined(_ baseURL: URL, _ path: String) throws(RunwayError) -> String {
         let base = baseURL.absoluteString
         guard baseURL.scheme != nil, let host = baseURL.host(percentEncoded: true), !host.isEmpty else {
-            throw RunwayError(.invalidURL, "base URL \"\(base)\" is not absolute (scheme and host)")
+            throw RunwayError(.invalidURL, "base URL \"\(RunwayError.text(forURL: base))\" is not absolute (scheme and host)")
         }
         try checkPort(baseURL.port, of: base)
         let baseBytes = Array(base.utf8)
@@ -188,11 +192,12 @@ struct RequestTarget {
         guard !authority.isEmpty else {
             throw RunwayError(.invalidURL, "authority is empty")
         }
-        if authority.utf8.contains(UInt8(ascii: "@")) {
+        if let at = authority.lastIndex(of: "@") {
+            // Named by its host alone: the userinfo may hold a password.
             throw RunwayError(
                 .invalidURL,
-                "authority \"\(authority)\" has userinfo (user@), which HTTP forbids there (RFC 9110 §4.2.4): "
-                    + "send credentials in an Authorization header")
+                "authority \"…@\(authority[authority.index(after: at)...])\" has userinfo (user@), which HTTP forbids there "
+                    + "(RFC 9110 §4.2.4): send credentials in an Authorization header")
         }
         try Request.checkURLText(authority, what: "authority")
     }
@@ -201,7 +206,7 @@ struct RequestTarget {
     /// the dispatcher.
     private static func checkPort(_ port: Int?, of text: String) throws(RunwayError) {
         if let port, !(0...65535).contains(port) {
-            throw RunwayError(.invalidURL, "port \(port) is over 65535: \"\(text)\"")
+            throw RunwayError(.invalidURL, "port \(port) is over 65535: \"\(RunwayError.text(forURL: text))\"")
         }
     }
 }

@@ -147,6 +147,29 @@ import Testing
         #expect(error?.code == code, "\(error?.description ?? "no error")")
     }
 
+    @Test(
+        "an error names a path or URL without its query, which may hold a secret",
+        arguments: [
+            (request(path: "/p?token=tk-1#x"), "https://h.example", #"path "/p?…" holds a fragment (#)"#),
+            (request(path: "p?token=tk-2"), "https://h.example", #"path "p?…" does not start with "/""#),
+            (request(path: "/p?token=tk-3"), nil, "request GET /p?… has no scheme or authority"),
+            (
+                request(scheme: "https", authority: "h.example:70000", path: "/p?token=tk-4"), nil,
+                #"port 70000 is over 65535: "https://h.example:70000/p?…""#
+            ),
+            (request(path: "/p"), "https://h.example:70000/v1?token=tk-5", #"port 70000 is over 65535: "https://h.example:70000/v1?…""#),
+            (request(path: "/p"), "/relative?token=tk-6", #"base URL "/relative?…" is not absolute"#),
+            (request(scheme: "https", authority: "user:tk-7@h.example", path: "/x"), nil, #"authority "…@h.example" has userinfo"#),
+            (request(scheme: "https", authority: "h.example?token=tk-8", path: "/x"), nil, #"authority "h.example?…" is not host[:port]"#),
+        ] as [(HTTPRequest, String?, String)])
+    func errorsLeaveTheQueryOut(_ request: HTTPRequest, _ base: String?, _ message: String) throws {
+        let baseURL = try base.map { try #require(URL(string: $0)) }
+        let error = #expect(throws: RunwayError.self) { try Request(request, baseURL: baseURL) }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error")")
+        #expect(error?.message.contains("tk-") == false, "\(error?.message ?? "no error")")
+    }
+
     @Test func extendedConnectIsRejected() throws {
         var request = Self.request(.connect, scheme: "https", authority: "h.example", path: "/chat")
         request.extendedConnectProtocol = "websocket"
