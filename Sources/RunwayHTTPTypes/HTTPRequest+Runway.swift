@@ -23,7 +23,8 @@ extension Request {
     /// - Without, the request must be absolute: `scheme`, `authority` (`host`, `host:port`,
     ///   `[::1]:8080`) and `path`.
     ///
-    /// The path is taken as it is encoded: `%2F` stays `%2F`. Characters a URL cannot hold raw
+    /// The path is taken as it is encoded: `%2F` stays `%2F`, and a `%` not followed by two hex
+    /// digits is an error, never re-encoded as `%25`. Characters a URL cannot hold raw
     /// (non-ASCII, `|`, `{`) are percent-encoded, as for `Request(method:_:headers:body:options:)`.
     /// Header fields keep their order, names and bytes (``RunwayCore/HTTPHeaders/init(_:)``).
     /// - Parameters:
@@ -33,10 +34,11 @@ extension Request {
     ///   - options: the transport options.
     /// - Throws: `RunwayError`:
     ///   - `.invalidURL`: no base URL and no scheme or authority; a path that does not start with
-    ///     `/`, holds a fragment (`#`), a space or a control character; an authority with
-    ///     userinfo (`user@`, which HTTP forbids there), or that is not `host[:port]`; a port
-    ///     over 65535; a base URL that is not absolute. Messages name a path or URL without its
-    ///     query (`?…`), which may hold a secret, and an authority without its userinfo.
+    ///     `/`, holds a fragment (`#`), a space, a control character or a `%` not followed by two
+    ///     hex digits; an authority with userinfo (`user@`, which HTTP forbids there), or that
+    ///     is not `host[:port]`; a port over 65535; a base URL that is not absolute. Messages
+    ///     name a path or URL without its query (`?…`), which may hold a secret, and an
+    ///     authority without its userinfo.
     ///   - `.unsupportedScheme`: a scheme other than `http` or `https`.
     ///   - `.invalidRequest`: a method with a lower-case letter (``RunwayCore/HTTPMethod/init(_:)``);
     ///     `CONNECT`, extended CONNECT (`:protocol`) and `OPTIONS *`, which have no URL.
@@ -122,6 +124,7 @@ struct RequestTarget {
                 "path \"\(RunwayError.text(forURL: path))\" holds a fragment (#), which is never sent (percent-encode it: %23)")
         }
         try Request.checkURLText(path, what: "path")
+        try checkPercentEscapes(path)
         guard let baseURL else { return try absoluteURL(of: request, path: path) }
         return try joined(baseURL, path)
     }
@@ -179,6 +182,32 @@ struct RequestTarget {
             }
         }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Each `%` must start an escape, `%` and two hex digits: the URL parser would write a stray
+    /// one as `%25` silently, and what went out would not be what the caller wrote.
+    private static func checkPercentEscapes(_ path: String) throws(RunwayError) {
+        var offset = 0
+        var percent = 0
+        var digitsDue = 0
+        for byte in path.utf8 {
+            if digitsDue > 0 {
+                guard RequestParameters.hexValue(byte) != nil else { throw badEscape(in: path, at: percent) }
+                digitsDue -= 1
+            } else if byte == UInt8(ascii: "%") {
+                percent = offset
+                digitsDue = 2
+            }
+            offset += 1
+        }
+        if digitsDue > 0 { throw badEscape(in: path, at: percent) }
+    }
+
+    private static func badEscape(in path: String, at offset: Int) -> RunwayError {
+        RunwayError(
+            .invalidURL,
+            "path \"\(RunwayError.text(forURL: path))\" holds a \"%\" not followed by two hex digits at byte \(offset) "
+                + "(write a literal % as %25)")
     }
 
     private static func checkScheme(_ scheme: String) throws(RunwayError) {

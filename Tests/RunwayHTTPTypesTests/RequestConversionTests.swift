@@ -170,6 +170,29 @@ import Testing
         #expect(error?.message.contains("tk-") == false, "\(error?.message ?? "no error")")
     }
 
+    @Test(
+        "a % not followed by two hex digits is an error, never re-encoded as %25",
+        arguments: [
+            ("/a%zz?token=pe-1", #"path "/a%zz?…" holds a "%" not followed by two hex digits at byte 2"#),
+            ("/a?q=%&token=pe-2", #"path "/a?…" holds a "%" not followed by two hex digits at byte 5"#),
+            ("/a?token=pe-3&q=%4", #"path "/a?…" holds a "%" not followed by two hex digits at byte 16"#),
+            ("/%G0", #"path "/%G0" holds a "%" not followed by two hex digits at byte 1"#),
+        ])
+    func badPercentEscapesAreRejected(_ path: String, _ message: String) throws {
+        for base in [nil, "https://h.example/v1"] {
+            let request = Self.request(scheme: "https", authority: "h.example", path: path)
+            let baseURL = try base.map { try #require(URL(string: $0)) }
+            let error = #expect(throws: RunwayError.self) { try Request(request, baseURL: baseURL) }
+            #expect(error?.code == .invalidURL)
+            #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error")")
+            #expect(error?.message.contains("pe-") == false)
+        }
+        // Escapes of either case are taken as they are.
+        #expect(
+            try Self.urlText(Self.request(path: "/a%2f%E2%82%ac?q=%3d"), baseURL: "https://h.example")
+                == "https://h.example/a%2f%E2%82%ac?q=%3d")
+    }
+
     @Test func extendedConnectIsRejected() throws {
         var request = Self.request(.connect, scheme: "https", authority: "h.example", path: "/chat")
         request.extendedConnectProtocol = "websocket"
