@@ -299,7 +299,11 @@ var testTargets: [Target] {
             path: "Tests/FoundationFreeClient"
         ),
         .testTarget(name: "FoundationFreeTests", dependencies: ["FoundationFreeClient", testServer]),
-        .testTarget(name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "RunwayMediator"], exclude: ["Golden"]),
+        // The tool is a dependency so `swift build` puts it next to the test bundle, for the tests that run it.
+        .testTarget(
+            name: "MediatorCodegenTests", dependencies: ["MediatorCodegen", "MediatorCodegenTool", "RunwayMediator", testServer],
+            exclude: ["Golden"]
+        ),
         .testTarget(
             name: "RunwayMediatorTests",
             dependencies: ["RunwayMediator", testServer, .product(name: "PropertyBased", package: "swift-property-based")]

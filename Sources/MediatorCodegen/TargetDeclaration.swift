@@ -29,12 +29,34 @@ package struct ActionDeclaration: Sendable, Equatable {
     package var line: Int
 }
 
-/// A problem the scan found (reported as `file:line: error: message`).
+/// A problem the scan found (reported as `file:line: error: message` or `file:line: warning: message`).
 package struct CodegenDiagnostic: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Where: `Module/File.swift:line`.
-    package var source: String
+    /// How bad: an error fails the build (and `swift package routes`), a warning is reported only.
+    package enum Severity: String, Sendable {
+        case error, warning
+    }
+
+    /// The module the file belongs to.
+    package var module: String
+    /// The file, relative to the module.
+    package var file: String
+    /// The line.
+    package var line: Int
+    /// Error or warning.
+    package var severity: Severity
     /// What.
     package var message: String
 
-    package var description: String { "\(source): error: \(message)" }
+    package init(module: String, file: String, line: Int, severity: Severity = .error, message: String) {
+        self.module = module
+        self.file = file
+        self.line = line
+        self.severity = severity
+        self.message = message
+    }
+
+    /// Where: `Module/File.swift:line`.
+    package var source: String { "\(module)/\(file):\(line)" }
+
+    package var description: String { "\(source): \(severity.rawValue): \(message)" }
 }

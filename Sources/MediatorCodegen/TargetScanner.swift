@@ -12,7 +12,8 @@ package enum TargetScanner {
     package static let protocolName = "MediatorTarget"
 
     /// Scans one module's files (`(path relative to the module, contents)`).
-    /// - Returns: Targets sorted by type name, and diagnostics (a non-public target, a nested one).
+    /// - Returns: Targets sorted by type name, and diagnostics (a warning for a non-public target,
+    ///   which is skipped; an error for a nested public one).
     package static func scan(module: String, files: [(path: String, contents: String)]) -> (
         targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]
     ) {
@@ -53,21 +54,24 @@ package enum TargetScanner {
             let primary = entries.first { !$0.isExtension } ?? conformance
             let file = sources[primary.file]
             let line = file.text.line(at: primary.offset)
-            let source = "\(module)/\(file.path):\(line)"
-            if file.text.depth(at: primary.offset) > 0 {
-                diagnostics.append(
-                    CodegenDiagnostic(
-                        source: source,
-                        message:
-                            "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them")
-                )
-                continue
-            }
+            // A non-public target is the module's own business (its MediatorModule may register
+            // it): skipped with a warning, never an error that fails the app's build.
             let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
             guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
                 diagnostics.append(
                     CodegenDiagnostic(
-                        source: source, message: "\(name) conforms to \(protocolName) but is not public; the app target cannot register it")
+                        module: module, file: file.path, line: line, severity: .warning,
+                        message: "\(name) conforms to \(protocolName) but is not public, so it is not registered; "
+                            + "if it should be, make it public, or register it in the module's MediatorModule (register(into:))")
+                )
+                continue
+            }
+            if file.text.depth(at: primary.offset) > 0 {
+                diagnostics.append(
+                    CodegenDiagnostic(
+                        module: module, file: file.path, line: line,
+                        message:
+                            "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them")
                 )
                 continue
             }

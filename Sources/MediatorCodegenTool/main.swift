@@ -5,7 +5,10 @@ import MediatorCodegen
 // mediator-codegen routes [--scheme SCHEME | --no-implicit] [--module NAME FILE...]...
 //
 // File paths after --module are read and reported relative to the longest common directory of
-// that module's files.
+// that module's files. `generate` writes its diagnostics to standard error as
+// `/absolute/File.swift:line: warning: message` (or `error:`), the form SwiftPM and Xcode show
+// against the file; it fails on an error only, so a warning (a non-public target, skipped)
+// leaves the build going.
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -47,8 +50,10 @@ while index < arguments.count {
 
 var targets: [TargetDeclaration] = []
 var diagnostics: [CodegenDiagnostic] = []
+var moduleDirectories: [String: String] = [:]
 for module in modules {
     let base = commonDirectory(module.files)
+    moduleDirectories[module.name] = base
     var files: [(path: String, contents: String)] = []
     for path in module.files.sorted() {
         guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else { fail("cannot read \(path)") }
@@ -62,7 +67,9 @@ for module in modules {
 switch command {
 case "generate":
     guard let output else { fail("generate needs --output") }
-    if !diagnostics.isEmpty { fail(diagnostics.map(\.description).joined(separator: "\n")) }
+    let located = diagnostics.map { "\(moduleDirectories[$0.module] ?? "")\($0.file):\($0.line): \($0.severity.rawValue): \($0.message)" }
+    if !located.isEmpty { FileHandle.standardError.write(Data((located.joined(separator: "\n") + "\n").utf8)) }
+    if diagnostics.contains(where: { $0.severity == .error }) { exit(1) }
     let text = RegistrationGenerator.generate(targets)
     if (try? String(contentsOfFile: output, encoding: .utf8)) != text {
         do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { fail("cannot write \(output): \(error)") }
@@ -70,7 +77,9 @@ case "generate":
 case "routes":
     let listing = RouteListing(targets: targets, implicitScheme: scheme)
     print(listing.table, terminator: "")
-    let problems = diagnostics.map(\.description) + listing.problems
+    let warnings = diagnostics.filter { $0.severity == .warning }.map(\.description)
+    if !warnings.isEmpty { FileHandle.standardError.write(Data((warnings.joined(separator: "\n") + "\n").utf8)) }
+    let problems = diagnostics.filter { $0.severity == .error }.map(\.description) + listing.problems
     if !problems.isEmpty { fail(problems.map { "error: \($0)" }.joined(separator: "\n")) }
 default:
     fail("unknown command \(command)")

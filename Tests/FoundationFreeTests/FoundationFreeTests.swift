@@ -9,15 +9,7 @@ import Testing
 @Suite("Foundation-free client")
 struct FoundationFreeTests {
     /// The client binary: built next to the test bundle (this target depends on it).
-    static var client: URL {
-        #if os(Linux)
-        let products = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        #else
-        let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
-        let products = bundle.bundleURL.deletingLastPathComponent()
-        #endif
-        return products.appending(path: "FoundationFreeClient")
-    }
+    static var client: URL { builtProduct("FoundationFreeClient") }
 
     /// What `executable` prints to standard output; a non-zero exit fails. Read and waited for
     /// on a thread of its own: a blocked thread of the cooperative pool (two on a two-core

@@ -19,15 +19,7 @@ final class HelperProcess: Sendable {
 
     /// The helper binary: built by `swift build` next to the test bundle (the tests' target
     /// depends on it).
-    static var executable: URL {
-        #if os(Linux)
-        let products = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        #else
-        let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
-        let products = bundle.bundleURL.deletingLastPathComponent()
-        #endif
-        return products.appending(path: "ActionLogCrashHelper")
-    }
+    static var executable: URL { builtProduct("ActionLogCrashHelper") }
 
     /// Starts the helper with `arguments`.
     init(_ arguments: [String]) throws {

@@ -36,6 +36,18 @@ public func runToEnd(_ executable: URL, _ arguments: [String], environment: [Str
     }
 }
 
+/// The executable product `name` of this package, built by `swift build` next to the test bundle
+/// (the test target that runs it depends on it, so it is built).
+public func builtProduct(_ name: String) -> URL {
+    #if os(Linux)
+    let products = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    #else
+    let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") } ?? Bundle.main
+    let products = bundle.bundleURL.deletingLastPathComponent()
+    #endif
+    return products.appending(path: name)
+}
+
 /// Runs `work`, which blocks (on a process, a pipe), on a new thread, and returns its result.
 func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in

@@ -11,6 +11,11 @@ public enum Namespace {
         public init() {}
         public static func declareActions(_ actions: inout MediatorActions<NestedTarget>) {}
     }
+
+    struct InternalNestedTarget: MediatorTarget {
+        static let name = "internal-nested"
+        static func declareActions(_ actions: inout MediatorActions<InternalNestedTarget>) {}
+    }
 }
 
 public struct FineTarget: MediatorTarget {
