@@ -19,7 +19,7 @@ package struct RouteListing: Sendable {
 
     /// Builds the listing; implicit routes `scheme://target/action` are included when `implicitScheme` is set.
     package init(targets: [TargetDeclaration], implicitScheme: String? = "app") {
-        var targetSources: [String: String] = [:]
+        var targetSources: [String: (source: String, type: String)] = [:]
         var shapes: [String: Row] = [:]
         for target in targets.sorted(by: { ($0.module, $0.typeName) < ($1.module, $1.typeName) })
         where target.module != RegistrationGenerator.mediatorModule {
@@ -28,11 +28,13 @@ package struct RouteListing: Sendable {
                     "\(target.source): target \(target.typeName) has no literal `static let name = \"...\"`; its routes cannot be listed")
                 continue
             }
-            if let other = targetSources[name] {
+            let type = target.module + "." + target.typeName
+            if let other = targetSources[name], other.type != type {
                 // Reported; its routes are still listed and checked, so one run shows every problem.
-                problems.append("duplicate target '\(name)': \(other) and \(target.source)")
-            } else {
-                targetSources[name] = target.source
+                problems.append("duplicate target '\(name)': \(other.source) and \(target.source)")
+            } else if targetSources[name] == nil {
+                // The same type declared again is another `#if` branch's declaration, not a duplicate.
+                targetSources[name] = (target.source, type)
             }
             var actionSources: [String: String] = [:]
             for action in target.actions {

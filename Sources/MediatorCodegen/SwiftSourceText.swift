@@ -8,6 +8,9 @@ package struct SwiftSourceText: Sendable {
     package let code: [UInt8]
     /// For each byte of `code`, whether it is inside a string literal.
     let inString: [Bool]
+    /// After each `#if`, `#elseif`, `#else` or `#endif` line (its end's offset), the branches the
+    /// text is in, outermost first.
+    private let directives: [(end: Int, branches: [ConditionalBranch])]
 
     /// Reads `text`.
     package init(_ text: String) {
@@ -74,6 +77,44 @@ package struct SwiftSourceText: Sendable {
         }
         self.code = code
         self.inString = inString
+        directives = Self.readDirectives(code, inString)
+    }
+
+    /// The `#if` branches (outermost first) the text at `offset` is in.
+    package func conditions(at offset: Int) -> [ConditionalBranch] {
+        directives.last { $0.end <= offset }?.branches ?? []
+    }
+
+    /// Every conditional-compilation directive line, with the branches in effect after it.
+    private static func readDirectives(_ code: [UInt8], _ inString: [Bool]) -> [(end: Int, branches: [ConditionalBranch])] {
+        var directives: [(end: Int, branches: [ConditionalBranch])] = []
+        var stack: [ConditionalBranch] = []
+        func lineEnd(from start: Int) -> Int { code[start...].firstIndex(of: UInt8(ascii: "\n")) ?? code.count }
+        var start = 0
+        while start < code.count {
+            let end = lineEnd(from: start)
+            var first = start
+            while first < end, code[first] == UInt8(ascii: " ") || code[first] == UInt8(ascii: "\t") { first += 1 }
+            if first < end, code[first] == UInt8(ascii: "#"), !inString[first] {
+                var keywordEnd = first + 1
+                while keywordEnd < end, code[keywordEnd] >= UInt8(ascii: "a"), code[keywordEnd] <= UInt8(ascii: "z") { keywordEnd += 1 }
+                let keyword = String(decoding: code[(first + 1)..<keywordEnd], as: UTF8.self)
+                if ["if", "elseif", "else", "endif"].contains(keyword) {
+                    // A condition is the rest of its line (Swift allows no more), spaces collapsed.
+                    let condition = String(decoding: code[keywordEnd..<end], as: UTF8.self).split(whereSeparator: \.isWhitespace)
+                        .joined(separator: " ")
+                    switch keyword {
+                    case "if": stack.append(ConditionalBranch(conditions: [condition]))
+                    case "elseif": if !stack.isEmpty { stack[stack.count - 1].conditions.append(condition) }
+                    case "else": if !stack.isEmpty { stack[stack.count - 1].isElse = true }
+                    default: _ = stack.popLast()
+                    }
+                    directives.append((end, stack))
+                }
+            }
+            start = end + 1
+        }
+        return directives
     }
 
     private static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {
@@ -117,5 +158,28 @@ package struct SwiftSourceText: Sendable {
             if code[index] == UInt8(ascii: "}") { depth -= 1 }
         }
         return depth
+    }
+}
+
+/// One `#if` block a declaration sits in, and which of its branches.
+///
+/// `conditions` are the conditions of the `#if` and of each `#elseif` up to and including the
+/// declaration's branch, as written (spaces collapsed); `isElse` says the declaration is in the
+/// `#else` branch after all of them. The generated code repeats that structure, so the
+/// registration is compiled under the same conditions as the declaration.
+package struct ConditionalBranch: Sendable, Equatable, Hashable {
+    /// The `#if` condition, then each `#elseif` condition through the declaration's branch.
+    package var conditions: [String]
+    /// Whether the declaration is in the `#else` branch.
+    package var isElse: Bool
+
+    package init(conditions: [String], isElse: Bool = false) {
+        self.conditions = conditions
+        self.isElse = isElse
+    }
+
+    /// The directive lines that open the branch (`#if A`, `#elseif B`, `#else`); `#endif` closes it.
+    package var openingLines: [String] {
+        conditions.enumerated().map { index, condition in (index == 0 ? "#if " : "#elseif ") + condition } + (isElse ? ["#else"] : [])
     }
 }

@@ -12,6 +12,9 @@ package struct TargetDeclaration: Sendable, Equatable {
     package var targetName: String?
     /// The actions declared with `actions.action("name", ...)` in the type's body or extensions.
     package var actions: [ActionDeclaration]
+    /// The `#if` branches the declaration (and the extension that makes it conform) is in,
+    /// outermost first: the registration is compiled under the same conditions.
+    package var conditions: [ConditionalBranch] = []
 
     /// `Module/File.swift:line`, as registration sources are written.
     package var source: String { "\(module)/\(file):\(line)" }

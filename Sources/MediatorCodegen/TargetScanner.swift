@@ -22,7 +22,7 @@ package enum TargetScanner {
         let sources = files.map { (path: $0.path, text: SwiftSourceText($0.contents)) }
 
         // Every type declaration and extension, by name.
-        var declarations: [String: [(file: Int, offset: Int, open: Int, modifiers: String, inherits: [String], isExtension: Bool)]] = [:]
+        var declarations: [String: [Declaration]] = [:]
         for (fileIndex, source) in sources.enumerated() {
             let code = source.text.string
             let ns = code as NSString
@@ -41,55 +41,100 @@ package enum TargetScanner {
                 let open = utf8Offset(code, match.range.location + match.range.length - 1)
                 guard !source.text.inString[offset] else { continue }
                 declarations[name, default: []].append(
-                    (fileIndex, offset, open, modifiers, inherits, keyword == "extension"))
+                    Declaration(
+                        file: fileIndex, offset: offset, open: open, modifiers: modifiers, inherits: inherits,
+                        isExtension: keyword == "extension", conditions: source.text.conditions(at: offset)))
             }
         }
 
         for name in declarations.keys.sorted() {
             guard let entries = declarations[name] else { continue }
-            let conforming = entries.first { entry in
+            func conforms(_ entry: Declaration) -> Bool {
                 entry.inherits.contains { $0 == protocolName || $0 == "RunwayMediator." + protocolName }
             }
-            guard let conformance = conforming else { continue }
-            let primary = entries.first { !$0.isExtension } ?? conformance
-            let file = sources[primary.file]
-            let line = file.text.line(at: primary.offset)
-            // A non-public target is the module's own business (its MediatorModule may register
-            // it): skipped with a warning, never an error that fails the app's build.
-            let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
-            guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
-                diagnostics.append(
-                    CodegenDiagnostic(
-                        module: module, file: file.path, line: line, severity: .warning,
-                        message: "\(name) conforms to \(protocolName) but is not public, so it is not registered; "
-                            + "if it should be, make it public, or register it in the module's MediatorModule (register(into:))")
-                )
-                continue
+            guard let conforming = entries.first(where: conforms) else { continue }
+            // Each declaration of the type is a target under its own `#if` conditions (a type
+            // declared once per branch is registered in each); its extensions add to every one.
+            let primaries = entries.filter { !$0.isExtension }
+            for primary in primaries.isEmpty ? [conforming] : primaries {
+                let conformance = conforms(primary) ? primary : entries.first { $0.isExtension && conforms($0) } ?? conforming
+                if let target = target(
+                    name, declared: primary, conformance: conformance, extensions: entries.filter(\.isExtension), module: module,
+                    sources: sources, diagnostics: &diagnostics)
+                {
+                    targets.append(target)
+                }
             }
-            if file.text.depth(at: primary.offset) > 0 {
-                diagnostics.append(
-                    CodegenDiagnostic(
-                        module: module, file: file.path, line: line,
-                        message:
-                            "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them")
-                )
-                continue
-            }
-            var targetName: String?
-            var actions: [ActionDeclaration] = []
-            for entry in entries {
-                let text = sources[entry.file].text
-                let close = text.matchingBrace(entry.open)
-                let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
-                if targetName == nil { targetName = firstCapture(nameRegex, in: body) }
-                actions += scanActions(body, baseOffset: entry.open, text: text)
-            }
-            targets.append(
-                TargetDeclaration(
-                    module: module, typeName: name, file: file.path, line: line, targetName: targetName,
-                    actions: actions.sorted { ($0.line, $0.name) < ($1.line, $1.name) }))
         }
         return (targets, diagnostics)
+    }
+
+    /// The target `primary` declares (with the actions of its extensions), or `nil` with a
+    /// diagnostic when the app cannot register it.
+    private static func target(
+        _ name: String, declared primary: Declaration, conformance: Declaration, extensions: [Declaration], module: String,
+        sources: [(path: String, text: SwiftSourceText)], diagnostics: inout [CodegenDiagnostic]
+    ) -> TargetDeclaration? {
+        let file = sources[primary.file]
+        let line = file.text.line(at: primary.offset)
+        // A non-public target is the module's own business (its MediatorModule may register
+        // it): skipped with a warning, never an error that fails the app's build.
+        let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
+        guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
+            diagnostics.append(
+                CodegenDiagnostic(
+                    module: module, file: file.path, line: line, severity: .warning,
+                    message: "\(name) conforms to \(protocolName) but is not public, so it is not registered; "
+                        + "if it should be, make it public, or register it in the module's MediatorModule (register(into:))")
+            )
+            return nil
+        }
+        if file.text.depth(at: primary.offset) > 0 {
+            diagnostics.append(
+                CodegenDiagnostic(
+                    module: module, file: file.path, line: line,
+                    message: "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"
+                )
+            )
+            return nil
+        }
+        var targetName: String?
+        var actions: [ActionDeclaration] = []
+        for entry in [primary] + extensions.filter({ !$0.isSame(as: primary) }) {
+            let text = sources[entry.file].text
+            let close = text.matchingBrace(entry.open)
+            let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
+            if targetName == nil { targetName = firstCapture(nameRegex, in: body) }
+            actions += scanActions(body, baseOffset: entry.open, text: text)
+        }
+        // The type must exist and conform: its declaration's conditions, then those of the
+        // extension that adds the conformance (less the branches both are in).
+        var conditions = primary.conditions
+        if !conformance.isSame(as: primary) {
+            let shared = zip(primary.conditions, conformance.conditions).prefix { $0 == $1 }.count
+            conditions += conformance.conditions.dropFirst(shared)
+        }
+        return TargetDeclaration(
+            module: module, typeName: name, file: file.path, line: line, targetName: targetName,
+            actions: actions.sorted { ($0.line, $0.name) < ($1.line, $1.name) }, conditions: conditions)
+    }
+
+    /// A type declaration or extension.
+    private struct Declaration {
+        /// The file's index, and the keyword's offset in it.
+        var file: Int
+        var offset: Int
+        /// The offset of the body's `{`.
+        var open: Int
+        /// What precedes the keyword (`public final`, attributes).
+        var modifiers: String
+        /// The inheritance clause's names.
+        var inherits: [String]
+        var isExtension = false
+        /// The `#if` branches it is in.
+        var conditions: [ConditionalBranch]
+
+        func isSame(as other: Declaration) -> Bool { file == other.file && offset == other.offset }
     }
 
     private static func scanActions(_ body: String, baseOffset: Int, text: SwiftSourceText) -> [ActionDeclaration] {

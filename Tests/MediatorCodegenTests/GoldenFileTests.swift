@@ -52,6 +52,16 @@ struct GoldenFileTests {
         #expect(result.diagnostics.map(\.line) == [15, 3, 9])
     }
 
+    @Test func targetsUnderIfAreRegisteredUnderTheSameConditions() throws {
+        let result = try scan("conditions")
+        #expect(result.diagnostics.isEmpty)
+        try expectGolden(RegistrationGenerator.generate(result.targets), "conditions", "expected-registration.txt")
+        // A type declared in two branches is one target, not a duplicate.
+        let listing = RouteListing(targets: result.targets)
+        #expect(listing.problems.isEmpty)
+        try expectGolden(listing.table, "conditions", "expected-routes.txt")
+    }
+
     @Test func duplicatesAndConflictsNameBothSources() throws {
         let result = try scan("conflicts")
         let listing = RouteListing(targets: result.targets)
