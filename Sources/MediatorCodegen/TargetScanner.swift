@@ -3,8 +3,10 @@ import Foundation
 /// Finds `MediatorTarget` declarations in Swift source text, without a parser.
 ///
 /// The convention: a business module declares each target as a **public, top-level** type
-/// whose inheritance clause names `MediatorTarget` (`public struct ListingTarget: MediatorTarget`),
-/// or conforms in an `extension ListingTarget: MediatorTarget`. Its name is read from
+/// whose inheritance clause names `MediatorTarget` (`public struct ListingTarget: MediatorTarget`,
+/// or `MediatorTarget & Sendable`), or conforms in an `extension ListingTarget: MediatorTarget`;
+/// a typealias or a protocol of the same module that names or refines `MediatorTarget` counts
+/// as `MediatorTarget` (another module's cannot be seen). Its name is read from
 /// `static let name = "listing"` and its actions from `actions.action("detail", access: .remote,
 /// routes: ["app://listing/<int:id>"]) { ... }` calls in the type's body or its extensions.
 package enum TargetScanner {
@@ -30,13 +32,7 @@ package enum TargetScanner {
                 let keyword = ns.substring(with: match.range(at: 2))
                 let name = ns.substring(with: match.range(at: 3))
                 let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
-                let inherits =
-                    match.range(at: 4).location == NSNotFound
-                    ? []
-                    : ns.substring(with: match.range(at: 4))
-                        .split(separator: ",").map {
-                            $0.split(separator: "<").first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
-                        }
+                let inherits = match.range(at: 4).location == NSNotFound ? [] : conformanceNames(ns.substring(with: match.range(at: 4)))
                 let offset = utf8Offset(code, match.range(at: 2).location)
                 let open = utf8Offset(code, match.range.location + match.range.length - 1)
                 guard !source.text.inString[offset] else { continue }
@@ -47,11 +43,10 @@ package enum TargetScanner {
             }
         }
 
+        let targetProtocols = mediatorTargetNames(module: module, sources: sources)
         for name in declarations.keys.sorted() {
             guard let entries = declarations[name] else { continue }
-            func conforms(_ entry: Declaration) -> Bool {
-                entry.inherits.contains { $0 == protocolName || $0 == "RunwayMediator." + protocolName }
-            }
+            func conforms(_ entry: Declaration) -> Bool { entry.inherits.contains(where: targetProtocols.contains) }
             guard let conforming = entries.first(where: conforms) else { continue }
             // Each declaration of the type is a target under its own `#if` conditions (a type
             // declared once per branch is registered in each); its extensions add to every one.
@@ -67,6 +62,53 @@ package enum TargetScanner {
             }
         }
         return (targets, diagnostics)
+    }
+
+    /// The names that make a type a target in this module: `MediatorTarget`, and the typealiases
+    /// and protocols declared in the module that name or refine it (`typealias Routable =
+    /// MediatorTarget`, `protocol ScreenTarget: MediatorTarget`, `protocol P where Self:
+    /// MediatorTarget`), through one another too, in any order. Another module's are not seen.
+    private static func mediatorTargetNames(module: String, sources: [(path: String, text: SwiftSourceText)]) -> Set<String> {
+        var declared: [(name: String, names: [String])] = []
+        for source in sources {
+            let code = source.text.string
+            let ns = code as NSString
+            for regex in [protocolRegex, typealiasRegex] {
+                for match in regex.matches(in: code, range: NSRange(location: 0, length: ns.length))
+                where !source.text.inString[utf8Offset(code, match.range.location)] {
+                    var clause = match.range(at: 2).location == NSNotFound ? "" : ns.substring(with: match.range(at: 2))
+                    if match.numberOfRanges > 3, match.range(at: 3).location != NSNotFound {
+                        // `where Self: A & B, T: C`: the requirements on Self.
+                        let requirements = ns.substring(with: match.range(at: 3)).split(separator: ",")
+                        for requirement in requirements where requirement.contains("Self") {
+                            let sides = requirement.split(separator: ":", maxSplits: 1)
+                            if sides.count == 2, sides[0].split(whereSeparator: \.isWhitespace) == ["Self"] { clause += "," + sides[1] }
+                        }
+                    }
+                    declared.append((ns.substring(with: match.range(at: 1)), conformanceNames(clause)))
+                }
+            }
+        }
+        var names: Set<String> = [protocolName, "RunwayMediator." + protocolName]
+        var grew = true
+        while grew {
+            grew = false
+            for entry in declared where !names.contains(entry.name) && entry.names.contains(where: names.contains) {
+                names.formUnion([entry.name, module + "." + entry.name])
+                grew = true
+            }
+        }
+        return names
+    }
+
+    /// The type names of an inheritance clause or a composition: `@preconcurrency A, B & C<D>`
+    /// gives A, B and C.
+    private static func conformanceNames(_ clause: String) -> [String] {
+        clause.split(whereSeparator: { $0 == "," || $0 == "&" }).compactMap { part in
+            let type = part.split(separator: "<").first ?? ""
+            let words = type.split(whereSeparator: { $0.isWhitespace || $0 == "(" || $0 == ")" })
+            return words.last { !$0.hasPrefix("@") && $0 != "any" && $0 != "some" }.map(String.init)
+        }
     }
 
     /// The target `primary` declares (with the actions of its extensions), or `nil` with a
@@ -183,6 +225,12 @@ package enum TargetScanner {
             #"((?:(?:public|open|internal|package|fileprivate|private|final|@\w+(?:\([^)]*\))?)\s+)*)\b(struct|class|enum|actor|"#
             + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
     )
+    // protocol Name (<associated types>)? (: inheritance)? (where requirements)? {
+    private static let protocolRegex = try! NSRegularExpression(  // a constant pattern
+        pattern: #"\bprotocol\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s([^{]*))?\{"#)
+    // typealias Name (<generics>)? = type
+    private static let typealiasRegex = try! NSRegularExpression(  // a constant pattern
+        pattern: #"\btypealias\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>=]*>)?\s*=\s*([^\n;{}]+)"#)
     private static let nameRegex = try! NSRegularExpression(  // a constant pattern
         pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern

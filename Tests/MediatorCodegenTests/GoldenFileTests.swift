@@ -62,6 +62,18 @@ struct GoldenFileTests {
         try expectGolden(listing.table, "conditions", "expected-routes.txt")
     }
 
+    @Test func compositionsTypealiasesAndRefiningProtocolsAreFollowed() throws {
+        let result = try scan("conformances")
+        #expect(result.diagnostics.isEmpty)
+        try expectGolden(RegistrationGenerator.generate(result.targets), "conformances", "expected-registration.txt")
+        // Found: a composition, typealiases (of a composition too), refinements of refinements.
+        // Not: a lookalike, and a refinement declared in another module (Zeta's through Eps's protocol).
+        #expect(
+            result.targets.map { "\($0.module).\($0.typeName)" } == [
+                "Delta.DeltaTarget", "Delta.DeltaThree", "Delta.DeltaTwoTarget", "Eps.EpsTarget", "Eps.FlowStep", "Eps.ModalTarget",
+            ])
+    }
+
     @Test func duplicatesAndConflictsNameBothSources() throws {
         let result = try scan("conflicts")
         let listing = RouteListing(targets: result.targets)
