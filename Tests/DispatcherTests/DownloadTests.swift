@@ -406,6 +406,32 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a partial file locked for a moment only (by a child process being started) does not refuse the download"
+    )
+    func aLockHeldForAMomentIsWaitedFor() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dispatcher = CurlDispatcher()
+        try await withTestServer { server in
+            let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"), resume: false)
+            // Another holder of the lock for 50 ms from now, on a thread of its own (as a child
+            // process would be, outside Swift's threads).
+            let holder = open(target.partialFile.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            #expect(holder >= 0)
+            #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+            Thread.detachNewThread {
+                usleep(50_000)
+                close(holder)
+            }
+            var request = makeRequest(server.url("/download/1000"))
+            request.download = target
+            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            #expect(response.fileURL == target.file)
+            #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
+        }
+    }
+
     @Test("a partial file longer than the resource is removed with a .responseInvalid, and the next attempt downloads it whole")
     func partialFileLongerThanTheResource() async throws {
         let directory = try temporaryDirectory()
