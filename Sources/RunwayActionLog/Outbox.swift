@@ -62,7 +62,8 @@ final class Outbox: Sendable {
                 .configuration, "action log: cannot open \(lockPath): \(String(cString: strerror(errno)))",
                 stage: .storage("RunwayActionLog"), field: "file")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        // A lock held for a moment only (a logger just shut down) is waited for.
+        guard lockExclusively(descriptor) else {
             close(descriptor)
             throw RunwayError(
                 .configuration,

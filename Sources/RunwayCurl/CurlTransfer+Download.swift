@@ -1,4 +1,5 @@
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -70,26 +71,14 @@ extension CurlTransfer {
 
     /// Opens the partial file (made if missing) and locks it (`flock`) for the transfer, before
     /// the hand-over: a second download to the same destination, in this process or another,
-    /// is refused instead of writing into the same file. Returns the file's size.
-    ///
-    /// A lock found held is tried again for up to a quarter of a second before the refusal. A
-    /// lock belongs to the open file, and a child process that another thread is starting holds
-    /// a copy of every descriptor until it runs its program (which closes this `O_CLOEXEC` one):
-    /// a download that has just ended can look running for that moment (seen in a test run that
-    /// started processes meanwhile). One that really runs holds it far longer.
+    /// is refused instead of writing into the same file. Returns the file's size. A lock held for
+    /// a moment only is waited for (`lockExclusively`, RunwaySync).
     func lockPartialFile(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
         let path = download.partialFile.path
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         // Nothing has been sent yet: whatever fails here says so (`neverSent`).
         guard fd >= 0 else { throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true) }
-        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        var tries = 0
-        while !locked, errno == EWOULDBLOCK, tries < 50 {
-            usleep(5_000)
-            tries += 1
-            locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        }
-        guard locked else {
+        guard lockExclusively(fd) else {
             let reason =
                 errno == EWOULDBLOCK
                 ? "another download to \(download.file.path) is running: its partial file \(path) is locked"

@@ -63,6 +63,28 @@ import Testing
         }
     }
 
+    @Test("a log file whose lock is held for a moment only (by a child process being started) opens")
+    func aLockHeldForAMomentIsWaitedFor() async throws {
+        let sink = ActionSink()
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let configuration = testConfiguration(folder, registry: try analyticsRegistry(server))
+            try FileManager.default.createDirectory(at: configuration.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            // Another holder of the lock for 50 ms from now, on a thread of its own.
+            let holder = open(configuration.file.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            #expect(holder >= 0)
+            #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+            Thread.detachNewThread {
+                usleep(50_000)
+                close(holder)
+            }
+            let actions = try ActionLogger(configuration)
+            #expect(actions.record("tap"))
+            await actions.shutdown()
+        }
+    }
+
     @Test func recordIsSafeFromManyTasksAndThreadsAtOnce() async throws {
         let sink = ActionSink()
         let folder = TestFolder()
