@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Runway
+import RunwayCurl
 import RunwayLogging
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -94,5 +96,37 @@ extension LoggingInterceptorTests {
         for entry in handler.entries where "\(entry.message)".hasPrefix("→ ") {
             #expect(!"\(entry.message)".unicodeScalars.contains { $0 == "\n" || $0 == "\r" }, "\(entry.message)")
         }
+    }
+}
+
+extension LoggingInterceptorTests {
+    /// An XML body (a SOAP call, an XML API) loses the content of its hidden elements, whatever
+    /// their namespace prefix and children, and the values of its hidden attributes; a reply
+    /// typed as XML or starting with `<` does too. The rest of the XML is as it was.
+    @Test func xmlBodiesAreRedacted() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        let envelope = """
+            <?xml version="1.0"?>
+            <soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope" xmlns:token="urn:t">
+            <soap:Body><Login user="ann" apiKey='xk-1'><!-- a note --><wsse:Password Type="text">xp-2</wsse:Password>\
+            <Credentials><Id>7</Id><Secret>xp-3</Secret></Credentials><Note>a &lt; b</Note></Login></soap:Body>
+            </soap:Envelope>
+            """
+        let request = Runway.Request(
+            method: .post, url: server.url("/status/200"), headers: ["Content-Type": "application/soap+xml"], body: Data(envelope.utf8))
+        let response = try await Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher()).send(request)
+        #expect(response.status == 200)
+        // The dump quotes the body as bash's `$'…'`, where a `'` is `\'`.
+        #expect(text.contains(#"<Login user="ann" apiKey=\'<redacted>\'><!-- a note -->"#), "\(text)")
+        #expect(text.contains(#"<wsse:Password Type="text"><redacted></wsse:Password><Credentials><redacted></Credentials>"#), "\(text)")
+        #expect(text.contains(#"xmlns:token="urn:t""#) && text.contains("<Note>a &lt; b</Note>"), "\(text)")
+
+        let stub = StubDispatcher { _ in
+            Response(status: 200, body: Data("<r><session_id>xs-4</session_id><token>xs-5".utf8))
+        }
+        _ = try await Pipeline(interceptors: [.logging(logger)], dispatcher: stub).send(try Request("https://api.test/x"))
+        #expect(text.contains("<r><session_id><redacted></session_id><token><redacted>"), "\(text)")
+        for secret in ["xk-1", "xp-2", "xp-3", "xs-4", "xs-5"] { #expect(!text.contains(secret), "\(secret) reached the log") }
     }
 }

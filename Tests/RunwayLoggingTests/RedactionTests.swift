@@ -23,6 +23,23 @@ struct RedactionTests {
         #expect(redaction.applyToJSON(Data("not json".utf8)) == nil)
     }
 
+    @Test("XML: hidden elements' content and hidden attributes' values, cut or odd markup hiding no less")
+    func xml() throws {
+        let cases: [(String, String)] = [
+            ("<a><token>t<token>u</token>v</token><b>1</b></a>", "<a><token><redacted></token><b>1</b></a>"),
+            (#"<a token=t1 id=2/><pin/><x:pin a="1">9</x:pin>"#, #"<a token=<redacted> id=2/><pin/><x:pin a="1"><redacted></x:pin>"#),
+            (#"<a password="cut"#, #"<a password="<redacted>"#),
+            ("<a><password>cut", "<a><password><redacted>"),
+            ("1 < 2 and <b>3</b>", "1 < 2 and <b>3</b>"),
+            ("<a><![CDATA[<password>]]></a><!-- <token> -->", "<a><![CDATA[<password>]]></a><!-- <token> -->"),
+            (#"<a xmlns:token="urn:x"><token:id>1</token:id></a>"#, #"<a xmlns:token="urn:x"><token:id>1</token:id></a>"#),
+        ]
+        for (xml, shown) in cases {
+            #expect(redaction.applyToXML(xml) == shown, "\(xml)")
+        }
+        #expect(redaction.apply(toBody: Data("<k><sid>s</sid></k>".utf8), contentType: nil) == .text("<k><sid><redacted></sid></k>"))
+    }
+
     @Test("forms and URLs: names are percent-decoded (a + is a space in a form) before they are matched")
     func formsAndURLs() throws {
         #expect(

@@ -7,7 +7,7 @@ import Foundation
 extension Redaction {
     /// A body as text that can be shown, or why it cannot.
     package enum BodyText: Sendable, Equatable {
-        /// UTF-8 text, hidden values replaced when it is JSON or a form.
+        /// UTF-8 text, hidden values replaced when it is JSON, XML or a form.
         case text(String)
         /// Not UTF-8, or holding control characters other than tab, CR and LF.
         case binary
@@ -17,7 +17,8 @@ extension Redaction {
 
     /// `body` as text with hidden values replaced: JSON whatever the type says when it starts
     /// with `{` or `[` (JSON lines and broken JSON are read line by line, and a line that is not
-    /// JSON is replaced by its size), a form when the type says so or it looks like one
+    /// JSON is replaced by its size), XML when the type says so or it starts with `<`
+    /// (``applyToXML(_:)``), a form when the type says so or it looks like one
     /// (`name=value&…` without spaces, tabs or line breaks but for one line break, LF or CR LF,
     /// at its end), else the text as it is.
     /// - Parameters:
@@ -38,6 +39,8 @@ extension Redaction {
                         line.allSatisfy(\.isWhitespace)
                             ? String(line) : applyToJSON(Data(line.utf8)) ?? "<\(line.utf8.count) bytes, not JSON>"
                     }.joined(separator: "\n"))
+        } else if type.contains("xml") || start == "<" {
+            return .text(applyToXML(text))
         }
         // A form may end in one line break (LF or CR LF), kept as it is.
         let (form, lineBreak) = Self.splittingLineBreak(off: text)

@@ -16,9 +16,11 @@ import Foundation
 /// Parameters are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
 /// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
 /// string and in form bodies (pairs split at `&` and at `;`, which some servers take as a
-/// separator too: only the hidden value changes) and in JSON bodies (any depth) — a body that
-/// looks like JSON or a form (`name=value&…`, which may end in one line break, LF or CR LF) is
-/// read as one whatever its `Content-Type` says.
+/// separator too: only the hidden value changes), in JSON bodies (any depth) and in XML bodies
+/// (the content of a hidden element, the value of a hidden attribute, names without their
+/// namespace prefix) — a body that looks like JSON, XML (it starts with `<`) or a form
+/// (`name=value&…`, which may end in one line break, LF or CR LF) is read as one whatever its
+/// `Content-Type` says.
 public struct Redaction: Sendable, Equatable {
     /// Header names always hidden.
     public let headers: Set<String>
