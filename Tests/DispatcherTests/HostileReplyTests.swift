@@ -196,13 +196,17 @@ extension DispatcherSuite {
 /// Error messages reach logs, HAR files and spans: they never repeat what a URL's user name,
 /// password, query or fragment held.
 extension DispatcherSuite {
-    @Test("a failure's message names the URL without its credentials, query and fragment", arguments: DispatcherUnderTest.all)
+    @Test(
+        "a failure's message names the URL without its credentials, path parameters, query and fragment",
+        arguments: DispatcherUnderTest.all)
     func failureMessagesHideURLSecrets(_ dut: DispatcherUnderTest) async throws {
         let refused = try #require(URL(string: "http://SECRET-USER:SECRET-PASS@127.0.0.1:1/x?token=SECRET-TOKEN#SECRET-FRAG"))
         let error = await runwayError { try await dut.send(dut.make(), makeRequest(refused)) }
         let cut = try RawResponder("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
         defer { cut.stop() }
-        let lost = await runwayError { try await dut.send(dut.make(), makeRequest(cut.url("/x?access_token=SECRET-TOKEN"))) }
+        let lost = await runwayError {
+            try await dut.send(dut.make(), makeRequest(cut.url("/x;jsessionid=SECRET-SESSION/y?access_token=SECRET-TOKEN")))
+        }
         for error in [error, lost] {
             let text = "\(String(describing: error)) \(error?.message ?? "")"
             #expect(error != nil)

@@ -177,6 +177,7 @@ struct RequestTests {
         #expect(RunwayError.text(forURL: "https://u:p@host/x#frag") == "https://host/x#…")
         #expect(RunwayError.text(forURL: "http://user:SE/CRET@host/x") == "http://host/x")
         #expect(RunwayError.text(forURL: "not a url") == "not a url")
+        #expect(RunwayError.text(forURL: "https://h;x/a;sid=S/b;c/?q") == "https://h;x/a;…/b;…/?…")
     }
 
     @Test func aProxyURLThatIsNotOneIsNamedWithoutItsPassword() {

@@ -34,7 +34,7 @@ extension LoggingInterceptorTests {
 
 extension LoggingInterceptorTests {
     /// `;` separates query items for some servers: a secret after one is hidden too, the URL
-    /// otherwise as it was; so is one in a form body.
+    /// otherwise as it was; so is one in a form body, and one among a path segment's parameters.
     @Test func semicolonSeparatedParametersAreRedacted() async throws {
         let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: StubDispatcher(status: 200))
         _ = try await pipeline.send(try Request("https://api.test/s?a=1;password=sc-1;b=2&token=sc-2"))
@@ -45,7 +45,10 @@ extension LoggingInterceptorTests {
         #expect(text.contains("curl -X GET 'https://api.test/s?a=1;password=<redacted>;b=2&token=<redacted>'"), "\(text)")
         #expect(text.contains("GET https://api.test/s?a=1;password=<redacted>;b=2&token=<redacted> → 200"), "\(text)")
         #expect(text.contains("--data-binary 'user=ann;pin=<redacted>'"), "\(text)")
-        for secret in ["sc-1", "sc-2", "sc-3"] { #expect(!text.contains(secret), "\(secret) reached the log") }
+        // A path segment's own parameters (matrix parameters, a servlet's session id).
+        _ = try await pipeline.send(try Request("https://api.test/cart;jsessionid=sc-4/items;v=2;token=sc-5?page=1"))
+        #expect(text.contains("GET https://api.test/cart;jsessionid=<redacted>/items;v=2;token=<redacted>?page=1 → 200"), "\(text)")
+        for secret in ["sc-1", "sc-2", "sc-3", "sc-4", "sc-5"] { #expect(!text.contains(secret), "\(secret) reached the log") }
     }
 }
 

@@ -47,6 +47,13 @@ struct RedactionTests {
                 == "access%5Ftoken=<redacted>&page=2&pass+word=<redacted>&bad%ZZ=1")
         let url = try #require(URL(string: "https://u:secret@api.test/a?access%5Ftoken=abc&page=2"))
         #expect(redaction.apply(to: url) == "https://redacted:redacted@api.test/a?access%5Ftoken=<redacted>&page=2")
+        for (text, shown) in [
+            ("https://api.test/;sid=1/b;c;pin=2/", "https://api.test/;sid=<redacted>/b;c;pin=<redacted>/"),
+            ("https://api.test", "https://api.test"), ("/rel;token=3?q=1#f", "/rel;token=<redacted>?q=1#redacted"),
+            ("https://api.test/a%3Bb;x=1", "https://api.test/a%3Bb;x=1"),
+        ] {
+            #expect(redaction.apply(to: try #require(URL(string: text))) == shown, "\(text)")
+        }
     }
 
     @Test("keys however named, a URL's user name and fragment, and the URL a Location names are hidden")

@@ -163,8 +163,9 @@ public struct Redaction: Sendable, Equatable {
     }
 
     /// The URL as text with hidden query values and any password replaced. Query items are
-    /// split at `&` and at `;` (which some servers take as a separator too); only the hidden
-    /// values change, the rest of the URL is as it was.
+    /// split at `&` and at `;` (which some servers take as a separator too), and the
+    /// `;name=value` parameters of a path segment are read as pairs; only the hidden values
+    /// change, the rest of the URL is as it was.
     package func apply(to url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return RunwayError.text(forURL: url) }
         if components.password != nil { components.password = "redacted" }
@@ -173,9 +174,20 @@ public struct Redaction: Sendable, Equatable {
         if components.user != nil { components.user = "redacted" }
         let query = components.percentEncodedQuery
         let hasFragment = components.fragment != nil
+        // `/cart;jsessionid=…/items`: the `;name=value` parameters of a path segment (matrix
+        // parameters, a servlet's session id) are pairs too.
+        let path = components.percentEncodedPath
+        components.percentEncodedPath = ""
         components.percentEncodedQuery = nil
         components.fragment = nil
         guard var shown = components.string else { return RunwayError.text(forURL: url) }
+        shown +=
+            !path.contains(";")
+            ? path
+            : path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
+                return segment[...semicolon] + applyToPairs(String(segment[segment.index(after: semicolon)...]), plusIsSpace: false)
+            }.joined(separator: "/")
         if let query { shown += "?" + applyToPairs(query, plusIsSpace: false) }
         if hasFragment { shown += "#redacted" }
         return shown

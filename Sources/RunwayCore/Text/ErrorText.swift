@@ -20,8 +20,9 @@ extension RunwayError {
 }
 
 extension RunwayError {
-    /// A URL as error messages show it: without user name and password, query and fragment
-    /// (where tokens and keys travel; `?…` says one was there), and cut after 300 characters.
+    /// A URL as error messages show it: without user name and password, query, fragment and
+    /// the parameters of its path segments (where tokens, keys and session ids travel; `?…`
+    /// and `;…` say one was there), and cut after 300 characters.
     /// Messages reach logs, HAR files and spans, which must not carry what the URL held.
     /// Works on text that is not a valid URL too.
     package static func text(forURL text: String) -> String {
@@ -44,6 +45,15 @@ extension RunwayError {
             if let at {
                 kept = kept[..<schemeEnd.upperBound] + kept[kept.index(after: at)...]
             }
+        }
+        // A path segment's `;name=value` parameters may carry a session id (`;jsessionid=`).
+        if kept.contains(";") {
+            let pathStart =
+                kept.firstRange(of: "://").map { kept[$0.upperBound...].firstIndex(of: "/") ?? kept.endIndex } ?? kept.startIndex
+            kept =
+                kept[..<pathStart]
+                + kept[pathStart...].split(separator: "/", omittingEmptySubsequences: false)
+                .map { segment in segment.firstIndex(of: ";").map { segment[..<$0] + ";…" } ?? segment }.joined(separator: "/")
         }
         if kept.count > 300 { return kept.prefix(300) + "…" }
         return String(kept) + suffix
