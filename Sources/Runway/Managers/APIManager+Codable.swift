@@ -89,7 +89,9 @@ extension APIManager {
 extension JSON {
     /// `value` as JSON, through `encoder` (its date, data and key strategies apply).
     /// - Throws: `RunwayError` `.invalidRequest` when `value` cannot be encoded (its
-    ///   `EncodingError` is the `RunwayError.underlying`).
+    ///   `EncodingError` is the `RunwayError.underlying`), or when it holds a number that `JSON`
+    ///   cannot hold exactly: an integer beyond `Int64` (a large `UInt64`) or a number with more
+    ///   digits than a `Double` holds (a long `Decimal`), which would be sent as another number.
     public init<T: Encodable>(encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws(RunwayError) {
         let data: Data
         do {
@@ -97,6 +99,10 @@ extension JSON {
         } catch {
             throw RunwayError(.invalidRequest, "\(T.self) cannot be encoded as JSON: \(error)", underlying: error)
         }
-        self = try JSON(parsing: data)
+        do throws(RunwayError) {
+            self = try JSON(parsingExactly: data)
+        } catch {
+            throw RunwayError(.invalidRequest, "\(T.self) holds a number JSON cannot carry exactly: \(error.message)")
+        }
     }
 }

@@ -23,6 +23,15 @@ extension JSON {
         var parser = JSONParser(bytes: Array(text.utf8))
         self = try parser.parseDocument()
     }
+
+    /// Parses JSON text whose numbers must keep their value: an integer beyond `Int64`, or a
+    /// number with more digits than a `Double` holds, is an error instead of the nearest `Double`
+    /// (for text an encoder made from the caller's values, which are sent on).
+    init(parsingExactly data: Data) throws(RunwayError) {
+        var parser = JSONParser(bytes: [UInt8](data))
+        parser.exactNumbers = true
+        self = try parser.parseDocument()
+    }
 }
 
 /// A recursive-descent JSON parser over the body's bytes (bounds-checked indices into an
@@ -31,6 +40,8 @@ private struct JSONParser {
     let bytes: [UInt8]
     var index = 0
     var depth = 0
+    /// Whether a number the `JSON` cases cannot hold exactly is an error (see `init(parsingExactly:)`).
+    var exactNumbers = false
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -261,7 +272,45 @@ private struct JSONParser {
         if isInteger, let value = Self.int64(slice) { return .int(value) }
         let text = String(decoding: slice, as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
+        if exactNumbers, Self.significand(of: slice) != Self.significand(of: "\(value.magnitude)".utf8) {
+            let what = isInteger ? "an integer beyond 64 bits" : "a number with more digits than a Double holds"
+            throw RunwayError(.invalidRequest, "\(text) (at byte \(start)) is \(what): it would be sent as \(value)")
+        }
         return .double(value)
+    }
+
+    /// The value of a number's text as its significant digits and a power of ten (`12.50e1` is
+    /// `125` and `0`; zero is no digits): two spellings of one value give the same pair.
+    private static func significand(of text: some Collection<UInt8>) -> (digits: [UInt8], exponent: Int) {
+        var digits: [UInt8] = []
+        var exponent = 0
+        var exponentText: [UInt8] = []
+        var part = 0  // 0: integer digits, 1: fraction digits, 2: exponent
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "."): part = 1
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): part = 2
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where part < 2:
+                if digits.isEmpty, byte == UInt8(ascii: "0") {
+                    if part == 1 { exponent -= 1 }  // a leading zero of the fraction
+                    continue
+                }
+                digits.append(byte)
+                if part == 1 { exponent -= 1 }
+            case _ where part == 2: exponentText.append(byte)
+            default: break  // the sign
+            }
+        }
+        // A parsed number is finite, so its exponent has few digits; more count as a mismatch.
+        if !exponentText.isEmpty {
+            guard exponentText.count <= 8, let value = Int(String(decoding: exponentText, as: UTF8.self)) else { return ([], .min) }
+            exponent += value
+        }
+        while digits.last == UInt8(ascii: "0") {
+            digits.removeLast()
+            exponent += 1
+        }
+        return digits.isEmpty ? ([], 0) : (digits, exponent)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

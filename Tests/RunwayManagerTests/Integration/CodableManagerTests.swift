@@ -230,6 +230,36 @@ import Testing
         }
     }
 
+    struct Order: Encodable {
+        let orderID: UInt64
+        let total: Decimal
+    }
+
+    @Test("an Encodable number JSON cannot carry exactly (a large UInt64, a long Decimal) fails before the network, never sent rounded")
+    func numbersThatWouldBeSentRoundedFailBeforeTheNetwork() async throws {
+        try await withShop { _, registry, carts in
+            let manager = CartAPIManager(registry: registry)
+            let large = Order(orderID: .max, total: 1)
+            let beyondInt64 = await #expect(throws: RunwayError.self) { try await manager.load(encoding: large) }
+            #expect(beyondInt64?.code == .paramsInvalid)
+            #expect(beyondInt64?.message.contains("18446744073709551615") == true, "\(String(describing: beyondInt64))")
+            let long = Order(orderID: 1, total: Decimal(string: "12345678901234567890.5")!)
+            let tooManyDigits = await #expect(throws: RunwayError.self) { try await manager.load(encoding: long) }
+            #expect(tooManyDigits?.code == .paramsInvalid)
+            #expect(tooManyDigits?.message.contains("12345678901234567890.5") == true, "\(String(describing: tooManyDigits))")
+            #expect(carts.value == 0)
+            // Numbers a Double or an Int64 holds go out as they are.
+            let exact = Order(orderID: UInt64(Int64.max), total: Decimal(string: "19.99")!)
+            try await manager.load(encoding: exact)
+            #expect(manager.rawData == ["order_id": .int(.max), "total": 19.99])
+            #expect(
+                try JSON(encoding: ["ratio": 0.1, "tiny": 1e-7, "big": 1e300, "third": 1.0 / 3]) == [
+                    "ratio": 0.1, "tiny": 1e-7, "big": 1e300, "third": .double(1.0 / 3),
+                ])
+            #expect(carts.value == 1)
+        }
+    }
+
     @Test("a number that is not finite, in the path, the query or deep in a body, fails before the network naming its parameter")
     func nonFiniteNumbersInParameters() async throws {
         try await withShop { _, registry, carts in
