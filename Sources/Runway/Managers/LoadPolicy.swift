@@ -15,7 +15,8 @@ public struct LoadPolicy: Hashable, Sendable, CustomStringConvertible {
     /// not started; `load()` throws `.cancelled`, the delegate hears nothing for it.
     public static let dropNew = LoadPolicy(base: .dropNew)
     /// Cancel every call in flight and start the new one (filtering, search-as-you-type): the
-    /// cancelled calls end with `.cancelled` and are not delivered.
+    /// cancelled calls end with `.cancelled` and are not delivered, a call whose response is in
+    /// but whose delivery still waits for the main actor (or the delivery queue) included.
     public static let cancelPrevious = LoadPolicy(base: .cancelPrevious)
     /// A call identical to one in flight (same parameters) joins it: one request, one landing
     /// for the delegate, the same result for every `load()`; a different call starts alongside.

@@ -130,8 +130,13 @@ extension ManagerEngine {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
             if policy == .cancelPrevious {
-                superseded = state.calls.compactMap { $0.stop("superseded by a newer call (cancelPrevious)") }
+                let reason = "superseded by a newer call (cancelPrevious)"
+                superseded = state.calls.compactMap { $0.stop(reason) }
                 state.calls.removeAll(keepingCapacity: true)
+                // A call whose response is in but whose delivery still waits for the delivery
+                // executor is superseded too, as `cancelAll()` stops it: it is not delivered.
+                for call in state.landing { call.markCancelled(reason) }
+                state.landing.removeAll()
             }
             if let shareKey, let joined = state.calls.first(where: { $0.shareKey == shareKey }), let task = joined.task {
                 if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }

@@ -72,7 +72,8 @@ public final class ManagerEngine: @unchecked Sendable {
         /// array is cheaper to add to and remove from than a dictionary that hashes a key).
         var calls: [ManagerCall] = []
         /// Calls landed (state updated) whose delivery waits for the delivery executor: out of
-        /// `calls` (not loading), but still cancelled by `cancelAll()` and the release.
+        /// `calls` (not loading), but still cancelled by `cancelAll()`, the release and a newer
+        /// call under `cancelPrevious`.
         var landing: [ManagerCall] = []
         weak var delegate: (any APIManagerDelegate)?
         weak var paramSource: (any APIManagerParamSource)?

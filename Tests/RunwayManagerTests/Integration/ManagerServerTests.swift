@@ -173,6 +173,31 @@ import Testing
         }
     }
 
+    @Test("cancelPrevious supersedes a call whose response is in but whose delivery waits: the screen never hears the older search")
+    func cancelPreviousReachesACallWaitingForItsDelivery() async throws {
+        try await withServer { _, registry, _ in
+            // The delivery queue is busy (suspended here, as a main thread busy with a keystroke would be).
+            let queue = DispatchQueue(label: "busy landing")
+            queue.suspend()
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .cancelPrevious, delivery: .queue(queue))
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            let older = Task { try await manager.load(params: ["q": "a", "ms": 0]) }
+            // Landed: the state holds its data, the call is no longer loading; its delivery waits.
+            #expect(await eventually { !manager.isLoading && manager.rawData == ["q": "a"] })
+            let newer = Task { try await manager.load(params: ["q": "ab", "ms": 0]) }
+            #expect(await eventually { !manager.isLoading && manager.rawData == ["q": "ab"] })
+            queue.resume()
+            let olderOutcome = await outcome { try await older.value }
+            #expect(olderOutcome.failure?.code == .cancelled, "\(olderOutcome)")
+            #expect(olderOutcome.failure?.message.contains("superseded") == true, "\(olderOutcome)")
+            let newerValue = try await newer.value
+            #expect(newerValue == ["q": "ab"])
+            #expect(log.events == ["delegate.success"])
+        }
+    }
+
     @Test func twentyConcurrent401sRefreshTheTokenExactlyOnce() async throws {
         // The server answers the twenty 401s once all twenty requests are in: no call can learn
         // of the expired token (and wait for the refresh instead of being sent) before all are
