@@ -14,7 +14,8 @@ import RunwayCore
 /// ``loadNextPage(params:)`` calls run one at a time in call order, each asking for the page
 /// after the last one loaded, so concurrent calls never skip or repeat a page. A failed page
 /// is asked for again by the next call. After the last page, calls are not started and throw
-/// `.noContent`. ``resetPages()`` starts again from ``firstPage``. A page whose response has no
+/// `.noContent`. ``resetPages()`` starts again from ``firstPage``, cancelling the page loads in
+/// flight or queued. A page whose response has no
 /// list where ``items(in:)`` looks fails with `.responseInvalid`: it is never taken for an empty
 /// last page. A call whose task is cancelled
 /// while it waits for its turn ends at once with `.cancelled`, and `cancelAll()` cancels the
@@ -81,7 +82,13 @@ extension PagedAPIManager {
     public var isLastPage: Bool { engine.read { $0.paging.isLastPage } }
 
     /// Forgets the pages loaded; the next ``loadNextPage(params:)`` asks for ``firstPage``.
+    ///
+    /// The calls in flight, and the page loads waiting for their turn, belong to the pages
+    /// forgotten: they are cancelled as by `cancelAll()` (they end with `.cancelled` and are not
+    /// delivered), so a list refreshed while a page loads never receives that page after its
+    /// new first page, or before it.
     public func resetPages() {
+        engine.cancelAll(reason: "resetPages() was called")
         engine.lock.withLock {
             engine.state.paging.currentPage = nil
             engine.state.paging.isLastPage = false

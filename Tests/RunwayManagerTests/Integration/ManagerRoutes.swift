@@ -15,6 +15,8 @@ final class ManagerRouteState: Sendable {
     let unauthorized = Counter()
     /// The `page` parameters `/v1/pages` received, in order.
     let pages = EventLog()
+    /// Where `/v1/pages?hold=1` holds its requests.
+    let pageGate = Gate()
     /// Whether `/auth/refresh` fails.
     let refreshFails: Bool
     /// How many 401s `/v1/profile` holds back until the last of them has come (0: none), so that
@@ -35,7 +37,8 @@ final class ManagerRouteState: Sendable {
 /// - `GET /v1/profile`: `{"name":"Ann"}` with `Authorization: Bearer fresh`, else 401 (the first
 ///   `holdsUnauthorized` 401s held until the last of them);
 /// - `POST /auth/refresh`: waits 100 ms, answers `{"token":"fresh"}` (or 500 when set to fail);
-/// - `GET /v1/pages?page=&pageSize=`: 45 items in pages, records each page asked for.
+/// - `GET /v1/pages?page=&pageSize=&hold=`: 45 items in pages, records each page asked for; with
+///   `hold=1`, waits until the state's `pageGate` opens.
 func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
     { router in
         router.get("/v1/search") { request, _ -> Response in
@@ -65,6 +68,7 @@ func managerRoutes(_ state: ManagerRouteState) -> TestServer.Routes {
             let size = request.uri.queryParameters.get("pageSize", as: Int.self) ?? 10
             state.pages.append(String(page))
             try await Task.sleep(for: .milliseconds(20))
+            if request.uri.queryParameters.get("hold") == "1" { await state.pageGate.wait() }
             let start = (page - 1) * size
             let ids = start >= 0 && start < 45 ? Array(start..<min(45, start + size)) : []
             return json("{\"items\":[" + ids.map { "{\"id\":\($0)}" }.joined(separator: ",") + "]}")

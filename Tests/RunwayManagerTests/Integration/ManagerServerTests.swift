@@ -254,6 +254,36 @@ import Testing
         }
     }
 
+    @Test("a list refreshed while a page loads never hears of that page: resetPages() cancels it and the next call asks for page 1")
+    func resetPagesWhileAPageLoadsCancelsThatPage() async throws {
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
+            let manager = PagedAPIManagerOverServer(registry: registry)
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            try await manager.loadNextPage()
+            // Page 2, held by the server; a page queued behind it.
+            let held = Task { try await manager.loadNextPage(params: ["hold": 1]) }
+            #expect(await eventually { state.pages.events == ["1", "2"] })
+            // Asked for before the refresh, on the delegate path (it counts as asked for at once).
+            manager.loadNextPageData()
+            // Pull to refresh; the server may then answer page 2.
+            manager.resetPages()
+            state.pageGate.open()
+            let heldOutcome = await outcome { try await held.value }
+            #expect(heldOutcome.failure?.code == .cancelled, "\(heldOutcome)")
+            #expect(heldOutcome.failure?.message.contains("resetPages") == true, "\(heldOutcome)")
+            let first = try await manager.loadNextPage()
+            #expect(first["items"]?[0]?["id"] == 0)
+            #expect(manager.currentPage == 1)
+            #expect(manager.rawData == first)
+            // Page 1, then page 1 again: never page 2 in between or after.
+            #expect(log.events == ["delegate.success", "delegate.success"])
+            #expect(state.pages.events == ["1", "2", "1"])
+        }
+    }
+
     @Test @MainActor func theDelegatePathLandsOnTheMainActorOverTheNetwork() async throws {
         try await withServer { _, registry, _ in
             let manager = ItemListAPIManager(registry: registry, apiName: "search", delivery: .mainActor)
