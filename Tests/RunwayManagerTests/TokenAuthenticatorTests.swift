@@ -146,6 +146,41 @@ import Testing
         #expect(authenticator.token == "stale")
     }
 
+    /// A login or a logout while a refresh runs: the refresh's outcome, for the session just
+    /// replaced, never overwrites the token the app set, and the waiting call replays with the
+    /// app's token (it replayed with the refreshed one, and a logout was undone).
+    @Test(arguments: [(false, "fresh"), (true, "fresh"), (false, nil)] as [(Bool, String?)])
+    func aTokenSetDuringARefreshIsKept(refreshFails: Bool, newToken: String?) async throws {
+        let gate = Gate()
+        let safetyNet = gate.open(after: .seconds(120))
+        defer { safetyNet.cancel() }
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            await gate.wait()
+            if refreshFails { throw RefreshFailed() }
+            return "old-session"
+        }
+        var service = TestService()
+        service.authenticator = authenticator
+        let stub = StubDispatcher { request in
+            if request.headers["Authorization"] == "Bearer fresh" { return Response(status: 200, body: Data(#"{"ok":true}"#.utf8)) }
+            return Response(status: 401, body: Data(#"{"error":"expired"}"#.utf8))
+        }
+        let manager = ItemListAPIManager(registry: try makeRegistry(stub, services: [service]))
+        let waiting = Task { await outcome { try await manager.load() } }
+        #expect(await eventually { authenticator.refreshCount == 1 })
+        authenticator.setToken(newToken, identity: "user-2")
+        gate.open()
+        let result = await waiting.value
+        #expect(authenticator.token == newToken && authenticator.identity == "user-2")
+        if newToken == nil {
+            #expect(result.failure?.code == .needsLogin)
+        } else {
+            #expect(result.success == ["ok": true])
+            #expect(try await manager.load() == ["ok": true])
+            #expect(authenticator.refreshCount == 1)
+        }
+    }
+
     @Test func aBusinessCodeTriggersTheRefreshToo() async throws {
         let authenticator = TokenAuthenticator(token: "stale", headerName: "X-Token", prefix: "") { _ in "fresh" }
         var service = TestService()

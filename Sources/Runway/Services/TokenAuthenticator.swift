@@ -50,6 +50,9 @@ public final class TokenAuthenticator: Sendable {
         /// Increases when a refresh ends, successfully or not.
         var generation = 0
         var refreshing = false
+        /// `setToken` was called while the refresh ran: its outcome belongs to the session the
+        /// app has just replaced (a logout, another user's login), and is dropped.
+        var replacedDuringRefresh = false
         /// The error of the refresh that produced `generation`, if it failed.
         var failure: RunwayError?
         var waiters: [(id: UInt64, continuation: Waiter)] = []
@@ -108,12 +111,17 @@ public final class TokenAuthenticator: Sendable {
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
 
     /// Replaces the token (after a login or a logout), and who it belongs to.
+    ///
+    /// A refresh running meanwhile was for the token replaced: when it ends, its token (or its
+    /// failure) is dropped, and the calls waiting for it replay with the token set here (none
+    /// after a logout, so they end with `.needsLogin` when the server refuses them).
     public func setToken(_ token: String?, identity: String? = nil) {
         state.withLock { state in
             state.token = token
             state.identity = identity
             state.generation += 1
             state.failure = nil
+            if state.refreshing { state.replacedDuringRefresh = true }
         }
     }
 
@@ -218,9 +226,13 @@ public final class TokenAuthenticator: Sendable {
 
     private func finish(_ outcome: Result<String, RunwayError>) {
         let (waiters, result) = state.withLock { state -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>) in
+            let replaced = state.replacedDuringRefresh
             state.refreshing = false
+            state.replacedDuringRefresh = false
             state.generation += 1
             switch outcome {
+            case _ where replaced:
+                break  // the app's own token, set meanwhile, stays
             case .success(let token):
                 state.token = token
                 state.failure = nil
@@ -231,7 +243,7 @@ public final class TokenAuthenticator: Sendable {
             state.waiters = []
             state.cancelledEarly = []
             let snapshot = Snapshot(token: state.token, generation: state.generation)
-            return (waiters, outcome.map { _ in snapshot })
+            return (waiters, replaced ? .success(snapshot) : outcome.map { _ in snapshot })
         }
         for waiter in waiters { waiter.continuation.resume(returning: result) }
     }
