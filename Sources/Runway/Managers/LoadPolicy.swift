@@ -16,7 +16,9 @@ public struct LoadPolicy: Hashable, Sendable, CustomStringConvertible {
     public static let dropNew = LoadPolicy(base: .dropNew)
     /// Cancel every call in flight and start the new one (filtering, search-as-you-type): the
     /// cancelled calls end with `.cancelled` and are not delivered, a call whose response is in
-    /// but whose delivery still waits for the main actor (or the delivery queue) included.
+    /// but whose delivery still waits for the main actor (or the delivery queue) included. A
+    /// new call refused before the network (its parameters invalid, the network unreachable)
+    /// supersedes them too: the newest input's failure is delivered, never an older result.
     public static let cancelPrevious = LoadPolicy(base: .cancelPrevious)
     /// A call identical to one in flight (same parameters) joins it: one request, one landing
     /// for the delegate, the same result for every `load()`; a different call starts alongside.

@@ -52,7 +52,7 @@ extension ManagerEngine {
             }
             (entry, monitor) = (try registry.entry(serviceID), registry.reachability)
         } catch {
-            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+            return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: policy)
         }
         return prepare(
             manager, entry: entry, monitor: monitor, source: source, explicit: explicit, extraParams: extraParams,
@@ -99,7 +99,7 @@ extension ManagerEngine {
             let url = try entry.url(path, query: sendsQuery ? sent : nil)
             request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
         } catch {
-            return failEarly(manager, error: error, stage: stage, awaiting: awaiting)
+            return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: policy)
         }
 
         // A `load()` from a task that is already cancelled would be cancelled as soon as it
@@ -129,15 +129,7 @@ extension ManagerEngine {
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
-            if policy == .cancelPrevious {
-                let reason = "superseded by a newer call (cancelPrevious)"
-                superseded = state.calls.compactMap { $0.stop(reason) }
-                state.calls.removeAll(keepingCapacity: true)
-                // A call whose response is in but whose delivery still waits for the delivery
-                // executor is superseded too, as `cancelAll()` stops it: it is not delivered.
-                for call in state.landing { call.markCancelled(reason) }
-                state.landing.removeAll()
-            }
+            if policy == .cancelPrevious { superseded = supersedeAllLocked() }
             if let shareKey, let joined = state.calls.first(where: { $0.shareKey == shareKey }), let task = joined.task {
                 if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }
                 return .running(joined, task)
@@ -178,12 +170,28 @@ extension ManagerEngine {
         return Task { await execute(call) }
     }
 
+    /// Under `cancelPrevious`, with the lock held: stops every call in flight, and every call
+    /// whose response is in but whose delivery still waits for the delivery executor (as
+    /// `cancelAll()` does: it is not delivered). Returns the tasks to cancel once the lock is
+    /// released (their cancellation handlers take it).
+    private func supersedeAllLocked() -> [CallTask] {
+        let reason = "superseded by a newer call (cancelPrevious)"
+        let superseded = state.calls.compactMap { $0.stop(reason) }
+        state.calls.removeAll(keepingCapacity: true)
+        for call in state.landing { call.markCancelled(reason) }
+        state.landing.removeAll()
+        return superseded
+    }
+
     /// A call that fails before the network (configuration, params, reachability): it is
     /// delivered like any failure, from a task of its own. Until it lands it is in flight like
     /// any call: ``isLoading`` counts it, and `cancelAll()`, the manager's release and a newer
-    /// call under `cancelPrevious` reach it (it then ends as cancelled, undelivered).
+    /// call under `cancelPrevious` reach it (it then ends as cancelled, undelivered). Under
+    /// `cancelPrevious` it supersedes the calls before it, as a call that starts does: the
+    /// newest input's outcome (its invalid parameters) is the one delivered, never an older
+    /// call's.
     private func failEarly<Manager: APIManager>(
-        _ manager: Manager, error: RunwayError, stage: RunwayError.Stage, awaiting: Bool
+        _ manager: Manager, error: RunwayError, stage: RunwayError.Stage, awaiting: Bool, policy: LoadPolicy?
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
@@ -193,7 +201,10 @@ extension ManagerEngine {
         let weakEngine = WeakReference(self)
         // Registered and started under one lock hold, as a delegate-path call is: a cancel that
         // comes after `loadData` returns finds it, and its task.
+        var superseded: [CallTask] = []
+        defer { for task in superseded { task.cancel() } }
         return lock.withLock {
+            if (policy ?? manager.loadPolicy) == .cancelPrevious { superseded = supersedeAllLocked() }
             if awaiting { call.awaiters = 1 } else { call.delegateStarted = true }
             state.calls.append(call)
             let task = CallTask {

@@ -198,6 +198,29 @@ import Testing
         }
     }
 
+    @Test("under cancelPrevious a newer call whose parameters are refused still supersedes the search in flight")
+    func cancelPreviousBySearchWithInvalidParameters() async throws {
+        let state = ManagerRouteState()
+        let bound = state.searchGate.open(after: .seconds(120))
+        defer { bound.cancel() }
+        try await withServer(state) { _, registry, _ in
+            let manager = ItemListAPIManager(registry: registry, apiName: "search", policy: .cancelPrevious)
+            let log = EventLog()
+            let delegate = RecordingDelegate(log: log)
+            manager.delegate = delegate
+            let older = Task { try await manager.load(params: ["q": "ab", "ms": 0, "hold": 1]) }
+            #expect(await eventually { state.searches.value == 1 })
+            // A number no URL can carry: refused before the network, as a validator's refusal is.
+            let newer = await outcome { try await manager.load(params: ["q": .double(.nan)]) }
+            #expect(newer.failure?.code == .paramsInvalid, "\(newer)")
+            let olderOutcome = await outcome { try await older.value }
+            #expect(olderOutcome.failure?.code == .cancelled, "\(olderOutcome)")
+            #expect(!state.searchGate.isOpened, "the older search waited for the server")
+            state.searchGate.open()  // the server's handler, still holding the cut request, ends
+            #expect(await eventually { log.events == ["delegate.fail(paramsInvalid)"] }, "\(log.events)")
+        }
+    }
+
     @Test func twentyConcurrent401sRefreshTheTokenExactlyOnce() async throws {
         // The server answers the twenty 401s once all twenty requests are in: no call can learn
         // of the expired token (and wait for the refresh instead of being sent) before all are
