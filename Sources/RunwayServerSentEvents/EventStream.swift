@@ -21,7 +21,7 @@ import Foundation
 ///   ``Configuration/reconnectionTime``, at most ``Configuration/maxReconnectionTime``; doubled,
 ///   from at least 100 ms, for each further reconnection in a row that brought no event), sending
 ///   `Last-Event-ID` with the last event ID it saw, so the server can resume. An event cut by the
-///   end of a connection is dropped (it never had its blank line).
+///   end of a connection is dropped, its `id:` with it (it never had its blank line).
 /// - **The end.** A `204 No Content` ends the sequence, as a server's way of saying there is no
 ///   more; so does reaching ``Configuration/maxReconnections``, with the last error (or normally
 ///   when the last connection ended normally).

@@ -78,8 +78,11 @@ public struct ServerSentEventParser: Sendable {
     }
 
     /// Starts a new connection's stream: an event cut by the end of the last one is dropped (it
-    /// never had its blank line); the last event ID and the reconnection time stay.
+    /// never had its blank line), its `id:` too; the last event ID and the reconnection time stay.
     public mutating func reset() {
+        // The cut event's `id:` names an event that never arrived: the next connection's events
+        // carry (and the one after sends) the last ID of an event that did.
+        lastEventIDBuffer = lastEventID
         line.removeAll()
         data.removeAll()
         eventType.removeAll()

@@ -116,6 +116,37 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test("the id: of an event cut by the end of a connection is never sent as Last-Event-ID, nor carried by later events")
+    func cutEventID() async throws {
+        let log = ConnectionLog()
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let routes: TestServer.Routes = { router in
+            router.get("/cut-id") { request, _ in
+                switch log.record(lastEventID: request.headers[.init("Last-Event-ID")!], attempt: nil) {
+                case 1:
+                    // Event 2 never gets its blank line: the client never had it.
+                    return Self.eventStream { writer in
+                        var writer = writer
+                        try await writer.write(ByteBuffer(string: "retry: 10\nid: 1\ndata: one\n\nid: 2\ndata: cut"))
+                    }
+                case 2:
+                    return Self.eventStream { writer in
+                        var writer = writer
+                        try await writer.write(ByteBuffer(string: "data: after\n\n"))
+                    }
+                default: return Hummingbird.Response(status: .noContent)
+                }
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            var received: [ServerSentEvent] = []
+            for try await event in pipeline.events(for: Runway.Request(url: server.url("/cut-id"))) { received.append(event) }
+            #expect(received == [ServerSentEvent(data: "one", lastEventID: "1"), ServerSentEvent(data: "after", lastEventID: "1")])
+            // Sent "2", the server would resume after an event the client never got.
+            #expect(log.lastEventIDs == [nil, "1", "1"])
+        }
+    }
+
     @Test("a status other than 200 or a type other than text/event-stream fails typed, without reconnecting")
     func refusals() async throws {
         let stamp = Stamp()

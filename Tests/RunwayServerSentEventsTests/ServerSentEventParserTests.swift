@@ -81,6 +81,14 @@ import Testing
         #expect(parser.parse(Array("data: next\n\n".utf8)) == [ServerSentEvent(data: "next", lastEventID: "3")])
     }
 
+    @Test func resetDropsTheIDOfACutEvent() {
+        var parser = ServerSentEventParser()
+        _ = parser.parse(Array("id: 3\ndata: whole\n\nid: 4\ndata: cut".utf8))
+        parser.reset()
+        #expect(parser.parse(Array("data: next\n\n".utf8)) == [ServerSentEvent(data: "next", lastEventID: "3")])
+        #expect(parser.lastEventID == "3")
+    }
+
     @Test func invalidUTF8BecomesReplacementCharacters() {
         var parser = ServerSentEventParser()
         #expect(parser.parse([0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]) == [ServerSentEvent(data: "\u{FFFD}")])
