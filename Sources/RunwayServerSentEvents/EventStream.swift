@@ -26,9 +26,10 @@ import Foundation
 ///   more; so does reaching ``Configuration/maxReconnections``, with the last error (or normally
 ///   when the last connection ended normally).
 /// - **Failures.** A status other than 200 is `.serverError`, and a `Content-Type` other than
-///   `text/event-stream` is `.responseInvalid`, each with the response and without reconnecting;
-///   so is any error the pipeline throws that is not a lost connection, a timeout or a failure to
-///   connect (a `.tls` failure, a signing `.configuration`, ...).
+///   `text/event-stream` or a `Content-Encoding` (gzip, ...) is `.responseInvalid`, each with the
+///   response and without reconnecting; so is any error the pipeline throws that is not a lost
+///   connection, a timeout or a failure to connect (a `.tls` failure, a signing `.configuration`,
+///   ...).
 /// - **Cancellation.** Cancelling the reading task, or leaving the loop, aborts the current
 ///   transfer (the server sees the connection close or the stream reset) and never reconnects.
 ///
@@ -201,6 +202,17 @@ public struct EventStream: AsyncSequence, Sendable {
                 finished = true
                 throw RunwayError(
                     .responseInvalid, "the event stream's Content-Type is \"\(type)\", not text/event-stream", response: response)
+            }
+            // The body is handed over as sent: an encoded one would be parsed as garbage, silently.
+            let encoding = response.headers["Content-Encoding"] ?? ""
+            let codings = encoding.split(separator: ",").map { $0.trimmingBlanks().lowercased() }
+            guard codings.allSatisfy({ $0.isEmpty || $0 == "identity" }) else {
+                response.bodyStream?.cancel()
+                finished = true
+                throw RunwayError(
+                    .responseInvalid,
+                    "the event stream is \(encoding)-encoded, which its parser cannot read (do not ask for it with Accept-Encoding)",
+                    response: response)
             }
             guard let bodyStream = response.bodyStream else {
                 finished = true

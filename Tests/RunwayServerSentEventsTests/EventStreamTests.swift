@@ -147,6 +147,47 @@ struct Stamp: Interceptor {
         }
     }
 
+    /// The error the iterator's first `next()` throws; an event instead is an issue.
+    static func firstFailure(_ iterator: inout EventStream.Iterator, sourceLocation: SourceLocation = #_sourceLocation) async
+        -> RunwayError?
+    {
+        do throws(RunwayError) {
+            let event = try await iterator.next()
+            Issue.record("the stream gave \(String(describing: event)) instead of failing", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a gzip-encoded event stream fails typed, never read as garbage", arguments: ["gzip", "identity, gzip"])
+    func encodedStream(_ encoding: String) async throws {
+        let stamp = Stamp()
+        let pipeline = Pipeline(interceptors: [stamp], dispatcher: CurlDispatcher())
+        // `data: x` and a blank line, gzipped: what a server that compresses its event streams
+        // sends a client that asked for gzip.
+        let gzipped: [UInt8] = [
+            0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4B, 0x49, 0x2C, 0x49, 0xB4, 0x52, 0xA8, 0xE0, 0xE2, 0x02,
+            0x00, 0x81, 0x7B, 0x33, 0x2B, 0x09, 0x00, 0x00, 0x00,
+        ]
+        let routes: TestServer.Routes = { router in
+            router.get("/gzip") { _, _ in
+                Hummingbird.Response(
+                    status: .ok, headers: [.contentType: "text/event-stream", .contentEncoding: encoding],
+                    body: .init(byteBuffer: ByteBuffer(bytes: gzipped)))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            var request = Runway.Request(url: server.url("/gzip"))
+            request.headers["Accept-Encoding"] = "gzip"
+            var iterator = pipeline.events(for: request, configuration: .init(maxReconnections: 0)).makeAsyncIterator()
+            let failure = await Self.firstFailure(&iterator)
+            #expect(failure?.code == .responseInvalid, "\(String(describing: failure))")
+            #expect(failure?.response?.headers["Content-Encoding"] == encoding)
+            #expect(stamp.count.value == 1)
+        }
+    }
+
     @Test("a status other than 200 or a type other than text/event-stream fails typed, without reconnecting")
     func refusals() async throws {
         let stamp = Stamp()
@@ -160,13 +201,7 @@ struct Stamp: Interceptor {
         try await withTestServer(routes: routes) { server in
             for (path, code) in [("/text", RunwayError.Code.responseInvalid), ("/status/500", .serverError)] {
                 var iterator = pipeline.events(for: Runway.Request(url: server.url(path))).makeAsyncIterator()
-                var failure: RunwayError?
-                do {
-                    let event = try await iterator.next()
-                    Issue.record("\(path) gave \(String(describing: event))")
-                } catch {
-                    failure = error as? RunwayError
-                }
+                let failure = await Self.firstFailure(&iterator)
                 #expect(failure?.code == code, "\(path): \(String(describing: failure))")
                 #expect(failure?.response != nil)
                 let after = try await iterator.next()
