@@ -49,7 +49,8 @@ public struct EventStream: AsyncSequence, Sendable {
         public var maxReconnectionTime: Duration
         /// How many times to reconnect in a row without an event in between; `nil` for no limit.
         public var maxReconnections: Int?
-        /// The most bytes an event may hold before it is dispatched (`.responseTooLarge` above).
+        /// The most bytes an event may hold, its data and type (`.responseTooLarge` above, once
+        /// the events before it are handed over).
         public var maxEventSize: Int
 
         /// Creates a configuration.
@@ -96,6 +97,8 @@ public struct EventStream: AsyncSequence, Sendable {
         /// Reconnections since the last event.
         private var reconnections = 0
         private var lastError: RunwayError?
+        /// Ends the sequence once the events that came before it are handed over.
+        private var failure: RunwayError?
         private var finished = false
 
         init(stream: EventStream) {
@@ -108,6 +111,10 @@ public struct EventStream: AsyncSequence, Sendable {
                     reconnections = 0
                     return pending.removeFirst()
                 }
+                if let failure {
+                    finished = true
+                    throw failure
+                }
                 if body == nil {
                     try await connect()
                     continue
@@ -118,12 +125,16 @@ public struct EventStream: AsyncSequence, Sendable {
                         continue
                     }
                     pending = parser.parse(chunk)
-                    if parser.pendingByteCount > stream.configuration.maxEventSize {
-                        finished = true
-                        body = nil
-                        throw RunwayError(
-                            .responseTooLarge, "an event of the stream is over the \(stream.configuration.maxEventSize)-byte limit")
+                    // A chunk may complete events and start one: each is held to the limit, and
+                    // those before one over it are still handed over.
+                    let limit = stream.configuration.maxEventSize
+                    if let index = pending.firstIndex(where: { $0.data.utf8.count + $0.type.utf8.count > limit }) {
+                        pending.removeSubrange(index...)
+                    } else if parser.pendingByteCount <= limit {
+                        continue
                     }
+                    body = nil  // aborts the transfer
+                    failure = RunwayError(.responseTooLarge, "an event of the stream is over the \(limit)-byte limit")
                 } catch {
                     guard Self.reconnects(after: error) else {
                         finished = true

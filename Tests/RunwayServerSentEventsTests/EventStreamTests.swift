@@ -188,6 +188,28 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test(
+        "an event over maxEventSize fails the stream, though one chunk brings it whole, after the events before it",
+        arguments: [true, false])
+    func eventSizeLimit(largeEventEnds: Bool) async throws {
+        let large = "data: \(String(repeating: "x", count: 2_000))" + (largeEventEnds ? "\n\ndata: after\n\n" : "")
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        // One write: the events, the large one and what follows arrive in one chunk.
+        try await withClosingServer(sending: "data: a\n\nevent: b\ndata: b\n\n" + large) { url, connections in
+            let configuration = EventStream.Configuration(reconnectionTime: .milliseconds(10), maxEventSize: 1_000)
+            var iterator = pipeline.events(for: Runway.Request(url: url), configuration: configuration)
+                .makeAsyncIterator()
+            let first = try await iterator.next()
+            let second = try await iterator.next()
+            #expect([first, second] == [ServerSentEvent(data: "a"), ServerSentEvent(type: "b", data: "b")])
+            let failure = await Self.firstFailure(&iterator)
+            #expect(failure?.code == .responseTooLarge, "\(String(describing: failure))")
+            let after = try await iterator.next()
+            #expect(after == nil)
+            #expect(connections.value == 1)
+        }
+    }
+
     @Test("a status other than 200 or a type other than text/event-stream fails typed, without reconnecting")
     func refusals() async throws {
         let stamp = Stamp()
@@ -211,10 +233,10 @@ struct Stamp: Interceptor {
         }
     }
 
-    /// Runs `body` against `/close`, where every connection gets `retry: <retry>` and the end of
-    /// the stream, counting the connections.
+    /// Runs `body` against `/close`, where every connection gets `text` in one write and the end
+    /// of the stream, counting the connections.
     private func withClosingServer(
-        retry: Int, _ body: (URL, Counter) async throws -> Void
+        sending text: String, _ body: (URL, Counter) async throws -> Void
     ) async throws {
         let connections = Counter()
         let routes: TestServer.Routes = { router in
@@ -222,11 +244,16 @@ struct Stamp: Interceptor {
                 connections.increment()
                 return Self.eventStream { writer in
                     var writer = writer
-                    try await writer.write(ByteBuffer(string: "retry: \(retry)\n"))
+                    try await writer.write(ByteBuffer(string: text))
                 }
             }
         }
         try await withTestServer(routes: routes) { server in try await body(server.url("/close"), connections) }
+    }
+
+    /// ``withClosingServer(sending:_:)`` with `retry: <retry>` alone.
+    private func withClosingServer(retry: Int, _ body: (URL, Counter) async throws -> Void) async throws {
+        try await withClosingServer(sending: "retry: \(retry)\n", body)
     }
 
     @Test("a server that keeps closing at once is reconnected to at most maxReconnections times in a row")
