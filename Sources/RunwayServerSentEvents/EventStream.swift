@@ -106,6 +106,18 @@ public struct EventStream: AsyncSequence, Sendable {
         }
 
         public mutating func next() async throws(RunwayError) -> ServerSentEvent? {
+            do throws(RunwayError) {
+                return try await nextEvent()
+            } catch {
+                // Thrown once: the sequence has ended, and a later call returns nil (never an
+                // earlier connection's error).
+                finished = true
+                lastError = nil
+                throw error
+            }
+        }
+
+        private mutating func nextEvent() async throws(RunwayError) -> ServerSentEvent? {
             while !finished {
                 if !pending.isEmpty {
                     reconnections = 0

@@ -233,6 +233,29 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test("once the stream has thrown, next() returns nil, never an earlier connection's error")
+    func nilAfterFailure() async throws {
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.connection == 0 else {
+                return .replyAndClose(Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            // A chunked event stream cut before its end: a lost connection, worth a reconnection.
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            return .replyAndClose(Array((head + "a\r\nretry: 10\n\r\n").utf8))
+        }
+        defer { responder.stop() }
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        var iterator = pipeline.events(for: Runway.Request(url: responder.url("/events"))).makeAsyncIterator()
+        let failure = await Self.firstFailure(&iterator)
+        #expect(failure?.code == .serverError, "\(String(describing: failure))")
+        do {
+            let after = try await iterator.next()
+            #expect(after == nil)
+        } catch {
+            Issue.record("a second error after the stream ended: \(error)")
+        }
+    }
+
     /// Runs `body` against `/close`, where every connection gets `text` in one write and the end
     /// of the stream, counting the connections.
     private func withClosingServer(
