@@ -22,7 +22,8 @@ import Foundation
 /// try await cache.invalidate(api: "listing.detail")
 /// ```
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
-/// are stored, and not when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
+/// are stored, and not a `206 Partial Content` (a range of the resource, not the resource: the
+/// key has no `Range`), nor when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
 /// a session's, never replayed to another call), or are an error by their service's reading
 /// (`Service.error(for:json:)`: a business error sent with status 200; the service is the one
 /// the call's `RequestContext.service` names, set for every call through a `ServiceRegistry`).
@@ -203,7 +204,8 @@ public final class ResponseCache: Sendable {
     func store(
         _ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?, fetchedAt mark: UInt64
     ) async {
-        guard response.isSuccess, response.fileURL == nil, !Self.saysNoStore(response),
+        // A 206 holds part of the resource; a later call without (or with another) `Range` has the same key.
+        guard response.isSuccess, response.status != 206, response.fileURL == nil, !Self.saysNoStore(response),
             response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service), invalidationMark == mark
         else { return }
         let now = clock()

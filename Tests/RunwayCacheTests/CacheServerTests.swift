@@ -44,6 +44,25 @@ import Testing
         }
     }
 
+    @Test func aPartialResponseIsNeverStoredForTheWholeResource() async throws {
+        try await withTestServer { server in
+            let cache = try ResponseCache(policies: ["file": .memory()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let context = RequestContext(apiName: "file")
+            let whole = DeterministicBytes.data(count: 100)
+            let range = try await pipeline.send(
+                Request(url: server.url("/download/100"), headers: ["Range": "bytes=90-"]), context: context)
+            #expect(range.status == 206 && range.body == whole.suffix(10))
+            // `Range` is not part of the key: the 10 bytes must not answer a call for all 100.
+            let full = try await pipeline.send(Request(url: server.url("/download/100")), context: context)
+            #expect(full.origin == .network)
+            #expect(full.status == 200 && full.body == whole)
+            let hit = try await pipeline.send(Request(url: server.url("/download/100")), context: context)
+            #expect(hit.origin == .memoryCache && hit.status == 200 && hit.body == whole)
+            #expect(server.stats.requests(path: "/download/100") == 2)
+        }
+    }
+
     @Test func cacheHitsAreNotSignedMissesAreSignedFresh() async throws {
         try await withTestServer { server in
             let cache = try ResponseCache(policies: ["echo": .memory()])
