@@ -22,7 +22,16 @@ struct CacheEntry: Sendable {
         body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 } + api.utf8.count + 64
     }
 
-    func isFresh(at now: Double) -> Bool { now < expiresAt }
+    /// Whether the entry is fresh at `now`: before its expiry, and not stored after `now`. An
+    /// entry stored after `now` was stored while the clock was ahead (it has been set back since):
+    /// its age is unknown, so it is not fresh, whatever its expiry says.
+    func isFresh(at now: Double) -> Bool { storedAt <= now && now < expiresAt }
+
+    /// Whether the entry is at most `maxStale` past its expiry at `now` (and, as for
+    /// ``isFresh(at:)``, not stored after `now`).
+    func isUsable(at now: Double, maxStale: Duration) -> Bool {
+        storedAt <= now && now < expiresAt + Double(maxStale.components.seconds)
+    }
 
     func response(origin: ResponseOrigin) -> Response {
         Response(status: status, headers: headers, body: body, origin: origin)

@@ -51,7 +51,7 @@ public struct CacheInterceptor: Interceptor {
             switch policy.mode {
             case .cacheFirst where entry.isFresh(at: now):
                 return entry.response(origin: origin)
-            case .cacheThenNetwork(let maxStale) where now < entry.expiresAt + Double(maxStale.components.seconds):
+            case .cacheThenNetwork(let maxStale) where entry.isUsable(at: now, maxStale: maxStale):
                 let cached = entry.response(origin: origin)
                 refreshInBackground(request, context: context, next: next, key: key, api: api, policy: policy, served: cached)
                 return cached

@@ -12,8 +12,8 @@ import Foundation
 /// The file is a ``SQLiteStore``: one that is not a database, or is corrupt, is moved aside to
 /// `<file>.corrupt` and a new empty database is created in its place, at open and whenever a
 /// read or write reports corruption later. A lookup that hits corruption is a miss, never a
-/// crash or wrong data. Eviction when over ``maxBytes``: expired entries first, then the oldest
-/// stored.
+/// crash or wrong data. Eviction when over ``maxBytes``: expired entries (and any stored after
+/// now, the clock having been set back) first, then the oldest stored.
 final class DiskCache: Sendable {
     let maxBytes: Int
     private let store: SQLiteStore
@@ -97,7 +97,10 @@ final class DiskCache: Sendable {
     private static func evict(_ db: SQLiteConnection, maxBytes: Int, now: Double) throws(SQLiteError) {
         var total = try db.firstRow("SELECT coalesce(sum(size), 0) FROM entry") { $0.int(0) ?? 0 } ?? 0
         guard total > maxBytes else { return }
-        let rows = try db.rows("SELECT key, size FROM entry ORDER BY (expires_at <= ?) DESC, stored_at ASC", now) { row in
+        // Expired entries go first, with those stored after `now` (the clock was set back since).
+        let rows = try db.rows(
+            "SELECT key, size FROM entry ORDER BY (expires_at <= ? OR stored_at > ?) DESC, stored_at ASC", now, now
+        ) { row in
             (key: row.data(0) ?? Data(), size: row.int(1) ?? 0)
         }
         var victims: [Data] = []

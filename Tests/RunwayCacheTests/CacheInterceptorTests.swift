@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Runway
+import RunwayCurl
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -133,6 +134,33 @@ import Testing
         #expect(refreshed.origin == .stub)
         #expect(String(decoding: refreshed.body, as: UTF8.self) == "/d#2")
         #expect(stub.count == 2)
+    }
+
+    @Test func anEntryStoredWhileTheClockWasAheadIsNotFreshOnceItIsSetBack() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        try await withTestServer { server in
+            let context = RequestContext(apiName: "doc", serviceID: "docs")
+            let request = Request(url: server.url("/json"))
+            func send(_ cache: ResponseCache) async throws -> Response {
+                try await Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher()).send(request, context: context)
+            }
+            // The device's clock is a year ahead when the entry is stored (a 3-minute TTL)...
+            let cache = try makeCache(["doc": .memoryAndDisk()], file: file)
+            let stale = try makeCache(["doc": .memory(ttl: .seconds(60)).cacheThenNetwork(maxStale: .seconds(60))])
+            for cache in [cache, stale] { _ = try await send(cache) }
+            #expect(server.stats.requests(path: "/json") == 2)
+            // ...then set right: the entries' age is unknown, not a year less than zero.
+            clock.advance(-365 * 86_400)
+            let relaunched = try makeCache(["doc": .disk()], file: file)
+            #expect(try await send(relaunched).origin == .network)
+            #expect(try await send(cache).origin == .network)
+            #expect(try await send(stale).origin == .network)
+            // Stored again at the right time, the entry answers.
+            #expect(try await send(relaunched).origin == .diskCache)
+            #expect(server.stats.requests(path: "/json") == 5)
+        }
     }
 
     @Test func onlySuccessfulStorableResponsesAreCached() async throws {
