@@ -7,13 +7,19 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if Cache  // the package trait that brings this dependency (TraitCheck.swift)
+import Crypto
+#endif
+
 /// Entries in one SQLite file (WAL mode), bounded in bytes.
 ///
 /// The file is a ``SQLiteStore``: one that is not a database, or is corrupt, is moved aside to
 /// `<file>.corrupt` and a new empty database is created in its place, at open and whenever a
 /// read or write reports corruption later. A lookup that hits corruption is a miss, never a
-/// crash or wrong data. Eviction when over ``maxBytes``: expired entries (and any stored after
-/// now, the clock having been set back) first, then the oldest stored.
+/// crash or wrong data. SQLite does not check what a row holds, so each entry keeps the SHA-256
+/// of its status, headers and body: an entry whose bytes changed on disk is a miss too.
+/// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
+/// been set back) first, then the oldest stored.
 final class DiskCache: Sendable {
     let maxBytes: Int
     private let store: SQLiteStore
@@ -34,14 +40,16 @@ final class DiskCache: Sendable {
 
     func get(_ key: CacheKey) -> CacheEntry? {
         let found = try? store.read { db in
-            try db.firstRow("SELECT api, status, headers, body, stored_at, expires_at FROM entry WHERE key = ?", key.bytes) { row in
+            try db.firstRow(
+                "SELECT api, status, headers, body, stored_at, expires_at, digest FROM entry WHERE key = ?", key.bytes
+            ) { row in
                 // Headers and body are nullable columns: NULL and an empty blob both mean "none".
-                guard let api = row.string(0), let status = row.int(1),
-                    let headers = CacheEntry.decodeHeaders(row.data(2) ?? Data()), let storedAt = row.double(4),
-                    let expiresAt = row.double(5)
+                let (encodedHeaders, body) = (row.data(2) ?? Data(), row.data(3) ?? Data())
+                guard let api = row.string(0), let status = row.int(1), let storedAt = row.double(4), let expiresAt = row.double(5),
+                    let digest = row.data(6), digest == Self.digest(status: status, headers: encodedHeaders, body: body),
+                    let headers = CacheEntry.decodeHeaders(encodedHeaders)
                 else { return CacheEntry?.none }
-                return CacheEntry(
-                    api: api, status: status, headers: headers, body: row.data(3) ?? Data(), storedAt: storedAt, expiresAt: expiresAt)
+                return CacheEntry(api: api, status: status, headers: headers, body: body, storedAt: storedAt, expiresAt: expiresAt)
             }
         }
         return found ?? nil
@@ -54,14 +62,15 @@ final class DiskCache: Sendable {
             return
         }
         let maxBytes = self.maxBytes
+        let headers = CacheEntry.encode(entry.headers)
+        let digest = Self.digest(status: entry.status, headers: headers, body: entry.body)
         await write { db in
             try db.execute(
                 """
-                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size, digest)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                key.bytes, entry.api, entry.status, CacheEntry.encode(entry.headers), entry.body, entry.storedAt, entry.expiresAt,
-                size)
+                key.bytes, entry.api, entry.status, headers, entry.body, entry.storedAt, entry.expiresAt, size, digest)
             try Self.evict(db, maxBytes: maxBytes, now: now)
         }
     }
@@ -113,6 +122,18 @@ final class DiskCache: Sendable {
         }
     }
 
+    /// The SHA-256 of an entry's status, encoded headers and body, each apart from the next.
+    static func digest(status: Int, headers: Data, body: Data) -> Data {
+        var hash = SHA256()
+        let numbers = [status, headers.count].flatMap { number in
+            stride(from: 0, to: 64, by: 8).map { UInt8(truncatingIfNeeded: number >> $0) }
+        }
+        hash.update(data: numbers)
+        hash.update(data: headers)
+        hash.update(data: body)
+        return Data(hash.finalize())
+    }
+
     @Sendable private static func createSchema(_ db: SQLiteConnection) throws {
         try db.executeScript(
             """
@@ -124,9 +145,14 @@ final class DiskCache: Sendable {
                 body BLOB,
                 stored_at REAL NOT NULL,
                 expires_at REAL NOT NULL,
-                size INTEGER NOT NULL
+                size INTEGER NOT NULL,
+                digest BLOB
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS entry_api ON entry(api);
             """)
+        // A file from before entries had a digest: its entries (digest NULL) are misses.
+        if try !db.rows("PRAGMA table_info(entry)", row: { $0.string(1) }).contains("digest") {
+            try db.execute("ALTER TABLE entry ADD COLUMN digest BLOB")
+        }
     }
 }

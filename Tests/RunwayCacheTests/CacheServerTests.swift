@@ -44,6 +44,36 @@ import Testing
         }
     }
 
+    @Test func anEntryWhoseBytesChangedOnDiskIsAMissNeverAWrongBody() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        try await withTestServer { server in
+            let context = RequestContext(apiName: "doc")
+            do {
+                let cache = try ResponseCache(policies: ["doc": .disk()], diskFile: file)
+                _ = try await Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+                    .send(Request(url: server.url("/json")), context: context)
+            }
+            // The cache closed the file (its WAL folded in); one bit of the stored body flips, as a
+            // failing disk or another program may do: SQLite's pages stay well-formed.
+            var bytes = try Data(contentsOf: file)
+            let stored = try #require(bytes.range(of: Data("Runway test document".utf8)))
+            bytes[stored.lowerBound] ^= 0x20
+            try bytes.write(to: file)
+            let cache = try ResponseCache(policies: ["doc": .disk()], diskFile: file)
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let reread = try await pipeline.send(Request(url: server.url("/json")), context: context)
+            #expect(reread.origin == .network)
+            #expect(reread.body == TestServer.fixedJSON)
+            #expect(cache.statistics.diskRebuilds == 0)
+            // Stored afresh, it answers again.
+            let hit = try await pipeline.send(Request(url: server.url("/json")), context: context)
+            #expect(hit.origin == .diskCache && hit.body == TestServer.fixedJSON)
+            #expect(server.stats.requests(path: "/json") == 2)
+        }
+    }
+
     @Test func aPartialResponseIsNeverStoredForTheWholeResource() async throws {
         try await withTestServer { server in
             let cache = try ResponseCache(policies: ["file": .memory()])
