@@ -70,7 +70,8 @@ public final class ActionLogger: Sendable {
     /// Opens the outbox, puts what the last run left into batches, and starts the writer thread
     /// and the upload task (which sends those batches at once).
     /// - Throws: `RunwayError` `.configuration` for a value that cannot work (`RunwayError.field`
-    ///   names it), an outbox file that cannot be opened or created, or one another logger has
+    ///   names it), an outbox file that cannot be opened or created or is another program's
+    ///   database (a table named like the outbox's, other columns), or one another logger has
     ///   open (in this process or another, until its ``shutdown()`` or release). A corrupt file is not an
     ///   error: it is moved aside to `<file>.corrupt`, rebuilt empty, and the loss is logged.
     public init(_ configuration: Configuration) throws(RunwayError) {

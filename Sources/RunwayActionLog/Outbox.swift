@@ -273,7 +273,23 @@ final class Outbox: Sendable {
         if fresh { onRebuild() }
     }
 
+    /// The outbox's tables and the columns it uses.
+    private static let tables = [
+        ("action", ["seq", "id", "record", "batch"]), ("batch", ["seq", "id"]), ("counts", ["total", "unassigned"]),
+    ]
+
     @Sendable private static func createSchema(_ db: SQLiteConnection) throws {
+        // A database of another program with a table of one of these names is not an outbox:
+        // refused before anything is written to it (its rows would never leave: they have no
+        // `seq` to be put in a batch by, and no `record` to send).
+        for (table, columns) in tables {
+            let found = try db.rows("PRAGMA table_info(\(table))") { $0.string(1) ?? "" }
+            guard found.isEmpty || Set(columns).isSubset(of: found) else {
+                throw SQLiteError(
+                    code: 1,  // SQLITE_ERROR
+                    message: "not an action-log outbox: its table \(table) has the columns \(found.joined(separator: ", "))")
+            }
+        }
         try db.executeScript(
             """
             CREATE TABLE IF NOT EXISTS action (

@@ -75,6 +75,26 @@ import Testing
         }
     }
 
+    @Test func aDatabaseOfAnotherProgramIsRefusedAndLeftAsItIs() async throws {
+        let folder = TestFolder()
+        defer { folder.remove() }
+        let schema = "CREATE TABLE IF NOT EXISTS action (id INTEGER PRIMARY KEY, what TEXT, batch TEXT, seq INTEGER)"
+        let other = try SQLiteStore(file: folder.outbox, label: "other") { try $0.executeScript(schema) }
+        try await other.write { db in try db.execute("INSERT INTO action (what) VALUES (?)", "the other program's row") }
+        try await withTestServer { server in
+            let configuration = testConfiguration(folder, registry: try analyticsRegistry(server))
+            // Taken for an outbox, its row (no `seq`) was counted as waiting and never put in a batch:
+            // the logger's start-up assigned batches to it forever.
+            let error = #expect(throws: RunwayError.self) { try ActionLogger(configuration) }
+            #expect(error?.code == .configuration)
+            let reason = String(describing: error?.underlying)
+            #expect(reason.contains("not an action-log outbox"))
+        }
+        let tables = try other.read { db in try db.rows("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(0) ?? "" } }
+        #expect(tables == ["action"])
+        #expect(try other.read { db in try db.firstRow("SELECT what FROM action") { $0.string(0) } } == "the other program's row")
+    }
+
     @Test func aCorruptOutboxIsRebuiltAndTheLossIsReported() async throws {
         let folder = TestFolder()
         defer { folder.remove() }
