@@ -22,6 +22,9 @@ import Foundation
 ///   from at least 100 ms, for each further reconnection in a row that brought no event), sending
 ///   `Last-Event-ID` with the last event ID it saw, so the server can resume. An event cut by the
 ///   end of a connection is dropped, its `id:` with it (it never had its blank line).
+/// - **Resuming.** A `Last-Event-ID` on the request (an ID the app stored from an earlier run)
+///   is sent by the first connection and is the last event ID until the server sends another:
+///   the events carry it, and reconnections send it.
 /// - **The end.** A `204 No Content` ends the sequence, as a server's way of saying there is no
 ///   more; so does reaching ``Configuration/maxReconnections``, with the last error (or normally
 ///   when the last connection ended normally).
@@ -103,6 +106,8 @@ public struct EventStream: AsyncSequence, Sendable {
 
         init(stream: EventStream) {
             self.stream = stream
+            // An ID the app stored (from an earlier run) resumes the stream from there.
+            parser = ServerSentEventParser(lastEventID: stream.request.headers["Last-Event-ID"] ?? "")
         }
 
         public mutating func next() async throws(RunwayError) -> ServerSentEvent? {

@@ -29,7 +29,12 @@ public struct ServerSentEventParser: Sendable {
     private var start: [UInt8] = []
 
     /// A parser at the start of a stream.
-    public init() {}
+    /// - Parameter lastEventID: The last event ID to start from (one stored by an earlier run),
+    ///   carried by the events until the stream sends an `id:` of its own.
+    public init(lastEventID: String = "") {
+        self.lastEventID = lastEventID
+        lastEventIDBuffer = lastEventID
+    }
 
     /// The bytes held for an event not dispatched yet (its line and its data), for a caller that
     /// bounds them.

@@ -26,6 +26,13 @@ func followChat(at url: URL, pipeline: Pipeline) async throws -> [String] {
 }
 // END guide: Receive Server-Sent Events
 
+// BEGIN guide: Resume from a stored ID
+/// The chat's request, resuming after the event whose ID the app stored.
+func resumingRequest(from storedID: String) throws -> Request {
+    try Request("https://example.com/chat", headers: ["Last-Event-ID": storedID])
+}
+// END guide: Resume from a stored ID
+
 @Suite struct EventStreamGuideTests {
     @Test func followsAChat() async throws {
         let connections = Counter()
@@ -35,5 +42,6 @@ func followChat(at url: URL, pipeline: Pipeline) async throws -> [String] {
             #expect(lines == ["hi", "[joined] carol", "bye"])
             #expect(connections.value == 2)
         }
+        #expect(try resumingRequest(from: "42").headers["Last-Event-ID"] == "42")
     }
 }

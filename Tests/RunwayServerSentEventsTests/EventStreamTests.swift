@@ -60,6 +60,21 @@ struct Stamp: Interceptor {
         }
     }
 
+    /// `path`: the nth connection gets the nth of `streams` (event-stream text), later ones 204;
+    /// the server logs each connection's `Last-Event-ID`.
+    static func scriptedStreams(_ path: String, _ streams: [String], log: ConnectionLog) -> TestServer.Routes {
+        { router in
+            router.get(RouterPath(path)) { request, _ in
+                let connection = log.record(lastEventID: request.headers[.init("Last-Event-ID")!], attempt: nil)
+                guard connection <= streams.count else { return Hummingbird.Response(status: .noContent) }
+                return eventStream { writer in
+                    var writer = writer
+                    try await writer.write(ByteBuffer(string: streams[connection - 1]))
+                }
+            }
+        }
+    }
+
     /// `/events`: the first connection sends its events byte by byte, the last one cut; the second
     /// (which must carry `Last-Event-ID`) sends two more with CR LF and CR line ends; the third is
     /// answered 204.
@@ -120,30 +135,28 @@ struct Stamp: Interceptor {
     func cutEventID() async throws {
         let log = ConnectionLog()
         let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
-        let routes: TestServer.Routes = { router in
-            router.get("/cut-id") { request, _ in
-                switch log.record(lastEventID: request.headers[.init("Last-Event-ID")!], attempt: nil) {
-                case 1:
-                    // Event 2 never gets its blank line: the client never had it.
-                    return Self.eventStream { writer in
-                        var writer = writer
-                        try await writer.write(ByteBuffer(string: "retry: 10\nid: 1\ndata: one\n\nid: 2\ndata: cut"))
-                    }
-                case 2:
-                    return Self.eventStream { writer in
-                        var writer = writer
-                        try await writer.write(ByteBuffer(string: "data: after\n\n"))
-                    }
-                default: return Hummingbird.Response(status: .noContent)
-                }
-            }
-        }
+        // Event 2 never gets its blank line: the client never had it.
+        let routes = Self.scriptedStreams("/cut-id", ["retry: 10\nid: 1\ndata: one\n\nid: 2\ndata: cut", "data: after\n\n"], log: log)
         try await withTestServer(routes: routes) { server in
             var received: [ServerSentEvent] = []
             for try await event in pipeline.events(for: Runway.Request(url: server.url("/cut-id"))) { received.append(event) }
             #expect(received == [ServerSentEvent(data: "one", lastEventID: "1"), ServerSentEvent(data: "after", lastEventID: "1")])
             // Sent "2", the server would resume after an event the client never got.
             #expect(log.lastEventIDs == [nil, "1", "1"])
+        }
+    }
+
+    @Test("a Last-Event-ID stored from an earlier run is sent by the first connection and stands until the server sends one")
+    func resumesFromAStoredID() async throws {
+        let log = ConnectionLog()
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let routes = Self.scriptedStreams("/resume", ["retry: 10\ndata: next\n\n", "id: 43\ndata: newer\n\n", ""], log: log)
+        try await withTestServer(routes: routes) { server in
+            let request = Runway.Request(url: server.url("/resume"), headers: ["Last-Event-ID": "42"])
+            var received: [ServerSentEvent] = []
+            for try await event in pipeline.events(for: request) { received.append(event) }
+            #expect(received == [ServerSentEvent(data: "next", lastEventID: "42"), ServerSentEvent(data: "newer", lastEventID: "43")])
+            #expect(log.lastEventIDs == ["42", "42", "43", "43"])
         }
     }
 
