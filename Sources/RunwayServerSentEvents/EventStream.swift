@@ -48,7 +48,7 @@ public struct EventStream: AsyncSequence, Sendable {
     public struct Configuration: Sendable {
         /// The wait before reconnecting until the server sends `retry:` (3 s, as browsers).
         public var reconnectionTime: Duration
-        /// The longest wait, whatever the server asks for.
+        /// The longest wait, whatever the server asks for (a year at most).
         public var maxReconnectionTime: Duration
         /// How many times to reconnect in a row without an event in between; `nil` for no limit.
         public var maxReconnections: Int?
@@ -181,13 +181,9 @@ public struct EventStream: AsyncSequence, Sendable {
                     return
                 }
                 reconnections += 1
-                let limit = stream.configuration.maxReconnectionTime
-                var wait = Swift.min(parser.reconnectionTime ?? stream.configuration.reconnectionTime, limit)
-                if reconnections > 1 {
-                    // Reconnections in a row that brought no event back off, doubling from at least
-                    // 100 ms: a server that closes at once (`retry: 0`, say) is not hammered.
-                    wait = Swift.min(Swift.max(wait, .milliseconds(100)) * (1 << Swift.min(reconnections - 1, 20)), limit)
-                }
+                let wait = EventStream.reconnectionWait(
+                    asked: parser.reconnectionTime ?? stream.configuration.reconnectionTime,
+                    limit: stream.configuration.maxReconnectionTime, reconnections: reconnections)
                 do {
                     try await Task.sleep(for: wait)
                 } catch {
@@ -254,6 +250,25 @@ public struct EventStream: AsyncSequence, Sendable {
         private static func reconnects(after error: RunwayError) -> Bool {
             [.connectionLost, .timeout, .cannotConnect, .dnsFailure].contains(error.code)
         }
+    }
+}
+
+extension EventStream {
+    /// The longest wait before a reconnection, whatever the configuration says: a year (a longer
+    /// one would overflow the sleep's nanoseconds).
+    package static let longestWait = Duration.seconds(365 * 86_400)
+
+    /// The wait before reconnection number `reconnections` in a row: the time `asked` (the
+    /// server's `retry:` or the configured one), at most `limit`; from the second reconnection
+    /// without an event, doubled each time from at least 100 ms, so a server that closes at once
+    /// (`retry: 0`, say) is not hammered. Never overflows, whatever the durations.
+    package static func reconnectionWait(asked: Duration, limit: Duration, reconnections: Int) -> Duration {
+        let limit = Swift.max(Swift.min(limit, longestWait), .zero)
+        let wait = Swift.min(Swift.max(asked, .zero), limit)
+        guard reconnections > 1 else { return wait }
+        let factor = 1 << Swift.min(reconnections - 1, 20)
+        let base = Swift.max(wait, .milliseconds(100))
+        return base > limit / factor ? limit : base * factor
     }
 }
 

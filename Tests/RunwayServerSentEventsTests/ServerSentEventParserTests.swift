@@ -89,6 +89,24 @@ import Testing
         #expect(parser.lastEventID == "3")
     }
 
+    /// A server's `retry:` of many digits, or a configured limit of `Int64.max` seconds, made the
+    /// backoff's multiplication (and the sleep's nanoseconds) overflow and trap.
+    @Test func theReconnectionWaitBacksOffWithinItsLimitAndNeverOverflows() {
+        let minute = Duration.seconds(60)
+        #expect(EventStream.reconnectionWait(asked: .seconds(3), limit: minute, reconnections: 1) == .seconds(3))
+        #expect(EventStream.reconnectionWait(asked: .zero, limit: minute, reconnections: 3) == .milliseconds(400))
+        #expect(EventStream.reconnectionWait(asked: .seconds(3), limit: minute, reconnections: 10) == minute)
+        #expect(EventStream.reconnectionWait(asked: .seconds(-5), limit: minute, reconnections: 1) == .zero)
+        let huge = Duration.seconds(Int64.max)
+        for reconnections in [1, 2, 30] {
+            #expect(EventStream.reconnectionWait(asked: huge, limit: huge, reconnections: reconnections) == EventStream.longestWait)
+            #expect(
+                EventStream.reconnectionWait(asked: .seconds(1 << 40), limit: huge, reconnections: reconnections) <= EventStream.longestWait
+            )
+        }
+        #expect(EventStream.reconnectionWait(asked: .seconds(1), limit: huge, reconnections: 30) == .seconds(1 << 20))
+    }
+
     @Test func invalidUTF8BecomesReplacementCharacters() {
         var parser = ServerSentEventParser()
         #expect(parser.parse([0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]) == [ServerSentEvent(data: "\u{FFFD}")])
