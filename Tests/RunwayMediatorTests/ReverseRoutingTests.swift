@@ -36,6 +36,23 @@ struct ReverseRoutingTests {
         #expect(try match.parameters.string("rest") == "c d/e")
     }
 
+    /// `.` and `..` as a segment are what URL normalizers (Foundation's `standardized`, a
+    /// browser's, the system's handling of an opened link) remove, with the segment before: a
+    /// built URL writes them `%2E`, which resolves to the same values.
+    @Test func dotSegmentsAreWrittenSoThatNoNormalizerRemovesThem() throws {
+        let mediator = try mediator()
+        for value in [".", ".."] {
+            let url = try mediator.url(target: "listing", action: "file", parameters: ["name": value, "rest": "\(value)/x/\(value)"])
+            #expect(URL(string: url)?.standardized.absoluteString == url, "\(url)")
+            let match = try #require(try mediator.resolve(url))
+            #expect(try match.parameters.string("name") == value)
+            #expect(try match.parameters.string("rest") == "\(value)/x/\(value)")
+        }
+        #expect(
+            try mediator.url(target: "listing", action: "file", parameters: ["name": "a.b", "rest": "..."]) == "app://listing/files/a.b/..."
+        )
+    }
+
     @Test func implicitRouteWhenNoPattern() throws {
         let url = try mediator().url(target: "listing", action: "plain", parameters: ["q": "1"])
         #expect(url == "app://listing/plain?q=1")

@@ -77,13 +77,13 @@ extension RoutePattern {
                     throw fail("parameter '\(name)' = '\(value)' is not a valid \(converterName)", name)
                 }
                 guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
-                pieces.append(Self.encode(value))
+                pieces.append(Self.encodeSegment(value))
                 used.insert(name)
             case .untyped(let name):
                 guard let name else { throw fail("a wildcard '*' has no parameter to fill it") }
                 let value = try text(name)
                 guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }
-                pieces.append(Self.encode(value))
+                pieces.append(Self.encodeSegment(value))
                 used.insert(name)
             case .catchAll(let name):
                 guard let name else { throw fail("a catch-all '**' has no parameter to fill it") }
@@ -133,12 +133,19 @@ extension RoutePattern {
     /// `/` (leading, trailing, doubled) is encoded so that the value round-trips exactly.
     static func encodeCatchAll(_ value: String) -> String {
         let parts = value.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        var out = encode(parts[0])
+        var out = encodeSegment(parts[0])
         for index in parts.indices.dropFirst() {
             out += parts[index - 1].isEmpty || parts[index].isEmpty ? "%2F" : "/"
-            out += encode(parts[index])
+            out += encodeSegment(parts[index])
         }
         return out
+    }
+
+    /// A path segment's value encoded; `.` and `..`, which URL normalizers (Foundation's
+    /// `standardized`, a browser's, the system's handling of an opened link) remove along with
+    /// the segment before them, are written `%2E`, which resolves to the same value.
+    static func encodeSegment(_ value: String) -> String {
+        value == "." || value == ".." ? String(repeating: "%2E", count: value.count) : encode(value)
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.
