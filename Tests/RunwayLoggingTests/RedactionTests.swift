@@ -32,6 +32,7 @@ struct RedactionTests {
             ("<a><password>cut", "<a><password><redacted>"),
             ("1 < 2 and <b>3</b>", "1 < 2 and <b>3</b>"),
             ("<a><![CDATA[<password>]]></a><!-- <token> -->", "<a><![CDATA[<password>]]></a><!-- <token> -->"),
+            ("<pin>1<!-- </pin> -->2<![CDATA[</pin>]]>3</pin>", "<pin><redacted></pin>"),
             (#"<a xmlns:token="urn:x"><token:id>1</token:id></a>"#, #"<a xmlns:token="urn:x"><token:id>1</token:id></a>"#),
         ]
         for (xml, shown) in cases {

@@ -2,10 +2,11 @@ extension Redaction {
     /// An XML body (SOAP, feeds, XML APIs) with hidden values replaced: the content of each
     /// element whose name is hidden (`<password>…</password>`, `<ns:AccessToken>…`, children
     /// included) and the value of each attribute whose name is (`token="…"`), names matched as
-    /// parameters are, without their namespace prefix. Comments, CDATA sections outside hidden
-    /// elements, processing instructions and declarations are as they were. A hidden element
-    /// never closed is hidden to the end of the text, as is a hidden attribute's value whose
-    /// quote never closes: a cut body shows no more than a whole one.
+    /// parameters are, without their namespace prefix; what comments and CDATA sections inside a
+    /// hidden element hold is content, hidden with it, whatever markup it spells. Comments, CDATA
+    /// sections outside hidden elements, processing instructions and declarations are as they
+    /// were. A hidden element never closed is hidden to the end of the text, as is a hidden
+    /// attribute's value whose quote never closes: a cut body shows no more than a whole one.
     package func applyToXML(_ text: String) -> String {
         var scanner = XMLRedactionScanner(text: text, redaction: self)
         return scanner.run()
@@ -117,6 +118,13 @@ private struct XMLRedactionScanner {
         var depth = 1
         var probe = index
         while probe < scalars.count, let open = scalars[probe...].firstIndex(of: "<") {
+            // A comment, CDATA section or processing instruction is content, whatever it holds.
+            if let section = [("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>")].first(where: {
+                scalars[open...].starts(with: $0.0.unicodeScalars)
+            }) {
+                probe = end(of: section.1, from: open + section.0.unicodeScalars.count)
+                continue
+            }
             let isEnd = open + 1 < scalars.count && scalars[open + 1] == "/"
             let found = self.name(from: open + (isEnd ? 2 : 1))
             probe = open + 1
@@ -176,15 +184,17 @@ private struct XMLRedactionScanner {
 
     /// Copies up to and including `terminator`, or to the end of the text.
     private mutating func copy(through terminator: String) {
+        copy(end(of: terminator, from: index + 1) - index)
+    }
+
+    /// The index just past the first `terminator` at or after `start`, or the end of the text.
+    private func end(of terminator: String, from start: Int) -> Int {
         let marker = Array(terminator.unicodeScalars)
-        var probe = index + 1
+        var probe = start
         while probe < scalars.count {
-            if scalars[probe...].starts(with: marker) {
-                copy(probe + marker.count - index)
-                return
-            }
+            if scalars[probe...].starts(with: marker) { return probe + marker.count }
             probe += 1
         }
-        copy(scalars.count - index)
+        return scalars.count
     }
 }
