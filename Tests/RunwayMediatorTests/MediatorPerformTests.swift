@@ -277,6 +277,20 @@ struct MediatorPerformTests {
         #expect(third > second)
     }
 
+    @Test func keptTargetsInitializerMayCallTheMediator() async throws {
+        var builder = Mediator.Builder()
+        try builder.register(CountingTarget.self)
+        try builder.register(IntrospectingTarget.self)
+        let mediator = try builder.build()
+        IntrospectingTarget.mediator.value = mediator
+        _ = try await mediator.perform(target: "counting", action: "serial", as: Int.self)
+        // The initializer runs while the target is being made: it sees the kept `counting`
+        // and releases it, instead of waiting for the cache it is being made in.
+        #expect(try await mediator.perform(target: "introspecting", action: "seen", as: [String].self) == ["counting"])
+        #expect(try await mediator.perform(target: "introspecting", action: "released", as: Bool.self))
+        #expect(mediator.cachedTargetNames == ["introspecting"])
+    }
+
     @Test func perCallTargetsAreNotKept() async throws {
         let mediator = try standardBuilder().build()
         _ = try await mediator.perform(target: "listing", action: "purge")

@@ -44,6 +44,40 @@ final class CountingTarget: MediatorTarget, @unchecked Sendable {
     }
 }
 
+/// A kept target whose initializer calls the mediator it is made by (reached through
+/// `mediator`, set by the one test that uses it): it reads the kept names and releases
+/// `counting`.
+final class IntrospectingTarget: MediatorTarget, @unchecked Sendable {
+    // @unchecked Sendable: `seen` and `released` are set in `init` and never changed; `mediator`
+    // is behind its own lock.
+    static let name = "introspecting"
+    static var caching: TargetCaching { .keep }
+    static let mediator = Box<Mediator>()
+    let seen: [String]
+    let released: Bool
+
+    init() {
+        seen = Self.mediator.value?.cachedTargetNames ?? []
+        released = Self.mediator.value?.releaseCachedTarget("counting") ?? false
+    }
+
+    static func declareActions(_ actions: inout MediatorActions<IntrospectingTarget>) {
+        actions.action("seen") { target, _ in target.seen }
+        actions.action("released") { target, _ in target.released }
+    }
+}
+
+/// A value set once and read from any thread.
+final class Box<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `stored` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var stored: Value?
+    var value: Value? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
 /// A thread-safe log of strings.
 final class Log: @unchecked Sendable {
     // @unchecked Sendable: `entries` is only touched while `lock` is held.
