@@ -34,19 +34,22 @@ extension APIManager {
     /// let cart = try await addToCart.load(as: Cart.self, encoding: NewItem(productID: 42, quantity: 2))
     /// ```
     /// - Throws: `.paramsInvalid` when the parameters do not encode to an object; otherwise as
-    ///   ``load(as:params:)``.
+    ///   ``load(as:params:)``. Parameters that do not encode fail the call as invalid parameters
+    ///   do: the delegate hears it too, and under ``LoadPolicy/cancelPrevious`` it supersedes
+    ///   the calls in flight.
     @concurrent
     public func load<T: Decodable, P: Encodable>(as type: T.Type, encoding parameters: P) async throws(RunwayError) -> T {
-        let response = try await loadResponse(params: try encodedParameters(parameters))
+        let response = try await loadResponse(encoding: parameters)
         return try decoded(response, as: T.self)
     }
 
     /// Calls the API with `parameters` encoded by the manager's ``encoder`` and returns the raw
     /// data, as ``load(params:)``.
+    /// - Throws: as ``load(as:encoding:)``.
     @discardableResult
     @concurrent
     public func load<P: Encodable>(encoding parameters: P) async throws(RunwayError) -> JSON {
-        try await loadResponse(params: try encodedParameters(parameters)).json
+        try await loadResponse(encoding: parameters).json
     }
 
     /// The last successful call's body decoded into `T`: the typed form of
@@ -69,6 +72,18 @@ extension APIManager {
             error.stage = .manager(apiName)
             throw error
         }
+    }
+
+    /// A call with `parameters` encoded; parameters that do not encode are the call's failure,
+    /// delivered as any failure before the network.
+    private func loadResponse<P: Encodable>(encoding parameters: P) async throws(RunwayError) -> APIResponse {
+        let params: [String: JSON]
+        do throws(RunwayError) {
+            params = try encodedParameters(parameters)
+        } catch {
+            return try await loadResponse(failingWith: error)
+        }
+        return try await loadResponse(params: params)
     }
 
     private func encodedParameters<P: Encodable>(_ parameters: P) throws(RunwayError) -> [String: JSON] {

@@ -32,6 +32,17 @@ extension APIManager {
         }
     }
 
+    /// A call that fails before it is made (its parameters could not be built): it lands as
+    /// any failure before the network does, and `error` is thrown.
+    func loadResponse(failingWith error: RunwayError) async throws(RunwayError) -> APIResponse {
+        switch engine.fail(self, error: error, awaiting: true) {
+        case .notStarted(let error):
+            throw error
+        case .running(let call, let task):
+            return try await engine.wait(for: call, task: task).get()
+        }
+    }
+
     /// Calls the API; the landing goes to the ``delegate`` (the delegate style).
     /// - Parameter params: The parameters; `nil` asks the ``paramSource`` (or sends none).
     /// - Returns: Whether the call will land (`false`: vetoed or dropped by the policy).

@@ -36,14 +36,7 @@ extension ManagerEngine {
             if state.owner == nil { state.owner = identity }
             return (explicit == nil ? state.paramSource : nil, state.owner)
         }
-        guard owner == identity else {
-            let error = RunwayError(
-                .configuration,
-                "this ManagerEngine belongs to another manager: give each manager its own (let engine = ManagerEngine()), "
-                    + "or their calls drop and cancel each other's", stage: stage)
-            // Not delivered: the delegate in the engine is the other manager's.
-            return .notStarted(error)
-        }
+        guard owner == identity else { return Self.sharedEngine(stage) }
         let entry: ServiceEntry
         let monitor: ReachabilityMonitor?
         do throws(RunwayError) {
@@ -57,6 +50,30 @@ extension ManagerEngine {
         return prepare(
             manager, entry: entry, monitor: monitor, source: source, explicit: explicit, extraParams: extraParams,
             awaiting: awaiting, policy: policy, checkSuccess: checkSuccess, afterSuccess: afterSuccess)
+    }
+
+    /// A call that failed before ``submit(_:params:awaiting:policy:extraParams:checkSuccess:afterSuccess:)``
+    /// could build its parameters (a typed parameter value that does not encode): delivered as a
+    /// failure before the network.
+    func fail<Manager: APIManager>(_ manager: Manager, error: RunwayError, awaiting: Bool) -> Submission {
+        let stage = RunwayError.Stage.manager(manager.apiName)
+        let identity = ObjectIdentifier(manager)
+        let owner = lock.withLock {
+            if state.owner == nil { state.owner = identity }
+            return state.owner
+        }
+        guard owner == identity else { return Self.sharedEngine(stage) }
+        return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: nil)
+    }
+
+    /// A call on an engine another manager owns: not delivered (the delegate in the engine is
+    /// the other manager's).
+    private static func sharedEngine(_ stage: RunwayError.Stage) -> Submission {
+        .notStarted(
+            RunwayError(
+                .configuration,
+                "this ManagerEngine belongs to another manager: give each manager its own (let engine = ManagerEngine()), "
+                    + "or their calls drop and cancel each other's", stage: stage))
     }
 
     private func prepare<Manager: APIManager>(

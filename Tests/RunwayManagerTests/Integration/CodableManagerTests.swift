@@ -230,6 +230,21 @@ import Testing
         }
     }
 
+    @Test("parameters that do not encode fail the call as invalid parameters do: the delegate hears it, lastError holds it")
+    func parametersThatDoNotEncodeReachTheDelegate() async throws {
+        try await withShop { _, registry, carts in
+            let manager = CartAPIManager(registry: registry)
+            let delegate = RecordingDelegate()
+            manager.delegate = delegate
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(encoding: [1, 2, 3]) }
+            #expect(error?.code == .paramsInvalid)
+            #expect(await eventually { delegate.log.events == ["delegate.fail(paramsInvalid)"] }, "\(delegate.log.events)")
+            #expect(manager.lastError?.code == .paramsInvalid)
+            #expect(!manager.isLoading)
+            #expect(carts.value == 0)
+        }
+    }
+
     struct Order: Encodable {
         let orderID: UInt64
         let total: Decimal
