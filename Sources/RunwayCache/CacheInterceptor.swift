@@ -11,7 +11,11 @@ import Foundation
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
 /// through. A fresh entry is returned without calling `next` (its `Response.origin` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
-/// successful answer is stored. A request that streams its response body
+/// successful answer is stored. A stale entry with an `ETag` or a `Last-Modified` makes the
+/// `GET` conditional (`If-None-Match`, `If-Modified-Since`), unless the request has
+/// preconditions of its own: a `304 Not Modified` then answers with the stored body
+/// (`Response.origin` `.revalidated`), which is stored again with a new
+/// lifetime. A request that streams its response body
 /// (`Request.streamsResponseBody`) or its request body (`Request.bodyStream`) is neither
 /// answered from the cache nor stored. Under
 /// ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry is returned even when stale, and
@@ -46,6 +50,7 @@ public struct CacheInterceptor: Interceptor {
         }
         let key = cache.key(for: request, context: context)
         let api = context.apiName ?? ""
+        var stale: CacheEntry?
         if let (entry, origin) = cache.lookup(key, policy: policy) {
             let now = cache.clock()
             switch policy.mode {
@@ -53,14 +58,29 @@ public struct CacheInterceptor: Interceptor {
                 return entry.response(origin: origin)
             case .cacheThenNetwork(let maxStale) where entry.isUsable(at: now, maxStale: maxStale):
                 let cached = entry.response(origin: origin)
-                refreshInBackground(request, context: context, next: next, key: key, api: api, policy: policy, served: cached)
+                refreshInBackground(
+                    request, context: context, next: next, key: key, api: api, policy: policy, served: (entry, cached))
                 return cached
             default:
-                break
+                stale = entry
             }
         }
+        return try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: stale)
+    }
+
+    /// Sends `request` and stores the answer. With a `stored` entry that has validators the
+    /// request is conditional, and a `304 Not Modified` to it answers with the stored body
+    /// (`ResponseOrigin.revalidated`), which is stored again with a new lifetime.
+    private func fetch(
+        _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
+        stored: CacheEntry?
+    ) async throws -> Response {
         let mark = cache.invalidationMark
-        let response = try await next(request, context)
+        let conditional = stored.flatMap { CacheRevalidation.conditional(request, for: $0) }
+        var response = try await next(conditional ?? request, context)
+        if let stored, conditional != nil, response.status == 304 {
+            response = CacheRevalidation.confirmed(stored, by: response)
+        }
         if response.bodyStream == nil {
             await cache.store(response, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
         }
@@ -69,7 +89,7 @@ public struct CacheInterceptor: Interceptor {
 
     private func refreshInBackground(
         _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
-        served: Response
+        served: (entry: CacheEntry, response: Response)
     ) {
         let cache = self.cache
         let observer = context[CacheRefreshObserver.Key.self]
@@ -78,10 +98,10 @@ public struct CacheInterceptor: Interceptor {
             defer { cache.endRefresh(key) }
             let refresh: CacheRefresh
             do {
-                let mark = cache.invalidationMark
-                let fresh = try await next(request, context)
-                await cache.store(fresh, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
-                refresh = fresh.status == served.status && fresh.body == served.body ? .unchanged(fresh) : .updated(fresh)
+                let fresh = try await fetch(
+                    request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry)
+                let same = fresh.status == served.response.status && fresh.body == served.response.body
+                refresh = same ? .unchanged(fresh) : .updated(fresh)
             } catch {
                 refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))
             }

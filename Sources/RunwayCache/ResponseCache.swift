@@ -28,7 +28,8 @@ import Foundation
 /// (`Service.error(for:json:)`: a business error sent with status 200; the service is the one
 /// the call's `RequestContext.service` names, set for every call through a `ServiceRegistry`).
 /// Other `Cache-Control` directives are not consulted:
-/// the policy of the API decides. Safe to share between tasks.
+/// the policy of the API decides (a stale entry's `ETag` or `Last-Modified` is used to ask the
+/// server whether it is still current, see ``CacheInterceptor``). Safe to share between tasks.
 ///
 /// ## Whose response
 /// Entries are kept apart per caller: a request's credential headers (when set before the

@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Synchronization
+import Testing
+
+@testable import RunwayCache
+
+/// Stale entries with validators are asked about, not fetched again: through libcurl and the
+/// test server, which answers `304` to a matching `If-None-Match`.
+@Suite(.timeLimit(.minutes(5))) struct CacheRevalidationTests {
+    let clock = TestClock()
+
+    /// `/doc`: a document at `version`, tagged `"v<version>"`, with a `Last-Modified`; `304`
+    /// (and an `Age` that counts the checks) to an `If-None-Match` naming the current tag. Every request's
+    /// conditional headers are kept in `seen`.
+    final class Document: Sendable {
+        let version = Atomic<Int>(1)
+        let checks = Atomic<Int>(0)
+        private let log = Mutex<[String]>([])
+
+        var seen: [String] { log.withLock { $0 } }
+
+        func routes(_ router: Router<TestRequestContext>) {
+            router.get("/doc") { request, _ in
+                let tag = "\"v\(self.version.load(ordering: .relaxed))\""
+                let asked = request.headers[.ifNoneMatch]
+                self.log.withLock { $0.append("\(asked ?? "-") | \(request.headers[.ifModifiedSince] ?? "-")") }
+                if asked == tag {
+                    let checked = self.checks.wrappingAdd(1, ordering: .relaxed).newValue
+                    return Hummingbird.Response(
+                        status: .notModified, headers: [.eTag: tag, .age: "\(checked)"])
+                }
+                return Hummingbird.Response(
+                    status: .ok,
+                    headers: [
+                        .contentType: "application/json", .eTag: tag, .lastModified: "Wed, 25 Nov 2026 10:00:00 GMT",
+                        .age: "0",
+                    ],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"version":\#(self.version.load(ordering: .relaxed))}"#)))
+            }
+        }
+    }
+
+    /// A server with a ``Document`` and a pipeline with a cache for it under `policy`.
+    func withDocument(
+        _ policy: CachePolicy, _ body: (Document, TestServer, ResponseCache, Pipeline) async throws -> Void
+    ) async throws {
+        let document = Document()
+        let clock = self.clock
+        let cache = try ResponseCache(
+            environment: "test", policies: ["doc": policy], defaultPolicy: .never, diskFile: nil, limits: .init(),
+            clock: { clock.now })
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+        try await withTestServer(routes: document.routes) { server in try await body(document, server, cache, pipeline) }
+    }
+
+    @Test("a stale entry with an ETag is asked about; a 304 answers with the stored body, updated headers and a new lifetime")
+    func staleEntryIsRevalidated() async throws {
+        try await withDocument(.memory(ttl: .seconds(60))) { document, server, cache, pipeline in
+            let context = RequestContext(apiName: "doc")
+            let first = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(first.origin == .network && first.body == Data(#"{"version":1}"#.utf8))
+
+            clock.advance(61)
+            let revalidated = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(revalidated.origin == .revalidated)
+            #expect(revalidated.status == 200)
+            #expect(revalidated.body == first.body)
+            #expect(revalidated.headers["Age"] == "1")  // the 304's fields replace the stored ones
+            #expect(revalidated.headers["Content-Type"] == "application/json")
+            #expect(document.seen == ["- | -", #""v1" | Wed, 25 Nov 2026 10:00:00 GMT"#])
+
+            // Fresh again for a TTL: answered from memory, the server not asked.
+            let hit = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(hit.origin == .memoryCache && hit.body == first.body && hit.headers["Age"] == "1")
+            #expect(document.seen.count == 2)
+
+            // The document changed: the conditional request gets it whole, and it is stored.
+            document.version.store(2, ordering: .relaxed)
+            clock.advance(61)
+            let changed = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(changed.origin == .network && changed.body == Data(#"{"version":2}"#.utf8))
+            let hitAfterChange = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(hitAfterChange.origin == .memoryCache && hitAfterChange.body == changed.body)
+            #expect(document.seen.count == 3)
+        }
+    }
+
+    @Test("a caller's own conditional request is sent as it is, and its 304 reaches the caller")
+    func callersOwnConditionalIsLeftAlone() async throws {
+        try await withDocument(.memory(ttl: .seconds(60))) { document, server, cache, pipeline in
+            let context = RequestContext(apiName: "doc")
+            _ = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            clock.advance(61)
+            let asking = Runway.Request(url: server.url("/doc"), headers: ["If-None-Match": #""v1""#])
+            let own = try await pipeline.send(asking, context: context)
+            #expect(own.status == 304 && own.origin == .network && own.body.isEmpty)
+            #expect(document.seen.last == #""v1" | -"#)
+            // Nor is a method other than GET and HEAD made conditional.
+            let key = cache.key(for: Runway.Request(url: server.url("/doc")), context: context)
+            let entry = try #require(cache.lookup(key, policy: .memory()))
+            #expect(CacheRevalidation.conditional(Runway.Request(method: .post, url: server.url("/doc")), for: entry.0) == nil)
+            #expect(CacheRevalidation.conditional(Runway.Request(url: server.url("/doc")), for: entry.0) != nil)
+        }
+    }
+
+    @Test("a cache-then-network refresh is conditional: a 304 refreshes the entry and is reported unchanged")
+    func backgroundRefreshIsConditional() async throws {
+        try await withDocument(.memory(ttl: .seconds(60)).cacheThenNetwork()) { document, server, _, pipeline in
+            _ = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: RequestContext(apiName: "doc"))
+            clock.advance(61)
+            let (stream, continuation) = AsyncStream<CacheRefresh>.makeStream()
+            var context = RequestContext(apiName: "doc")
+            context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+            let cached = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
+            #expect(cached.origin == .memoryCache)
+            var iterator = stream.makeAsyncIterator()
+            guard case .unchanged(let fresh)? = await iterator.next() else {
+                Issue.record("expected an unchanged refresh")
+                return
+            }
+            #expect(fresh.origin == .revalidated && fresh.body == cached.body)
+            #expect(document.seen.last == #""v1" | Wed, 25 Nov 2026 10:00:00 GMT"#)
+            // The 304 gave the entry a new lifetime: fresh, so no refresh is started.
+            let hit = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: RequestContext(apiName: "doc"))
+            #expect(hit.origin == .memoryCache && hit.headers["Age"] == "1")
+        }
+    }
+}
