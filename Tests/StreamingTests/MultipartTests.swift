@@ -93,6 +93,23 @@ struct MultipartTests {
         #expect(String(decoding: body, as: UTF8.self) == "--b--\r\n")
     }
 
+    @Test("a boundary with characters a parameter value cannot hold bare is quoted in Content-Type, and the parser reads it")
+    func boundaryThatNeedsQuotes() async throws {
+        let server = try await Self.startParser()
+        let dispatcher = CurlDispatcher()
+        for boundary in ["a b", "x:y", "k=v", "what?", "dir/name", "one,two", "(c)", "it's"] {
+            var form = try MultipartForm(boundary: boundary)
+            form.append("value", name: "field")
+            #expect(form.contentType == "multipart/form-data; boundary=\"\(boundary)\"")
+            let parts = try await Self.send(form, to: server, dispatcher: dispatcher)
+            #expect(parts.map(\.name) == ["field"], "boundary \(boundary)")
+        }
+        // Letters, digits and + - . _ need none, as browsers' boundaries.
+        #expect(try MultipartForm(boundary: "----Web+Kit_Form.1").contentType == "multipart/form-data; boundary=----Web+Kit_Form.1")
+        let random = MultipartForm()
+        #expect(random.contentType == "multipart/form-data; boundary=\(random.boundary)")
+    }
+
     @Test("a file that changes size before it is sent fails the call; bad input is refused typed")
     func badInput() async throws {
         let server = try await Self.startParser()

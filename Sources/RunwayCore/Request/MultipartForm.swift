@@ -65,8 +65,18 @@ public struct MultipartForm: Sendable {
         self.boundary = boundary
     }
 
-    /// The `Content-Type` of the body: `multipart/form-data; boundary=…`.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` of the body: `multipart/form-data; boundary=…`, the boundary in quotes
+    /// when it holds a character other than letters, digits, `+`, `-`, `.` and `_` (a space,
+    /// `'()`, `,`, `/`, `:`, `=` or `?`), which parsers would otherwise end it at or misread.
+    public var contentType: String {
+        let plain = boundary.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", "+", "-", ".", "_": true
+            default: false
+            }
+        }
+        return plain ? "multipart/form-data; boundary=\(boundary)" : "multipart/form-data; boundary=\"\(boundary)\""
+    }
 
     /// The body's length in bytes.
     public var length: Int {
