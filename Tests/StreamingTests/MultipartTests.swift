@@ -110,6 +110,21 @@ struct MultipartTests {
         #expect(random.contentType == "multipart/form-data; boundary=\(random.boundary)")
     }
 
+    @Test("a backslash in a name or file name is percent-encoded: a quoted-string parser never takes it as an escape")
+    func backslashesInNames() async throws {
+        let server = try await Self.startParser()
+        var form = MultipartForm()
+        // Ending in a backslash, the name would escape its closing quote and swallow the file name.
+        try form.append(Data("x".utf8), name: "folder\\", filename: "C:\\photos\\a.jpg", contentType: "image/jpeg")
+        form.append("y", name: "a\\b")
+        let parts = try await Self.send(form, to: server, dispatcher: CurlDispatcher())
+        try #require(parts.count == 2)
+        #expect(parts[0].name == "folder%5C")
+        #expect(parts[0].filename == "C:%5Cphotos%5Ca.jpg")
+        #expect(parts[0].contentType == "image/jpeg")
+        #expect(parts[1].name == "a%5Cb")
+    }
+
     @Test("a file that changes size before it is sent fails the call; bad input is refused typed")
     func badInput() async throws {
         let server = try await Self.startParser()

@@ -19,9 +19,11 @@ import Foundation
 /// length. The body can be sent again from its start (retry, a redirect).
 ///
 /// Field names and file names are written as browsers write them (WHATWG HTML): UTF-8, with
-/// `"`, CR and LF percent-encoded, so no name can break out of its header. The boundary is
-/// random (`RunwayForm` and 32 letters and digits), far too long to occur in a part by chance;
-/// parts are not scanned for it.
+/// `"`, CR and LF percent-encoded. A backslash is too (`%5C`), which browsers leave as it is:
+/// parsers that read the value as a quoted string (Python's, Go's) take it as an escape, and a
+/// name ending in one would run on into the next parameter. So no name can break out of its
+/// header. The boundary is random (`RunwayForm` and 32 letters and digits), far too long to occur
+/// in a part by chance; parts are not scanned for it.
 public struct MultipartForm: Sendable {
     /// The delimiter between parts, without the leading `--`.
     public let boundary: String
@@ -128,12 +130,14 @@ public struct MultipartForm: Sendable {
         return Data((text + "\r\n").utf8)
     }
 
-    /// A name as browsers write it in `Content-Disposition`: `"`, CR and LF percent-encoded.
+    /// A name as browsers write it in `Content-Disposition`, `"`, CR and LF percent-encoded, and
+    /// `\`, which a quoted-string parser would take as an escape.
     private static func escape(_ name: String) -> String {
         var escaped = ""
         for character in name.unicodeScalars {
             switch character {
             case "\"": escaped += "%22"
+            case "\\": escaped += "%5C"
             case "\r": escaped += "%0D"
             case "\n": escaped += "%0A"
             default: escaped.unicodeScalars.append(character)
