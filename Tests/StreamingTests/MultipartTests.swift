@@ -125,6 +125,27 @@ struct MultipartTests {
         #expect(parts[1].name == "a%5Cb")
     }
 
+    @Test("a file that grew since it was added fails the call with .invalidRequest: never sent cut short", arguments: [0, 100_000])
+    func fileThatGrew(_ size: Int) async throws {
+        let server = try await Self.startParser()
+        let dispatcher = CurlDispatcher()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("runway-grows-\(UUID().uuidString)")
+        try Data(count: size).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var form = MultipartForm()
+        try form.append(contentsOf: file, name: "file")
+        form.append("after", name: "next")
+        try Data(count: size + 1).write(to: file)
+        var request = Request(method: .post, url: URL(string: "http://127.0.0.1:\(server.port)/form")!)
+        request.setBody(form)
+        await #expect {
+            try await dispatcher.dispatch(request, context: RequestContext())
+        } throws: {
+            let error = $0 as? RunwayError
+            return error?.code == .invalidRequest && error?.message.contains("holds more than the \(size) bytes") == true
+        }
+    }
+
     @Test("a file that changes size before it is sent fails the call; bad input is refused typed")
     func badInput() async throws {
         let server = try await Self.startParser()

@@ -117,6 +117,22 @@ struct UploadStreamingTests {
         }
     }
 
+    @Test("a file that grew since its body was made fails the call with .fileIO: never sent cut short", arguments: [0, 100_000])
+    func fileThatGrew(_ size: Int) async throws {
+        let url = try Self.file(size: size)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let stream = try RequestBodyStream.file(url)
+        try DeterministicBytes.data(count: size + 10).write(to: url)
+        let completed = Counter()
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes(completed: completed)) { server in
+            let error = await runwayError { try await dispatcher.dispatch(Self.upload(server, stream), context: RequestContext()) }
+            #expect(error?.code == .fileIO)
+            #expect(error?.message.contains("holds more than its \(size) bytes") == true)
+            #expect(completed.value == 0)
+        }
+    }
+
     @Test("a producer slower than the connection: the upload waits for each chunk, then goes on")
     func slowProducer() async throws {
         let dispatcher = CurlDispatcher()

@@ -167,6 +167,8 @@ public struct MultipartForm: Sendable {
             /// The open file of the current part, and how much of it is left.
             var file: FileReader?
             var remaining = 0
+            /// The open file's size when it was added to the form: the part's length.
+            var fileSize = 0
             /// Whether a part's content has ended: the CR LF that closes it goes first in the
             /// next chunk.
             var closesPart = false
@@ -196,7 +198,11 @@ public struct MultipartForm: Sendable {
                         throw RunwayError(.fileIO, "cannot open \(url.path) to send it: \(error.message)", underlying: error)
                     }
                     remaining = size
-                    if size == 0 { closeFile() }
+                    fileSize = size
+                    if size == 0, let file {
+                        try Self.checkEnds(file, size: 0)
+                        closeFile()
+                    }
                 }
                 return chunk
             }
@@ -212,8 +218,30 @@ public struct MultipartForm: Sendable {
                     throw RunwayError(.fileIO, "cannot read \(file.path): \(error.message)", underlying: error)
                 }
                 remaining = data.isEmpty ? 0 : remaining - data.count
-                if remaining == 0 { closeFile() }
+                if remaining == 0 {
+                    if !data.isEmpty { try Self.checkEnds(file, size: fileSize) }
+                    closeFile()
+                }
                 return data
+            }
+
+            /// Checks that `file`, whose `size` bytes have been read, ends there.
+            /// - Throws: `.invalidRequest` when it holds more (it grew since it was added to the
+            ///   form: sent, the part would be the file cut short); `.fileIO` when it cannot be read.
+            private static func checkEnds(_ file: FileReader, size: Int) throws(RunwayError) {
+                let more: Data
+                do {
+                    more = try file.read(upTo: 1)
+                } catch {
+                    throw RunwayError(.fileIO, "cannot read \(file.path): \(error.message)", underlying: error)
+                }
+                guard more.isEmpty else {
+                    throw RunwayError(
+                        .invalidRequest,
+                        "\(file.path) holds more than the \(size) bytes it had when it was added to the form: it changed, and the "
+                            + "part would be sent cut short",
+                        field: "bodyStream")
+                }
             }
 
             private mutating func closeFile() {

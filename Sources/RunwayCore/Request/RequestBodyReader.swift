@@ -66,7 +66,7 @@ package final class RequestBodyReader: Sendable {
                     return .failed(RunwayError(.cancelled, "the request body's file was closed"))
                 }
                 let remaining = length - state.sent
-                if remaining <= 0 { return .end }
+                if remaining <= 0 { return Self.checkEnd(of: handle, path: path, length: length) ?? .end }
                 let data: Data
                 do throws(POSIXError) {
                     data = try handle.read(upTo: Swift.min(count, remaining))
@@ -79,8 +79,24 @@ package final class RequestBodyReader: Sendable {
                             .fileIO, "\(path) ended after \(state.sent) of its \(length) bytes: it changed while it was being sent"))
                 }
                 state.sent += data.count
+                // The body's last bytes (libcurl asks no more once it has the length): the file must end there.
+                if state.sent == length, let failure = Self.checkEnd(of: handle, path: path, length: length) { return failure }
                 return .data(data)
             }
+        }
+    }
+
+    /// `nil` when `handle`, read to its `length`, ends there; else the failure: a file that grew
+    /// while it was sent would go out cut short, as complete.
+    private static func checkEnd(of handle: FileReader, path: String, length: Int) -> Read? {
+        do throws(POSIXError) {
+            guard try handle.read(upTo: 1).isEmpty else {
+                return .failed(
+                    RunwayError(.fileIO, "\(path) holds more than its \(length) bytes: it changed while it was being sent"))
+            }
+            return nil
+        } catch {
+            return .failed(RunwayError(.fileIO, "cannot read \(path): \(error.message)", underlying: error))
         }
     }
 

@@ -20,7 +20,7 @@ import Foundation
 /// - **Length.** A known ``length`` is sent as `Content-Length`; without one, HTTP/1.1 sends the
 ///   body chunked (`Transfer-Encoding: chunked`) and HTTP/2 in frames until its end. A body that
 ///   ends before its declared length, or runs past it, fails the call with `.invalidRequest`
-///   (a file that shrank while it was sent: `.fileIO`), never a short or long body sent as
+///   (a file that shrank or grew while it was sent: `.fileIO`), never a short or long body sent as
 ///   complete.
 /// - **Backpressure.** A sequence is read only as fast as the connection takes its bytes: the
 ///   dispatcher keeps at most about 256 KiB of it buffered.
