@@ -238,7 +238,7 @@ final class Transfer: @unchecked Sendable {
             } catch {
                 return .failure(error)
             }
-            return .failure(URLErrorMapping.runwayError(for: error))
+            return .failure(URLErrorMapping.runwayError(for: error, bodyIsEncoded: state.headers["Content-Encoding"] != nil))
         }
         if state.status == 0, let response {
             state.status = response.statusCode

@@ -7,7 +7,11 @@ import FoundationNetworking
 
 /// Maps `URLSession` failures to ``RunwayError`` codes.
 enum URLErrorMapping {
-    static func runwayError(for error: any Error) -> RunwayError {
+    /// - Parameters:
+    ///   - error: what URLSession failed the task with.
+    ///   - bodyIsEncoded: whether the response announced a `Content-Encoding` (libcurl's decoder
+    ///     then reads the body, and may fail writing what it cannot decode).
+    static func runwayError(for error: any Error, bodyIsEncoded: Bool = false) -> RunwayError {
         let nsError = error as NSError
         // Foundation's error carries the failing URL (user name, password, query and all) in
         // its user info, which its description prints: it is kept without it.
@@ -27,6 +31,9 @@ enum URLErrorMapping {
         if code == .unknown, isCutReply(nsError.localizedDescription) {
             return RunwayError(.connectionLost, message, underlying: error)
         }
+        if code == .unknown, let reason = unreadableReply(nsError.localizedDescription, bodyIsEncoded: bodyIsEncoded) {
+            return RunwayError(.responseInvalid, "\(reason): \(message)", underlying: error)
+        }
         if code == .unknown, nsError.localizedDescription.lowercased().contains("failed writing header") {
             return RunwayError(
                 .responseInvalid,
@@ -45,6 +52,22 @@ enum URLErrorMapping {
     static func isCutReply(_ message: String) -> Bool {
         let lowered = message.lowercased()
         return lowered.contains("partial file") || lowered.contains("transfer closed") || lowered.contains("chunk")
+    }
+
+    /// Why a reply that libcurl refused to read is not valid, as `CurlDispatcher` reports it
+    /// (`.responseInvalid`), or `nil`: swift-corelibs-foundation passes libcurl's message with
+    /// `NSURLErrorUnknown`. A body its decoder cannot decode (`CURLE_BAD_CONTENT_ENCODING`, or a
+    /// write failure on an encoded body, which is how it refuses bytes after the end of a gzip
+    /// stream), or a `Content-Length` that is not a number (`CURLE_WEIRD_SERVER_REPLY`).
+    static func unreadableReply(_ message: String, bodyIsEncoded: Bool) -> String? {
+        let lowered = message.lowercased()
+        if lowered.contains("content unencoding") || (bodyIsEncoded && lowered.contains("failed writing received data")) {
+            return "the response body cannot be decoded in its Content-Encoding"
+        }
+        if lowered.contains("content-length") {
+            return "the response's Content-Length is not a length"
+        }
+        return nil
     }
 
     /// swift-corelibs-foundation reports libcurl's TLS failures (`CURLE_PEER_FAILED_VERIFICATION`,

@@ -35,8 +35,8 @@ import FoundationNetworking
 /// joined into one value; a 307 or 308 would send the request's body empty (refused here with
 /// `.configuration`); a status line without a reason phrase, bare LF line ends and header values
 /// that are not UTF-8 are refused (`.responseInvalid`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
-/// as `CurlDispatcher` does: a status outside 100–599 or a `Content-Length` that is not one number
-/// is `.responseInvalid`; a redirect goes only to the HTTP(S) URL its `Location` names, without
+/// as `CurlDispatcher` does: a status outside 100–599, a `Content-Length` that is not one number
+/// or a body its coding cannot decode is `.responseInvalid`; a redirect goes only to the HTTP(S) URL its `Location` names, without
 /// `Authorization` or `Cookie` when it leaves the origin; a timeout or a cancellation releases the
 /// caller at once.
 public final class URLSessionDispatcher: Dispatcher {

@@ -100,6 +100,7 @@ extension DispatcherSuite {
         [
             "HTTP/1.1 200 OK\r\nContent-Length: 5 6\r\n\r\nhello", "HTTP/1.1 200 OK\r\nContent-Length: 5, 11\r\n\r\nhello",
             "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nhello",
+            "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nhello", "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello",
             "HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok",
         ])
     func badFraming(_ dut: DispatcherUnderTest, _ reply: String) async throws {
@@ -161,6 +162,23 @@ extension DispatcherSuite {
             let head = responder.exchanges.first?.head.lowercased() ?? ""
             let asked = head.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("accept-encoding:") }
             #expect(asked == ["accept-encoding: gzip, deflate"], "\(head)")
+        }
+    }
+
+    @Test("a gzip body that cannot be decoded (corrupt, or bytes after its end) is .responseInvalid", arguments: DispatcherUnderTest.all)
+    func undecodableBody(_ dut: DispatcherUnderTest) async throws {
+        // "hello", gzip-coded.
+        let hello: [UInt8] = [
+            0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xCB, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x86, 0xA6, 0x10, 0x36,
+            0x05, 0x00, 0x00, 0x00,
+        ]
+        let corrupt = Array(hello.prefix(10)) + Array(repeating: 0x41, count: 15)
+        for body in [corrupt, hello + Array("trail".utf8)] {
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+            let responder = try RawResponder(reply: head + body)
+            defer { responder.stop() }
+            let error = await runwayError { try await dut.send(dut.make(), makeRequest(responder.url("/x"))) }
+            #expect(error?.code == .responseInvalid, "\(String(describing: error))")
         }
     }
 
