@@ -37,8 +37,10 @@ final class MergeRouteState: Sendable {
     func recordBatch(_ ids: [String]) { lock.withLock { batchIDs.append(ids) } }
 }
 
-/// `GET /m/item?id=N[&hold=1]` answers `{"id":"N"}` (held at the item gate with `hold=1`);
-/// `POST /m/items/batch` with `{"ids":[...]}` answers `{"items":[{"id":...},...]}` in order, or
+/// `GET /m/item?id=N[&hold=1]` answers `{"id":"N"}`, with `"user"` set to the request's
+/// `Authorization` when it has one (held at the item gate with `hold=1`);
+/// `POST /m/items/batch` with `{"ids":[...]}` answers `{"items":[{"id":...},...]}` in order
+/// (each item with the batch request's `"user"`), or
 /// as ``MergeRouteState/answer`` says.
 func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
     { router in
@@ -46,7 +48,7 @@ func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
             let id = request.uri.queryParameters.get("id") ?? ""
             state.recordSingle(id)
             if request.uri.queryParameters.get("hold") == "1" { await state.itemGate.wait() }
-            return json(JSON.object(["id": .string(id)]))
+            return json(item(id, user: request.headers[.authorization]))
         }
         router.post("/m/items/batch") { request, context -> Response in
             var request = request
@@ -56,7 +58,7 @@ func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
             await state.batchGate.wait()
             switch state.answer {
             case .items:
-                return json(JSON.object(["items": .array(ids.map { JSON.object(["id": .string($0)]) })]))
+                return json(JSON.object(["items": .array(ids.map { item($0, user: request.headers[.authorization]) })]))
             case .oneItemShort:
                 return json(JSON.object(["items": .array(ids.dropLast().map { JSON.object(["id": .string($0)]) })]))
             case .status(let code):
@@ -67,6 +69,11 @@ func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
             }
         }
     }
+}
+
+/// `{"id": id}`, with `"user"`: the request's `Authorization` when it had one.
+private func item(_ id: String, user: String?) -> JSON {
+    JSON.object(user.map { ["id": .string(id), "user": .string($0)] } ?? ["id": .string(id)])
 }
 
 private func json(_ value: JSON) -> Response {

@@ -169,6 +169,44 @@ import Testing
         }
     }
 
+    /// Calls `item?id=<id>` with `Authorization: <user>` (none for `nil`) and the credential
+    /// scope `scope`; returns the id and the user the response was made for.
+    @Sendable static func call(
+        _ pipeline: Pipeline, _ server: TestServer, id: String, user: String?, scope: String? = nil, hold: Bool = false
+    ) async throws -> (id: String, user: String?) {
+        var request = Request(url: server.url("/m/item?id=\(id)" + (hold ? "&hold=1" : "")))
+        request.headers["Authorization"] = user
+        var context = RequestContext(apiName: "item")
+        context.credentialScope = scope
+        let json = try JSON(parsing: try await pipeline.send(request, context: context).body)
+        return (json["id"]?.string ?? "", json["user"]?.string)
+    }
+
+    @Test(
+        "calls whose headers or credential scope differ are never combined: each answer is made for its own caller",
+        arguments: [true, false])
+    func callsOfDifferentCallersAreNotCombined(differInHeaders: Bool) async throws {
+        let state = MergeRouteState()
+        try await withTestServer(routes: mergeRoutes(state)) { server in
+            let merging = try RequestMergingInterceptor.merging([
+                "item": ItemMerger(batchURL: server.url("/m/items/batch"), keepsHeaders: true)
+            ])
+            let pipeline = Pipeline(interceptors: [merging], dispatcher: CurlDispatcher())
+            let bob = differInHeaders ? "bob" : "alice"
+            let first = Task { try await Self.call(pipeline, server, id: "0", user: "alice", scope: "alice", hold: true) }
+            #expect(await server.stats.wait { $0.requests(path: "/m/item") == 1 })
+            let second = Task { try await Self.call(pipeline, server, id: "1", user: bob, scope: "bob") }
+            let third = Task { try await Self.call(pipeline, server, id: "2", user: "alice", scope: "alice") }
+            // Each call either waits to be merged or has gone alone.
+            #expect(await eventually { merging.waitingCount(api: "item") + state.singles.count == 3 })
+            state.itemGate.open()
+            #expect(try await first.value == ("0", "alice"))
+            #expect(try await second.value == ("1", bob))
+            #expect(try await third.value == ("2", "alice"))
+            #expect(state.batches.allSatisfy { $0.count < 2 })
+        }
+    }
+
     @Test func otherAPIsPassStraightThrough() async throws {
         let state = MergeRouteState()
         try await withTestServer(routes: mergeRoutes(state)) { server in

@@ -7,7 +7,7 @@ import Foundation
 /// Transport options carried by each request.
 ///
 /// Defaults suit API calls: verify TLS, no redirects, bounded response size.
-public struct RequestOptions: Sendable {
+public struct RequestOptions: Sendable, Equatable {
     /// The longest a connection may take to establish (TCP and TLS). A wait for a free
     /// connection (the dispatcher's connections to the host all busy) is not counted here but
     /// in ``timeout``.

@@ -10,10 +10,51 @@ import Foundation
 /// Every lane of one ``RequestMergingInterceptor``, behind one lock; applies the lanes' actions
 /// (resuming callers, starting and cancelling combined sends) outside it.
 final class MergeLanes: Sendable {
-    /// A lane per service and API.
+    /// A lane per service, API and caller: calls are combined only with calls whose request
+    /// differs in nothing but what the merger combines (URL and body), so a merger that takes
+    /// the first request's headers and options sends each caller's own.
     struct Key: Hashable, Sendable {
         let service: ServiceID?
         let api: String
+        /// Whose the call is, and how it is sent: see ``Caller``.
+        let caller: Caller
+
+        init(_ request: Request, context: RequestContext, api: String) {
+            service = context.serviceID
+            self.api = api
+            caller = Caller(request, context: context)
+        }
+    }
+
+    /// What must be the same for two calls to share one combined request: the method, every
+    /// header (credentials, language, content type…), the transport options (TLS pinning,
+    /// proxy, limits) and the call's `RequestContext.credentialScope`. The trace-context
+    /// headers a tracing interceptor gives each call (`traceparent`, `tracestate`, `baggage`)
+    /// are left out: they say which call, not what it asks for.
+    struct Caller: Hashable, Sendable {
+        let method: HTTPMethod
+        let headers: [String]
+        let credentialScope: String?
+        let options: RequestOptions
+
+        init(_ request: Request, context: RequestContext) {
+            method = request.method
+            headers = request.headers.compactMap { field in
+                let name = field.name.lowercased()
+                return Self.traceFields.contains(name) ? nil : name + ":" + field.value
+            }
+            credentialScope = context.credentialScope
+            options = request.options
+        }
+
+        private static let traceFields: Set<String> = ["traceparent", "tracestate", "baggage"]
+
+        /// Without the options, which are compared but seldom differ.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(method)
+            hasher.combine(headers)
+            hasher.combine(credentialScope)
+        }
     }
 
     private struct State {
@@ -30,8 +71,13 @@ final class MergeLanes: Sendable {
         }
     }
 
-    func waitingCount(_ key: Key) -> Int {
-        state.withLock { $0.lanes[key]?.waitingCount ?? 0 }
+    /// How many calls of `api` on `service` wait, over every caller's lane.
+    func waitingCount(service: ServiceID?, api: String) -> Int {
+        state.withLock { state in
+            state.lanes.reduce(0) { count, lane in
+                lane.key.service == service && lane.key.api == api ? count + lane.value.waitingCount : count
+            }
+        }
     }
 
     func admit(_ key: Key, _ waiter: MergeLane.Waiter) {

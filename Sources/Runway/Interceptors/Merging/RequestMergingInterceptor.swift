@@ -11,7 +11,9 @@ import RunwayCore
 ///     try .retry(maxAttempts: 3), signing,
 /// ], dispatcher: CurlDispatcher())
 /// ```
-/// For an API with a merger (matched on `RequestContext.apiName`, one queue per service):
+/// For an API with a merger (matched on `RequestContext.apiName`, one queue per service and
+/// caller: calls are combined only when their method, headers, options and
+/// `RequestContext.credentialScope` are the same, trace-context headers aside):
 /// 1. When nothing of that API is in flight, the call goes on alone, unchanged.
 /// 2. Calls that arrive while one is in flight wait. When it ends, the waiting calls (up to
 ///    ``RequestMerger/maxMerged``) are combined with ``RequestMerger/combine(_:)`` into **one**
@@ -64,7 +66,7 @@ public struct RequestMergingInterceptor: Interceptor {
 
     /// How many calls of `api` (on `serviceID`, if calls carry one) wait for the request in flight.
     public func waitingCount(api: String, serviceID: ServiceID? = nil) -> Int {
-        lanes.waitingCount(MergeLanes.Key(service: serviceID, api: api))
+        lanes.waitingCount(service: serviceID, api: api)
     }
 
     /// Sends the call alone, or queues it to be merged (see ``RequestMergingInterceptor``).
@@ -73,7 +75,7 @@ public struct RequestMergingInterceptor: Interceptor {
         guard !request.streamsResponseBody, request.bodyStream == nil, let api = context.apiName, let merger = mergers[api] else {
             return try await next(request, context)
         }
-        let key = MergeLanes.Key(service: context.serviceID, api: api)
+        let key = MergeLanes.Key(request, context: context, api: api)
         let id = lanes.makeID()
         let admission = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
