@@ -37,4 +37,32 @@ import Testing
             #expect(error.response?.body == TestServer.fixedJSON)
         }
     }
+
+    /// JSONDecoder keeps the first of a repeated member and most servers the last, so a body
+    /// that repeats a ruled member would be checked on a value the server never reads.
+    @Test(
+        "a JSON body that repeats a ruled member is refused before it is sent",
+        arguments: [#"{"page": 1, "page": 9999}"#, #"{"page": 1, "p\u0061ge": 9999}"#])
+    func aRepeatedMemberIsRefused(body: String) async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        let validation = try ValidationInterceptor.validation([
+            "list": APIValidation(parameters: [ParameterRule("page", .type(.integer), .range(1...500))])
+        ])
+        let pipeline = Pipeline(interceptors: [validation], dispatcher: CurlDispatcher())
+        func send(_ body: String) async throws -> Response {
+            let request = Request(
+                method: .post, url: server.url("/echo"), headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+            return try await pipeline.send(request, context: RequestContext(apiName: "list"))
+        }
+        await #expect {
+            try await send(body)
+        } throws: { error in
+            let error = error as? RunwayError
+            return error?.code == .paramsInvalid && error?.field == "page"
+        }
+        #expect(server.stats.requests(path: "/echo") == 0)
+        // Repeated members without a rule, and nested ones, are the server's business.
+        #expect(try await send(#"{"page": 2, "tag": "a", "tag": "b", "filter": {"x": 1, "x": 2}}"#).status == 200)
+    }
 }

@@ -18,6 +18,15 @@ extension JSON {
         self = try parser.parseDocument()
     }
 
+    /// The members an object repeats at the top of `data` (a name written twice, however its
+    /// characters are escaped); empty when there are none or `data` is not JSON. Validation
+    /// refuses a ruled one: the parser checks the first value, a server may read the last.
+    static func repeatedMembers(in data: Data) -> Set<String> {
+        var parser = JSONParser(bytes: [UInt8](data))
+        guard (try? parser.parseDocument()) != nil else { return [] }
+        return parser.repeatedMembers
+    }
+
     /// Parses JSON text given as a string.
     public init(parsing text: String) throws(RunwayError) {
         var parser = JSONParser(bytes: Array(text.utf8))
@@ -42,6 +51,8 @@ private struct JSONParser {
     var depth = 0
     /// Whether a number the `JSON` cases cannot hold exactly is an error (see `init(parsingExactly:)`).
     var exactNumbers = false
+    /// The keys the top-level object repeats.
+    var repeatedMembers: Set<String> = []
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -121,7 +132,11 @@ private struct JSONParser {
             let value = try parseValue()
             // A repeated key keeps its first value, as JSONDecoder does: a typed result and the
             // raw data (reformers, validators) then agree on one response.
-            if members[key] == nil { members[key] = value }
+            if members[key] == nil {
+                members[key] = value
+            } else if depth == 1 {
+                repeatedMembers.insert(key)
+            }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end") }
             if bytes[index] == UInt8(ascii: ",") {

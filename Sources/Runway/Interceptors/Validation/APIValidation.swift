@@ -87,6 +87,12 @@ public struct APIValidation: Sendable {
         guard !parameters.isEmpty else { return }
         let values = try ParameterValues(request, pathParameters: pathParameters, nullQueryParameters: nullQueryParameters)
         for rule in parameters {
+            if values.repeatedMembers.contains(rule.name) {
+                // JSONDecoder keeps the first value; many servers read the last.
+                throw RunwayError(
+                    .paramsInvalid, "\(rule.name) is named more than once in the JSON body; servers differ on which value counts",
+                    field: rule.name)
+            }
             let present = values[rule.name]
             if present.isEmpty {
                 if rule.constraints.contains(where: { if case .required = $0.kind { true } else { false } }) {

@@ -53,6 +53,8 @@ struct ParameterValues {
     }
 
     private var values: [String: [Value]] = [:]
+    /// Members the JSON object body names more than once.
+    private(set) var repeatedMembers: Set<String> = []
 
     /// Collects the parameters of `request`, and those a manager put into its path; a query
     /// parameter the manager gave as null (sent as an empty value) is absent.
@@ -81,6 +83,7 @@ struct ParameterValues {
         for (name, value) in members where value != .null {
             values[name, default: []].append(.json(value))
         }
+        repeatedMembers = JSON.repeatedMembers(in: body)
     }
 
     /// Every value for `name`; empty when absent.
