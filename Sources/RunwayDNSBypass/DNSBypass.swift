@@ -215,12 +215,15 @@ public final class DNSBypass: Sendable {
 
     // MARK: Helpers
 
-    /// Configured addresses first, then fetched ones not already listed.
+    /// Configured addresses first, then fetched ones not already listed. A host that neither
+    /// names any more (dropped from the latest IP list) leaves the table: it goes back to DNS.
     private func merge(into state: inout State) {
-        for host in Set(configured.keys).union(state.fetched.keys) {
+        let hosts = Set(configured.keys).union(state.fetched.keys)
+        for host in hosts {
             let list = (configured[host] ?? []) + (state.fetched[host] ?? [])
             state.table.setAddresses(list, for: host)
         }
+        state.table.keepHosts(hosts)
     }
 
     private func report(_ problem: DNSBypassError) {

@@ -39,6 +39,12 @@ struct RouteTable: Sendable {
         }
     }
 
+    /// Forgets every host not in `hosts`.
+    mutating func keepHosts(_ hosts: Set<String>) {
+        guard routes.keys.contains(where: { !hosts.contains($0) }) else { return }
+        routes = routes.filter { hosts.contains($0.key) }
+    }
+
     /// Records probe results: a latency, or `nil` for an address that did not answer.
     mutating func applyProbe(_ results: [String: [Endpoint: Duration?]]) {
         for (host, measured) in results {

@@ -112,6 +112,43 @@ import Testing
         #expect(try JSONDecoder().decode(EchoResponse.self, from: response.body).authority == "xn--bcher-kva.test")
     }
 
+    /// The IP list a test serves, which it changes between fetches.
+    final class ServedList: @unchecked Sendable {
+        // @unchecked: `text` is read and written under `lock` only.
+        private let lock = NSLock()
+        private var text: String
+        init(_ text: String) { self.text = text }
+        var value: String {
+            get { lock.withLock { text } }
+            set { lock.withLock { text = newValue } }
+        }
+    }
+
+    @Test func aHostDroppedFromANewIPListIsNoLongerRoutedToItsOldAddress() async throws {
+        let origin = try await TestServer.start(host: "127.0.0.7")
+        let list = ServedList(
+            #"{"hosts": {"api.runway.test": ["127.0.0.7:\#(origin.port)"], "img.runway.test": ["127.0.0.7:\#(origin.port)"]}}"#)
+        let config = try await TestServer.start { router in
+            router.get("/iplist") { _, _ in list.value }
+        }
+        defer { Task { for server in [origin, config] { await server.shutdown() } } }
+        let curl = CurlDispatcher()
+        let bypass = try DNSBypass(.init(hosts: [:], ipListSource: IPListSource(url: config.url("/iplist"), dispatcher: curl)))
+        #expect(await bypass.refreshIPListIfDue())
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: curl)
+        let image = try Runway.Request("http://img.runway.test:\(origin.port)/echo")
+        #expect(try await pipeline.send(image).status == 200)
+
+        // The next list no longer names img.runway.test: its old address is not used again.
+        list.value = #"{"hosts": {"api.runway.test": ["127.0.0.7:\#(origin.port)"]}}"#
+        #expect(await bypass.refreshIPListIfDue(now: Date().addingTimeInterval(86_401)))
+        #expect(bypass.routes.keys.sorted() == [Self.host])
+        await #expect {
+            try await pipeline.send(image)
+        } throws: { ($0 as? RunwayError)?.code == .dnsFailure }
+        #expect(try await pipeline.send(try Runway.Request("http://\(Self.host):\(origin.port)/echo")).status == 200)
+    }
+
     @Test func aCertificateForAnotherNameIsRejected() async throws {
         try await expectTLSRejection(identity: try await TestPKI.load().otherName, address: "127.0.0.5")
     }
