@@ -152,9 +152,16 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
 
     @Test func postIsRetriedWhenTheConnectionWasNeverMade() async throws {
         let log = AttemptLog()
-        let stub = scripted([.failure(RunwayError(.cannotConnect, "refused")), .success(Response(status: 201))])
+        let stub = scripted([.failure(RunwayError(.cannotConnect, "refused", neverSent: true)), .success(Response(status: 201))])
         let post = try Request(method: .post, "http://api.test/orders", body: Data("{}".utf8))
         #expect(try await pipeline(.default, log: log, dispatcher: stub).send(post).status == 201)
+        // Refused after the request went out (a redirect's target): not sent again.
+        let afterLog = AttemptLog()
+        let after = scripted([.failure(RunwayError(.cannotConnect, "refused")), .success(Response(status: 201))])
+        await #expect { try await pipeline(.default, log: afterLog, dispatcher: after).send(post) } throws: {
+            ($0 as? RunwayError)?.code == .cannotConnect
+        }
+        #expect(afterLog.seen == [1])
         let lostLog = AttemptLog()
         let lost = scripted([.failure(RunwayError(.connectionLost, "reset")), .success(Response(status: 201))])
         await #expect { try await pipeline(.default, log: lostLog, dispatcher: lost).send(post) } throws: {

@@ -91,12 +91,7 @@ import Testing
         var options = RequestOptions()
         options.connectTimeout = .milliseconds(200)
         let request = Runway.Request(method: .post, url: blackhole.url("/orders"), body: Data("x".utf8), options: options)
-        await #expect {
-            try await pipeline.send(request)
-        } throws: { error in
-            guard let error = error as? RunwayError else { return false }
-            return error.code == .timeout && error.neverSent
-        }
+        await expectFailure(code: .timeout, neverSent: true) { try await pipeline.send(request) }
         #expect(retries.value == 2)
     }
 
@@ -115,15 +110,47 @@ import Testing
         var options = RequestOptions()
         options.timeout = .seconds(1)
         let request = Runway.Request(method: .post, url: server.url("/slow-order"), body: Data("x".utf8), options: options)
-        await #expect {
-            try await pipeline.send(request)
-        } throws: { error in
-            guard let error = error as? RunwayError else { return false }
-            return error.code == .timeout && !error.neverSent
-        }
+        await expectFailure(code: .timeout, neverSent: false) { try await pipeline.send(request) }
         #expect(retries.value == 0)
         // It did go out (the server may see it after the client gave up, on a loaded machine).
         #expect(await eventually { counter.value >= 1 })
+    }
+
+    /// Post/redirect/get: the server handles the POST and answers 303 to a host that refuses
+    /// connections. The refusal comes after the POST went out, so it is not sent again.
+    @Test("a POST whose redirect cannot connect is not sent again")
+    func aPostWhoseRedirectCannotConnectIsNotRetried() async throws {
+        let dead = try await TestServer.start()
+        let deadURL = dead.url("/receipt")
+        await dead.shutdown()
+        let counter = Counter()
+        let server = try await TestServer.start { router in
+            router.post("/orders") { _, _ in
+                _ = counter.increment()
+                return Hummingbird.Response(status: .seeOther, headers: [.location: deadURL.absoluteString])
+            }
+        }
+        defer { Task { await server.shutdown() } }
+        let (pipeline, retries) = try countingRetries()
+        var options = RequestOptions()
+        options.redirects = .follow()
+        let request = Runway.Request(method: .post, url: server.url("/orders"), body: Data("x".utf8), options: options)
+        await expectFailure(code: .cannotConnect, neverSent: false) { try await pipeline.send(request) }
+        #expect(retries.value == 0)
+        #expect(counter.value == 1)
+    }
+
+    /// Expects `send` to fail with `code`, saying whether the request was sent.
+    private func expectFailure(
+        code: RunwayError.Code, neverSent: Bool, sourceLocation: SourceLocation = #_sourceLocation,
+        _ send: () async throws -> Runway.Response
+    ) async {
+        await #expect(sourceLocation: sourceLocation) {
+            try await send()
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == code && error.neverSent == neverSent
+        }
     }
 
     /// Three attempts, 1 ms apart, over libcurl; the counter counts the retries.

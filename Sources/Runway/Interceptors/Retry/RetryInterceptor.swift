@@ -17,9 +17,10 @@ import Foundation
 ///   it at random; a `Retry-After` header (seconds or HTTP-date) replaces that delay, and one
 ///   longer than `maxRetryAfter` ends the retries.
 /// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the API is in
-///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. A
-///   `.cannotConnect`, and any error whose `RunwayError.neverSent` is set (a connect
-///   timeout), is retried for every method: the request never left the machine.
+///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. An error
+///   whose `RunwayError.neverSent` is set (a refused connection, a connect timeout) is retried
+///   for every method: the request never left the machine. A `.cannotConnect` without it (the
+///   host a redirect leads to refuses, after the server handled the request) is not.
 /// - Never retries a cancellation or a validation failure (``RetryPolicy/neverRetried``);
 ///   cancelling the task during a backoff ends the call at once with `.cancelled`.
 /// - Each attempt goes down the chain with `RequestContext.attempt` increased.
@@ -120,7 +121,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
                 guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
                     !RetryPolicy.neverRetried.contains(failure.code),
-                    mayRepeat || failure.code == .cannotConnect || failure.neverSent
+                    mayRepeat || failure.neverSent
                 else { throw error }
                 delay = policy.backoff(beforeRetry: context.attempt, random: random())
                 event.error = failure
