@@ -13,8 +13,8 @@ import Foundation
 /// `ConnectOverride(host:port:connectHost:connectPort:)`: the dispatcher connects to the
 /// address but keeps the host name for SNI, the `Host` header and certificate verification
 /// (libcurl's `CURLOPT_CONNECT_TO`), so a certificate that does not name the host is still
-/// rejected. When the connection fails (`.cannotConnect`, or `.timeout` from the connect
-/// phase) the address is demoted and the next one is tried; each address gets
+/// rejected. When the connection fails (`.cannotConnect` with `RunwayError.neverSent`, or
+/// `.timeout` from the connect phase) the address is demoted and the next one is tried; each address gets
 /// ``DNSBypass/Configuration/perAddressConnectTimeout`` and all of them together stay within
 /// the request's `RequestOptions.connectTimeout`. Nothing was sent on a failed connection,
 /// so failing over is safe for every method and needs no new signature. Other errors (TLS,
@@ -81,14 +81,17 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             return try await next(request, context)
         }
         throw lastFailure
-            ?? RunwayError(.cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name))
+            ?? RunwayError(
+                .cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name),
+                neverSent: true)
     }
 
     /// Whether the error means no connection was made: refused, unreachable, or the connect
-    /// timer (not the transfer timer) expired.
+    /// timer (not the transfer timer) expired. A refusal after the request went out (the host
+    /// a redirect leads to) is not: the address answered, and the request must not go again.
     static func isConnectFailure(_ error: any Error, elapsed: Duration, options: RequestOptions) -> Bool {
         guard let error = error as? RunwayError, error.response == nil else { return false }
-        if error.code == .cannotConnect { return true }
+        if error.code == .cannotConnect { return error.neverSent }
         guard error.code == .timeout else { return false }
         // The transfer timer is the only other one; if it cannot have fired yet, this was connect.
         guard let total = options.timeout else { return true }

@@ -38,7 +38,9 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
 
     func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
         try request.validate()
-        if request.options.connectOverrides.first?.connectHost == "127.0.0.2" { throw RunwayError(.cannotConnect, "refused") }
+        if request.options.connectOverrides.first?.connectHost == "127.0.0.2" {
+            throw RunwayError(.cannotConnect, "refused", neverSent: true)
+        }
         lock.withLock { seen.append(request) }
         do {
             try verifier.verify(request)

@@ -149,6 +149,38 @@ import Testing
         #expect(try await pipeline.send(try Runway.Request("http://\(Self.host):\(origin.port)/echo")).status == 200)
     }
 
+    /// Post/redirect/get: the address answers the POST with 303 to a host that refuses
+    /// connections. That refusal came after the POST was handled: the address is not at fault
+    /// and the POST must not go to the next one.
+    @Test func aRefusedRedirectAfterThePostIsNotAFailover() async throws {
+        let dead = try await TestServer.start()
+        let deadURL = dead.url("/receipt")
+        await dead.shutdown()
+        let posts = Counter()
+        func origin(_ address: String) async throws -> TestServer {
+            try await TestServer.start(host: address) { router in
+                router.post("/orders") { _, _ in
+                    _ = posts.increment()
+                    return Hummingbird.Response(status: .seeOther, headers: [.location: deadURL.absoluteString])
+                }
+            }
+        }
+        let first = try await origin("127.0.0.8")
+        let second = try await origin("127.0.0.9")
+        defer { Task { for server in [first, second] { await server.shutdown() } } }
+        let bypass = try DNSBypass(
+            .init(hosts: [Self.host: ["127.0.0.8:\(first.port)", "127.0.0.9:\(second.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.redirects = .follow()
+        let order = try Runway.Request(method: .post, "http://\(Self.host)/orders", body: Data("x".utf8), options: options)
+        await #expect {
+            try await pipeline.send(order)
+        } throws: { ($0 as? RunwayError)?.code == .cannotConnect }
+        #expect(posts.value == 1)
+        #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.8", "127.0.0.9"])
+    }
+
     @Test func aCertificateForAnotherNameIsRejected() async throws {
         try await expectTLSRejection(identity: try await TestPKI.load().otherName, address: "127.0.0.5")
     }

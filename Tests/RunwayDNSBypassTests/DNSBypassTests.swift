@@ -55,7 +55,7 @@ final class FakeNetwork: Dispatcher, @unchecked Sendable {
         }
         let address = target.connectHost
         let (delay, isDead) = lock.withLock { (delays[address], dead.contains(address)) }
-        guard let delay, !isDead else { throw RunwayError(.cannotConnect, "connection refused by \(address)") }
+        guard let delay, !isDead else { throw RunwayError(.cannotConnect, "connection refused by \(address)", neverSent: true) }
         guard request.url.path == "/ping" else {
             try await Task.sleep(for: delay)
             return Response(status: 200, body: Data(address.utf8))
