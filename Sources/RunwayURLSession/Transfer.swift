@@ -238,7 +238,11 @@ final class Transfer: @unchecked Sendable {
             } catch {
                 return .failure(error)
             }
-            return .failure(URLErrorMapping.runwayError(for: error, bodyIsEncoded: state.headers["Content-Encoding"] != nil))
+            var failure = URLErrorMapping.runwayError(for: error, bodyIsEncoded: state.headers["Content-Encoding"] != nil)
+            // A redirect was followed, so the request went out: a refused target says nothing
+            // about whether the server acted on it.
+            if state.redirectCount > 0 { failure.neverSent = false }
+            return .failure(failure)
         }
         if state.status == 0, let response {
             state.status = response.statusCode

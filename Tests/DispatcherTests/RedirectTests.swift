@@ -39,4 +39,24 @@ extension DispatcherSuite {
             #expect(server.stats.requests(path: "/redirect/2") == 0)
         }
     }
+
+    /// A followed redirect means the request went out: a refusal at its target must not say
+    /// `neverSent`, which retry and the DNS bypass read as leave to send a POST again.
+    @Test("a refused redirect target is .cannotConnect, not neverSent: the request went out", arguments: DispatcherUnderTest.all)
+    func refusedRedirectTargetWasSent(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let dead = try await TestServer.start()
+        let deadURL = dead.url("/receipt")
+        await dead.shutdown()
+        try await withTestServer { server in
+            var components = URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false)
+            components?.queryItems = [URLQueryItem(name: "url", value: deadURL.absoluteString), URLQueryItem(name: "status", value: "303")]
+            let url = try #require(components?.url)
+            let request = makeRequest(.post, url, body: Data("x".utf8)) { $0.redirects = .follow(max: 5) }
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .cannotConnect)
+            #expect(error?.neverSent == false)
+            #expect(server.stats.requests(path: "/redirect-to") == 1)
+        }
+    }
 }
