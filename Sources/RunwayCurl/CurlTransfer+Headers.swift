@@ -51,6 +51,12 @@ extension CurlTransfer {
                 closedUntrustedConnection = true
                 return false
             }
+            if status == 303, seeOtherHasLocation, returnsSeeOther {
+                // libcurl would follow it with the same custom method (see ``returnsSeeOther``):
+                // the 303 is the response, and the request goes nowhere else.
+                stoppedAtSeeOther = true
+                return false
+            }
             return true
         }
         // A status line only where a response starts: first, or after a header section ended.
@@ -87,6 +93,7 @@ extension CurlTransfer {
             contentLength = nil
             contentEncoding = nil
             headerSectionEnded = false
+            seeOtherHasLocation = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
             if parsesHeadersOnLoop {
@@ -131,6 +138,7 @@ extension CurlTransfer {
                 return false
             }
         }
+        if returnsSeeOther, status == 303, Self.isLocation(line) { seeOtherHasLocation = true }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }
@@ -178,6 +186,14 @@ extension CurlTransfer {
     }
 
     /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
+    static func isLocation(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count >= 9, line[8] == UInt8(ascii: ":") else { return false }
+        for index in 0..<8 where line[index] | 0x20 != locationName[index] { return false }
+        return true
+    }
+
+    private static let locationName = Array("location".utf8)
+
     static func isTransferEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
         // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
         guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")

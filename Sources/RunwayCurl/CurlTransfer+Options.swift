@@ -95,6 +95,11 @@ extension CurlTransfer {
             try set(easy, CURLOPT_POST, 1)
             try setBodyStream(easy, stream)
             if method != .post { try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        } else if method == .post {
+            // A POST without a body is still a POST to libcurl, not a custom method, so a 301,
+            // 302 or 303 turns it into a GET, as one with a body (a custom "POST" would go again).
+            try set(easy, CURLOPT_POST, 1)
+            try setBody(easy, Data())
         } else if method != .get {
             try set(easy, CURLOPT_CUSTOMREQUEST, method.rawValue)
         }
@@ -134,6 +139,10 @@ extension CurlTransfer {
             try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
             try set(easy, CURLOPT_MAXREDIRS, options.redirects.maxRedirects)
+            // libcurl keeps a custom method (PUT, PATCH, DELETE) on a 301 or 302 and drops its
+            // body: the body goes again, as on a 307 or 308. (A 303 to one is not followed: see
+            // `returnsSeeOther`.)
+            if method != .post, request.hasBody { try set(easy, CURLOPT_POSTREDIR, Int(CURL_REDIR_POST_301 | CURL_REDIR_POST_302)) }
         }
 
         // HTTP version: HTTP/2 over TLS via ALPN; h2c only when asked (see CurlDispatcher).
@@ -269,7 +278,7 @@ extension CurlTransfer {
         list = Self.append(list, "Expect:")
         // A body goes with the Content-Type the request has, or none: libcurl would otherwise
         // label it `application/x-www-form-urlencoded`, which the signer never saw.
-        if request.hasBody, request.headers["Content-Type"] == nil { list = Self.append(list, "Content-Type:") }
+        if request.hasBody || request.method == .post, request.headers["Content-Type"] == nil { list = Self.append(list, "Content-Type:") }
         if decodesOnAwaitingTask || inflatesOnLoop, !asksOwnEncodings {
             // Only what Runway inflates (it can tell a truncated stream); libcurl passes the body
             // through as sent. A resumed download asks for none: its range counts stored bytes.

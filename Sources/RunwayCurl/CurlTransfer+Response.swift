@@ -11,8 +11,9 @@ extension CurlTransfer {
     /// The response, or the error, for a transfer libcurl reports done with `code` on `easy`.
     func outcome(easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<Response, RunwayError> {
         if let failure { return .failure(failure) }
-        // Stopped by the header callback once the response was complete, to close its connection.
-        let code = closedUntrustedConnection && code == CURLE_WRITE_ERROR ? CURLE_OK : code
+        // Stopped by the header callback once the response was complete, to close its connection,
+        // or at a 303 that libcurl would follow with the wrong method.
+        let code = (closedUntrustedConnection || stoppedAtSeeOther) && code == CURLE_WRITE_ERROR ? CURLE_OK : code
         if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
             return .failure(
                 RunwayError(

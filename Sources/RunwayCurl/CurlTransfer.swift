@@ -91,6 +91,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// ``receiveHeader(_:)``). libcurl reports `CURLE_WRITE_ERROR` and closes the connection;
     /// the response is delivered as it came (``outcome(easy:code:)``).
     @exclusivity(unchecked) var closedUntrustedConnection = false
+    /// Whether a 303 ends the transfer, as the response, rather than be followed: libcurl 7.88
+    /// follows a 303 with the request's custom method (`CURLOPT_CUSTOMREQUEST`: PUT, PATCH,
+    /// DELETE, …) without its body, where the new address is to be read with a GET. Set when
+    /// redirects are followed and the method is not GET, HEAD or POST.
+    let returnsSeeOther: Bool
+    /// Whether the current response is a 303 with a `Location` (which libcurl would follow).
+    @exclusivity(unchecked) var seeOtherHasLocation = false
+    /// Set when the header callback stopped the transfer at the end of such a 303's head; the
+    /// 303 is delivered as it came, without its body (libcurl drops the body of a redirect it
+    /// follows), and libcurl closes the connection.
+    @exclusivity(unchecked) var stoppedAtSeeOther = false
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false
@@ -176,6 +187,8 @@ final class CurlTransfer: @unchecked Sendable {
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
+        returnsSeeOther =
+            options.redirects.maxRedirects > 0 && request.method != .get && request.method != .head && request.method != .post
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
         easyOptions =

@@ -68,6 +68,43 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a 301 or 302 keeps a PUT, PATCH or DELETE with its body; a 303 to one is returned, never followed with that method",
+        arguments: DispatcherUnderTest.all(supporting: .bodyOnRedirect))
+    func redirectOfOtherMethods(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for status in [301, 302, 303, 307, 308] {
+                for (method, body) in [(HTTPMethod.put, "payload"), (.patch, "payload"), (.delete, "payload"), (.delete, nil)] {
+                    let label = "\(status) \(method) \(body ?? "without a body")"
+                    let url = server.url("/redirect-to?status=\(status)&url=/echo")
+                    let request = makeRequest(
+                        method, url, headers: ["Content-Type": "text/plain"], body: body.map { Data($0.utf8) }
+                    ) { $0.redirects = .follow(max: 2) }
+                    let sentBefore = server.stats.requests(path: "/echo")
+                    let response = try await dut.send(dispatcher, request)
+                    guard status != 303 else {
+                        // libcurl would send the same method, without its body, to the new address.
+                        #expect(response.status == 303, "\(label)")
+                        #expect(response.headers["Location"] == "/echo", "\(label)")
+                        #expect(server.stats.requests(path: "/echo") == sentBefore, "\(label)")
+                        continue
+                    }
+                    let echo = try decodeEcho(response)
+                    #expect(echo.method == method.rawValue, "\(label)")
+                    #expect(echo.bodyLength == body?.utf8.count ?? 0, "\(label)")
+                    if let body { #expect(echo.body == body, "\(label)") }
+                }
+            }
+            // A POST without a body becomes a GET on a 301, 302 or 303, as one with a body does.
+            for status in [301, 302, 303, 307, 308] {
+                let request = makeRequest(.post, server.url("/redirect-to?status=\(status)&url=/echo")) { $0.redirects = .follow(max: 2) }
+                let echo = try decodeEcho(try await dut.send(dispatcher, request))
+                #expect(echo.method == (status < 307 ? "GET" : "POST"), "\(status)")
+            }
+        }
+    }
+
     @Test("a timeout or a cancellation in the middle of a redirect chain ends the call, nothing else", arguments: DispatcherUnderTest.all)
     func abortDuringRedirects(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

@@ -75,6 +75,11 @@ public struct RedirectPolicy: Sendable, Equatable {
 
     /// Follows up to `max` redirects, to `http` and `https` URLs only.
     ///
+    /// A 307 or 308 sends the method and body again. A 301 or 302 turns a POST into a GET
+    /// without its body, and sends any other method again with its body. A 303 turns a POST into
+    /// a GET; `CurlDispatcher` returns a 303 to any other method but GET or HEAD as the response,
+    /// without following it.
+    ///
     /// `Authorization` and `Cookie` are not sent on to another host; every other header is,
     /// an API key in `X-Api-Key` included. Follow redirects only where the API's targets are
     /// trusted, or put credentials where they stay (`Authorization`).

@@ -15,9 +15,9 @@ extension BuiltInRoutes {
             }
             return Response(status: .found, headers: [.location: "/redirect/\(remaining - 1)"])
         }
-        // `/redirect-to?url=U&status=S` (GET and POST): a redirect to `U` with status `S` (302 by
-        // default), so a test can name a target on another origin or scheme.
-        for method in [HTTPRequest.Method.get, .post] {
+        // `/redirect-to?url=U&status=S` (GET, POST, PUT, PATCH, DELETE): a redirect to `U` with
+        // status `S` (302 by default), so a test can name a target on another origin or scheme.
+        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
             router.on("/redirect-to", method: method) { request, _ in
                 let target = request.uri.queryParameters["url"].map(String.init) ?? "/"
                 let status = request.uri.queryParameters["status"].flatMap { Int(String($0)) } ?? 302
