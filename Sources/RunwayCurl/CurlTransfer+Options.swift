@@ -385,7 +385,7 @@ extension CurlTransfer {
                 .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error,
                 neverSent: true)
         }
-        try download.checkValidatorPlace()
+        try download.checkPlaces()
         let size = try lockPartialFile(download)
         if download.resume, size > 0, let validator = download.storedValidator() { return (size, validator) }
         if size > 0, ftruncate(partialLock, 0) != 0 {

@@ -43,7 +43,7 @@ final class ResponseSink {
         guard let download = request.download else {
             return ResponseSink(download: nil, limit: limit, isHead: request.method == .head)
         }
-        try download.checkValidatorPlace()
+        try download.checkPlaces()
         let partPath = download.partialFile.path
         if download.resume, let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
             let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0, let validator = download.storedValidator()

@@ -377,6 +377,37 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a destination that is a folder or a named pipe, or a link to one, is refused with .fileIO before anything is sent, and kept",
+        arguments: DispatcherUnderTest.all)
+    func destinationThatIsNotAFile(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("kept".utf8).write(to: folder.appendingPathComponent("inside"))
+        let pipe = directory.appendingPathComponent("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        let link = directory.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: pipe)
+        try await withTestServer { server in
+            for destination in [folder, pipe, link] {
+                var request = makeRequest(server.url("/download/1000"))
+                request.download = DownloadTarget(file: destination)
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .fileIO, "\(destination.lastPathComponent): \(String(describing: error))")
+                #expect(error?.neverSent == true, "\(destination.lastPathComponent)")
+                #expect(error?.message.contains("is not a file") == true, "\(String(describing: error))")
+            }
+            #expect(server.stats.totalRequests == 0)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["inside"])
+        var info = stat()
+        #expect(lstat(pipe.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+        #expect(lstat(link.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK)
+    }
+
     @Test("a second download to a destination while the first runs is refused with .fileIO, before it sends anything")
     func concurrentDownloadsToOneFile() async throws {
         let directory = try temporaryDirectory()

@@ -197,10 +197,19 @@ extension DownloadTarget {
         return Int64(text)
     }
 
-    /// Checks, before anything is sent, that the validator's place is free or a file: a folder
-    /// (or another kind of file) standing there would fail the download after its request went.
+    /// Checks, before anything is sent, that the destination and the validator's place are free
+    /// or files (a link is followed). A folder standing at either would fail the download after
+    /// its request went; a device, a pipe or a socket at the destination would be replaced by
+    /// the downloaded file (the final rename), `/dev/null` included for a process that may.
     /// - Throws: `.fileIO` with `neverSent`.
-    package func checkValidatorPlace() throws(RunwayError) {
+    package func checkPlaces() throws(RunwayError) {
+        if let attributes = try? FileReader.attributes(ofPath: file.path), !attributes.isRegularFile {
+            throw RunwayError(
+                .fileIO,
+                "\(file.path), the download's destination, is not a file (a folder, a device or a pipe), which the download "
+                    + "would replace: choose a file's path",
+                neverSent: true)
+        }
         guard let attributes = try? FileReader.attributes(ofPath: validatorFile.path), !attributes.isRegularFile else { return }
         throw RunwayError(
             .fileIO, "\(validatorFile.path), where the download keeps its validator, is not a file (a folder?): move it away",
