@@ -86,7 +86,9 @@ final class MergeLanes: Sendable {
     }
 
     func cancel(_ key: Key, id: UInt64) {
-        let (continuation, task) = state.withLock { $0.lanes[key, default: MergeLane()].cancel(id) }
+        // A lane already gone (its calls ended) is not made again: lanes are per caller, and an
+        // empty one nothing removes would stay.
+        let (continuation, task) = state.withLock { $0.lanes[key]?.cancel(id) ?? (nil, nil) }
         continuation?.resume(returning: .done(.failure(MergeLane.cancelled)))
         task?.cancel()
     }
