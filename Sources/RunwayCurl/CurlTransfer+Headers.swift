@@ -185,7 +185,7 @@ extension CurlTransfer {
         return codings.allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
     }
 
-    /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
+    /// Whether `line` is a `Location` field (its name compared without case, over the bytes).
     static func isLocation(_ line: UnsafeRawBufferPointer) -> Bool {
         guard line.count >= 9, line[8] == UInt8(ascii: ":") else { return false }
         for index in 0..<8 where line[index] | 0x20 != locationName[index] { return false }
@@ -194,6 +194,7 @@ extension CurlTransfer {
 
     private static let locationName = Array("location".utf8)
 
+    /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
     static func isTransferEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
         // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
         guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")
