@@ -250,7 +250,7 @@ final class ActionLogCore: @unchecked Sendable {
 
     /// The writer could not write `work`: it goes back to the front of the queue, and whoever
     /// waits for it hears `error` (the actions themselves are written by a later attempt).
-    func writeFailed(_ work: Work, error: RunwayError) {
+    func writeFailed(_ work: Work, error: RunwayError, retryDelay: Duration) {
         let failed: [Waiting] = withState { state in
             state.writing = []
             state.queue = work.actions + state.queue
@@ -264,9 +264,10 @@ final class ActionLogCore: @unchecked Sendable {
             return failed
         }
         for continuation in failed { continuation.resume(returning: .failure(error)) }
-        settings.logger?.error(
-            "action log: writing \(work.actions.count) actions failed; they stay queued in memory and are retried",
-            metadata: ["error": "\(error)"])
+        report(
+            ActionLogEvent(
+                .writeFailed, count: work.actions.count, reason: "they stay queued in memory", error: error,
+                retryDelay: retryDelay))
     }
 
     /// The writer gave up on `work` at shutdown (the disk refused every write).
@@ -333,7 +334,7 @@ final class ActionLogCore: @unchecked Sendable {
             switch event.kind {
             case .dropped, .rejected, .uploadFailed:
                 logger.warning("action log: \(event)")
-            case .lost:
+            case .lost, .writeFailed:
                 logger.error("action log: \(event)")
             case .leftoversFound, .uploaded:
                 logger.info("action log: \(event)")

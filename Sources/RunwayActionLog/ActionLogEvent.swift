@@ -9,7 +9,7 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
     /// The kind of an event (a struct over a private enum, so new kinds never break a `switch`).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case leftoversFound, written, uploading, acknowledged, uploaded, uploadFailed, dropped, rejected, lost
+            case leftoversFound, written, writeFailed, uploading, acknowledged, uploaded, uploadFailed, dropped, rejected, lost
         }
 
         private let base: Base
@@ -21,6 +21,11 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
         public static let leftoversFound = Kind(base: .leftoversFound)
         /// Actions were written to the outbox file (one transaction).
         public static let written = Kind(base: .written)
+        /// Writing actions to the outbox failed (a full disk, the file locked by another
+        /// program, ...): they stay queued in memory, and the write is tried again after
+        /// ``ActionLogEvent/retryDelay``. Each failed attempt is one event; the next `written`
+        /// event says the writes go through again.
+        public static let writeFailed = Kind(base: .writeFailed)
         /// A batch is about to be sent.
         public static let uploading = Kind(base: .uploading)
         /// The server acknowledged a batch; its records are deleted next.
@@ -47,9 +52,9 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
     public var batchID: String?
     /// Why, for drops, rejections and losses.
     public var reason: String?
-    /// The failure, for `uploadFailed`.
+    /// The failure, for `writeFailed` and `uploadFailed`.
     public var error: RunwayError?
-    /// The wait before the next attempt, for `uploadFailed`.
+    /// The wait before the next attempt, for `writeFailed` and `uploadFailed`.
     public var retryDelay: Duration?
 
     /// Creates an event.

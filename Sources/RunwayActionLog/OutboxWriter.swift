@@ -64,8 +64,9 @@ final class OutboxWriter: Sendable {
                     core.gaveUp(work, error: error)
                     continue
                 }
-                core.writeFailed(work, error: error)
-                usleep(useconds_t(min(1_000_000, 10_000 << min(failures, 7))))
+                let pause = min(1_000_000, 10_000 << min(failures, 7))
+                core.writeFailed(work, error: error, retryDelay: .microseconds(pause))
+                usleep(useconds_t(pause))
             }
         }
     }

@@ -133,6 +133,41 @@ import Testing
         }
     }
 
+    @Test("a write the outbox refuses (another program holds its lock) is a writeFailed event, and is retried until it goes")
+    func aRefusedWriteIsReportedAndRetried() async throws {
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer { server in
+            let events = EventRecorder()
+            let actions = try ActionLogger(testConfiguration(folder, registry: try analyticsRegistry(server), events: events))
+            // Another program's write transaction on the file, held (on its store's write queue,
+            // not a thread of the cooperative pool) until released.
+            let other = try SQLiteStore(file: folder.outbox, label: "other") { _ in }
+            let (inside, hold) = (Gate(), DispatchSemaphore(value: 0))
+            let held = Task {
+                try await other.write { db in
+                    try db.execute("DELETE FROM action WHERE 0")
+                    inside.open()
+                    hold.wait()
+                }
+            }
+            await inside.wait()
+            actions.record("tap")
+            // SQLite waits for the lock for a while, then the write fails: reported, kept queued.
+            #expect(await eventually(timeout: .seconds(60)) { !events.of(.writeFailed).isEmpty })
+            let failed = try #require(events.of(.writeFailed).first)
+            #expect(failed.count == 1 && failed.error?.code == .fileIO && failed.retryDelay != nil, "\(failed)")
+            #expect(actions.statistics.queued == 1 && actions.statistics.written == 0)
+            hold.signal()
+            try await held.value
+            try await actions.persist()
+            #expect(actions.statistics.written == 1 && actions.statistics.lost == 0)
+            // The event follows the commit the waiters hear of.
+            #expect(await eventually { events.total(.written) == 1 })
+            await actions.shutdown()
+        }
+    }
+
     @Test func flushSendsEverythingNowAndThrowsWhenTheServerFails() async throws {
         let sink = ActionSink(.init(failures: 1, failureStatus: 503))
         let folder = TestFolder()
