@@ -6,10 +6,13 @@ import RunwayCore
 /// ```swift
 /// /// `GET item?id=N` calls merged into `POST items/batch {"ids": [...]}`, answered `{"items": [...]}`.
 /// struct ItemMerger: RequestMerger {
+///     let batchURL: URL
 ///     func combine(_ requests: [Request]) throws -> Request {
 ///         let ids = requests.map { RequestParameters($0).values(for: "id").first ?? "" }
 ///         let body = JSON.object(["ids": .array(ids.map { .string($0) })]).serializedData()
-///         return Request(method: .post, url: batchURL, headers: ["Content-Type": "application/json"], body: body)
+///         var headers = requests[0].headers          // the callers' own (Authorization...): all alike
+///         headers["Content-Type"] = "application/json"
+///         return Request(method: .post, url: batchURL, headers: headers, body: body)
 ///     }
 ///     func split(_ response: Response, count: Int) throws -> [Result<Response, RunwayError>] {
 ///         let items = try JSON(parsing: response.body)["items"]?.array ?? []

@@ -7,7 +7,7 @@ import RunwayCore
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
 ///     logging, validation, cache,
-///     try .merging(["item": ItemMerger()]),      // after the cache, before retry and signing
+///     try .merging(["item": ItemMerger(batchURL: itemsBatchURL)]),   // after the cache, before retry and signing
 ///     try .retry(maxAttempts: 3), signing,
 /// ], dispatcher: CurlDispatcher())
 /// ```
