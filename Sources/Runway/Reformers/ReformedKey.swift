@@ -7,6 +7,7 @@ import RunwayCore
 /// ```swift
 /// enum PropertyListKey {
 ///     static let id = ReformedKey<String>("PropertyList.id")
+///     static let title = ReformedKey<String>("PropertyList.title")
 ///     static let price = ReformedKey<Int>("PropertyList.price")
 /// }
 /// cell.title = record[PropertyListKey.title]
