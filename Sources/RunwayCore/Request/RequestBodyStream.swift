@@ -15,7 +15,12 @@ import Foundation
 /// upload.headers["Content-Type"] = "video/mp4"
 ///
 /// var export = try Request(method: .post, "https://example.com/import")
-/// export.bodyStream = .sequence(rows.map { Data($0.csvLine.utf8) })  // length unknown: chunked
+/// export.bodyStream = .sequence {                              // length unknown: chunked
+///     AsyncStream<Data> { continuation in
+///         for row in rows { continuation.yield(Data(row.csvLine.utf8)) }
+///         continuation.finish()
+///     }
+/// }
 /// ```
 /// - **Length.** A known ``length`` is sent as `Content-Length`; without one, HTTP/1.1 sends the
 ///   body chunked (`Transfer-Encoding: chunked`) and HTTP/2 in frames until its end. A body that
