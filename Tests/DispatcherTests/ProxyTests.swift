@@ -384,6 +384,11 @@ struct ProxyTests {
         let code = block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }
         let trimmed = code.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(trimmed == quoted.trimmingCharacters(in: .whitespacesAndNewlines))
+        // The block's imports are this file's, so they are enough for the code it shows.
+        let fileImports = Set(source.split(separator: "\n").filter { $0.hasPrefix("import ") })
+        for line in block.split(separator: "\n") where line.hasPrefix("import ") {
+            #expect(fileImports.contains(line), "the article imports what this file does not: \(line)")
+        }
     }
 }
 
