@@ -10,11 +10,12 @@ import Foundation
 ///
 /// ```swift
 /// let deduplicator = ActionDeduplicator()
-/// router.post("/v1/actions/batch") { request, context in
-///     let batch = try ActionBatch(decoding: try await request.body.collect(upTo: 1 << 20))
+/// router.post("/v1/actions/batch") { request, context in   // Hummingbird
+///     var request = request
+///     let batch = try ActionBatch(decoding: Data(try await request.collectBody(upTo: 1 << 20).readableBytesView))
 ///     let (fresh, receipt) = deduplicator.accept(batch)
 ///     try await store(fresh)
-///     return receipt.encoded()
+///     return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: receipt.encoded())))
 /// }
 /// ```
 /// It keeps the most recent ``capacity`` IDs in memory (the oldest are forgotten first), which
