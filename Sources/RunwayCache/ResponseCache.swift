@@ -19,7 +19,7 @@ import Foundation
 /// let pipeline = Pipeline(dispatcher: CurlDispatcher()) {
 ///     cache.interceptor
 /// }
-/// try await cache.invalidate(api: "listing.detail")
+/// await cache.invalidate(api: "listing.detail")
 /// ```
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
 /// are stored, and not a `206 Partial Content` (a range of the resource, not the resource: the
