@@ -277,7 +277,8 @@ struct MediatorPerformTests {
         #expect(third > second)
     }
 
-    @Test func keptTargetsInitializerMayCallTheMediator() async throws {
+    // A regression deadlocks: the time limit makes it a failure, not a hung run.
+    @Test(.timeLimit(.minutes(1))) func keptTargetsInitializerMayCallTheMediator() async throws {
         var builder = Mediator.Builder()
         try builder.register(CountingTarget.self)
         try builder.register(IntrospectingTarget.self)
