@@ -7,6 +7,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if Cache  // the package trait that brings this dependency (TraitCheck.swift)
+import Crypto
+#endif
+
 /// The response store behind ``CacheInterceptor``: per-API policies, a memory LRU and an
 /// optional SQLite file, and invalidation.
 ///
@@ -34,7 +38,8 @@ import Foundation
 /// ## Whose response
 /// Entries are kept apart per caller: a request's credential headers (when set before the
 /// cache: `Authorization`, `Proxy-Authorization`, `Cookie`, and any header whose name says key,
-/// token, secret, session, credential or auth, such as `X-Api-Key`) and the call's
+/// token, secret, session, credential or auth, such as `X-Api-Key`), the request's client
+/// certificate (`TLSOptions.clientCertificate`) and the call's
 /// `RequestContext.credentialScope` (set from a service's
 /// `TokenAuthenticator`, whose token is added after the cache) are part of the key, so one
 /// user's cached data never answers another's call. Call ``invalidateAll()`` at logout to drop
@@ -135,6 +140,9 @@ public final class ResponseCache: Sendable {
         for field in request.headers where Self.isCredential(field.name) {
             credentials.append(field.name.lowercased() + ":" + field.value)
         }
+        if let certificate = request.options.tls.clientCertificate {
+            credentials.append("tls-client-certificate:" + Self.identity(of: certificate))
+        }
         guard !credentials.isEmpty else {
             return CacheKey(request, context: context, environment: environment, credentials: context.credentialScope)
         }
@@ -151,6 +159,13 @@ public final class ResponseCache: Sendable {
         // Without lower-casing copies: this runs for every header of every cached call.
         guard !name.caseInsensitiveEquals("idempotency-key") else { return false }
         return name.caseInsensitiveEquals("cookie") || credentialFragments.contains { name.containsIgnoringCase(lowercased: $0) }
+    }
+
+    /// What tells one client certificate from another in a key, the same in every process:
+    /// its files' paths, or the SHA-256 of its bytes.
+    static func identity(of certificate: ClientCertificate) -> String {
+        if let data = certificate.certificateData { return Data(SHA256.hash(data: data)).base64EncodedString() }
+        return certificate.filePaths.joined(separator: "\u{0}")
     }
 
     private static let credentialFragments = ["auth", "key", "token", "secret", "session", "credential"]

@@ -40,6 +40,17 @@ enum CurlError {
                     neverSent: true)
             }
             return RunwayError(self.code(for: code), message, neverSent: neverSent)
+        case CURLE_SSL_CERTPROBLEM:
+            // libcurl could not load the client certificate or its key (a file that is not one, a
+            // wrong password, a key of another certificate): before the handshake began.
+            return RunwayError(
+                .configuration, "the client certificate or its key cannot be used: \(message)", field: "tls.clientCertificate",
+                neverSent: true)
+        case CURLE_RECV_ERROR where detail.map(isTLSAlert) == true:
+            // Under TLS 1.3 a server checks the client's certificate after the client's side of
+            // the handshake is done: its refusal (no certificate, an unknown CA, an expired one)
+            // arrives as an alert on the first read.
+            return RunwayError(.tls, "the server refused the TLS connection: \(message)")
         case CURLE_OUT_OF_MEMORY:
             // libcurl 7.x reports response headers over its 100 KB limit as out of memory.
             return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit, or memory ran out \(target)")
@@ -64,6 +75,12 @@ enum CurlError {
     ///   sending.
     static func isStale(_ detail: String, lostConnection: Bool) -> Bool {
         !lostConnection && (detail.hasPrefix("Recv failure") || detail.hasPrefix("Send failure"))
+    }
+
+    /// Whether libcurl's words are OpenSSL's for a TLS alert the server sent (`tlsv13 alert
+    /// certificate required`, `tlsv1 alert unknown ca`, `sslv3 alert bad certificate`).
+    static func isTLSAlert(_ detail: String) -> Bool {
+        detail.hasPrefix("OpenSSL SSL_read:") && detail.contains(" alert ")
     }
 
     /// Whether libcurl's words say the response's header section went over its total limit

@@ -53,7 +53,8 @@ extension CurlTransfer {
     /// Applies the request to an easy handle: fresh or reset, or (`keepingOptions`) one whose
     /// last request had equal ``EasyOptions``, where only what differs per request is set.
     /// - Parameter userAgentHeader: `User-Agent: …`, sent unless the request sets its own.
-    /// - Parameter readableCAFiles: CA bundle paths already found readable (the dispatcher's cache).
+    /// - Parameter readableCAFiles: CA bundle and client certificate paths already found readable
+    ///   (the dispatcher's cache).
     /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
     func configure(
         _ easy: UnsafeMutableRawPointer, keepingOptions: Bool = false, userAgentHeader: String, watch: SocketWatch,
@@ -187,8 +188,48 @@ extension CurlTransfer {
         if !tls.pinnedPublicKeys.isEmpty {
             try set(easy, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";"))
         }
+        if let certificate = tls.clientCertificate {
+            try setClientCertificate(easy, certificate, readableFiles: readableCAFiles)
+        }
 
         try setProxy(easy)
+    }
+
+    /// The client certificate and its key. libcurl reuses a connection, and resumes a TLS
+    /// session, only for a request with the same certificate (file or bytes), so no request goes
+    /// out under another's identity. Files are checked before the request goes, as a CA bundle's.
+    private func setClientCertificate(
+        _ easy: UnsafeMutableRawPointer, _ certificate: ClientCertificate, readableFiles: Locked<Set<String>>
+    ) throws(RunwayError) {
+        for path in certificate.filePaths where !readableFiles.withLock({ $0.contains(path) }) {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw RunwayError(
+                    .configuration, "the client certificate's file \(path) is not a readable file", field: "tls.clientCertificate",
+                    neverSent: true)
+            }
+            readableFiles.withLock { _ = $0.insert(path) }
+        }
+        try set(easy, CURLOPT_SSLCERTTYPE, certificate.isPKCS12 ? "P12" : "PEM")
+        let paths = certificate.filePaths
+        if let first = paths.first {
+            try set(easy, CURLOPT_SSLCERT, first)
+            if paths.count > 1 { try set(easy, CURLOPT_SSLKEY, paths[1]) }
+        } else if var bytes = certificate.certificateData {
+            let code = bytes.withUnsafeMutableBytes { raw in
+                runway_easy_setopt_blob(easy, CURLOPT_SSLCERT_BLOB, raw.baseAddress, raw.count)
+            }
+            try check(code, "client certificate in memory")
+            if var key = certificate.privateKeyData {
+                let code = key.withUnsafeMutableBytes { raw in
+                    runway_easy_setopt_blob(easy, CURLOPT_SSLKEY_BLOB, raw.baseAddress, raw.count)
+                }
+                try check(code, "client certificate's key in memory")
+            }
+        }
+        if !certificate.isPKCS12 { try set(easy, CURLOPT_SSLKEYTYPE, "PEM") }
+        // Always a password, empty when none is given: without one OpenSSL asks for it on the
+        // terminal, and would block the loop until someone typed it.
+        try set(easy, CURLOPT_KEYPASSWD, certificate.keyPassword ?? "")
     }
 
     /// The connect overrides (DNS bypass), or none: per transfer, unlike `CURLOPT_RESOLVE`, which

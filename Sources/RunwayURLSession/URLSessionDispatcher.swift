@@ -195,6 +195,11 @@ public final class URLSessionDispatcher: Dispatcher {
             throw RunwayError(
                 .configuration, "URLSessionDispatcher cannot pin public keys; use CurlDispatcher", field: "tls.pinnedPublicKeys")
         }
+        if options.tls.clientCertificate != nil {
+            throw RunwayError(
+                .configuration, "URLSessionDispatcher cannot present a client certificate; use CurlDispatcher",
+                field: "tls.clientCertificate")
+        }
         if !options.tls.verifyPeer {
             throw RunwayError(
                 .configuration, "URLSessionDispatcher cannot turn certificate verification off; use CurlDispatcher",

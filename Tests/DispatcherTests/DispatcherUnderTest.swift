@@ -36,6 +36,8 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         /// Reaching a host written as an IPv6 address (`http://[::1]:8080/`); FoundationNetworking
         /// fails every such request, and `URLSessionDispatcher` refuses them on Linux.
         static let ipv6Literals = Capability(description: "IPv6 address hosts")
+        /// Presenting a client certificate (``TLSOptions/clientCertificate``).
+        static let clientCertificates = Capability(description: "client certificates")
     }
 
     /// The name shown in test results.
@@ -53,7 +55,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
-                .ipv6Literals,
+                .ipv6Literals, .clientCertificates,
             ],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
@@ -61,7 +63,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl (poll)",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
-                .ipv6Literals,
+                .ipv6Literals, .clientCertificates,
             ],
             make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: urlSessionCapabilities, make: { URLSessionDispatcher() }),

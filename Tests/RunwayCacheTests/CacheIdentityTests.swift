@@ -135,6 +135,40 @@ import Testing
         #expect(key(["X-Api-Key": "k", "Cookie": "c"]) == key(["Cookie": "c", "X-Api-Key": "k"]))
     }
 
+    @Test func clientCertificatesKeepEntriesApart() async throws {
+        let cache = try ResponseCache(policies: ["who": .memory()])
+        let context = RequestContext(apiName: "who")
+        let url = try #require(URL(string: "https://api.test/v1/who"))
+        func key(_ certificate: ClientCertificate?) -> CacheKey {
+            var request = Runway.Request(url: url)
+            request.options.tls.clientCertificate = certificate
+            return cache.key(for: request, context: context)
+        }
+        let alice = ClientCertificate.pemFiles(certificate: "/certs/alice.pem", privateKey: "/certs/alice.key")
+        let bob = ClientCertificate.pemFiles(certificate: "/certs/bob.pem", privateKey: "/certs/bob.key")
+        let aliceInMemory = ClientCertificate.pem(certificate: Data("alice's certificate".utf8))
+        #expect(key(alice) != key(bob))
+        #expect(key(alice) != key(nil))
+        #expect(key(alice) == key(.pemFiles(certificate: "/certs/alice.pem", privateKey: "/certs/alice.key")))
+        #expect(key(aliceInMemory) != key(.pem(certificate: Data("bob's certificate".utf8))))
+        #expect(key(aliceInMemory) == key(.pem(certificate: Data("alice's certificate".utf8))))
+
+        // Through a pipeline (plain HTTP: the certificate goes nowhere, but it is whose call it is).
+        try await withTestServer(routes: Self.routes) { server in
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            func call(_ certificate: ClientCertificate) async throws {
+                var request = Runway.Request(url: server.url("/v1/who"))
+                request.options.tls.clientCertificate = certificate
+                _ = try await pipeline.send(request, context: context)
+            }
+            let bobInMemory = ClientCertificate.pem(certificate: Data("bob's certificate".utf8))
+            try await call(aliceInMemory)
+            try await call(bobInMemory)
+            try await call(aliceInMemory)
+            #expect(server.stats.requests(path: "/v1/who") == 2)
+        }
+    }
+
     @Test func aBusinessErrorSentWithStatus200IsNotCached() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let cache = try ResponseCache(policies: ["busy": .memory()])

@@ -48,6 +48,14 @@ public protocol Service: Sendable {
     /// var proxy: Proxy? { .socks5(host: "127.0.0.1", port: 1080) }
     /// ```
     var proxy: Proxy? { get }
+    /// The client certificate this service's calls present when its server asks for one
+    /// (mutual TLS; default `nil`: none). Read once, when the registry is built, and given to
+    /// each call whose `TLSOptions.clientCertificate` is `nil`; a manager or caller that sets
+    /// its own wins.
+    /// ```swift
+    /// var clientCertificate: ClientCertificate? { .pkcs12File("/etc/app/client.p12", password: secret) }
+    /// ```
+    var clientCertificate: ClientCertificate? { get }
     /// The common error handling: the error a response stands for, or `nil` when it is a success.
     ///
     /// Map business codes here (for example a body code meaning "token expired" to
@@ -82,6 +90,7 @@ extension Service {
     public var interceptors: [any Interceptor] { [] }
     public var authenticator: TokenAuthenticator? { nil }
     public var proxy: Proxy? { nil }
+    public var clientCertificate: ClientCertificate? { nil }
     public var decoder: JSONDecoder { plainJSONDecoder }
 
     public func error(for response: Response, json: JSON?) -> RunwayError? {

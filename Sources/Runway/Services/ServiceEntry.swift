@@ -19,6 +19,8 @@ final class ServiceEntry: Sendable {
     var commonParameters: [String: JSON] { service.commonParameters }
     /// The service's proxy, given to requests that set none.
     let proxy: Proxy?
+    /// The service's client certificate, given to requests that set none.
+    let clientCertificate: ClientCertificate?
     /// `host:port` of the base URL: what reachability failures are counted by.
     let endpoint: String
     private let base: String
@@ -29,6 +31,7 @@ final class ServiceEntry: Sendable {
         self.baseURL = baseURL
         self.pipeline = pipeline
         self.proxy = service.proxy
+        self.clientCertificate = service.clientCertificate
         let port = baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80)
         self.endpoint = "\(baseURL.host ?? ""):\(port)"
         var base = baseURL.absoluteString
@@ -98,11 +101,11 @@ final class ServiceEntry: Sendable {
         return Request(method: method, url: url, headers: headers, body: body, options: self.options(options))
     }
 
-    /// `options` with the service's ``proxy`` when they name none.
+    /// `options` with the service's ``proxy`` and ``clientCertificate`` where they name none.
     func options(_ options: RequestOptions) -> RequestOptions {
-        guard let proxy, options.proxy == nil else { return options }
         var options = options
-        options.proxy = proxy
+        if let proxy, options.proxy == nil { options.proxy = proxy }
+        if let clientCertificate, options.tls.clientCertificate == nil { options.tls.clientCertificate = clientCertificate }
         return options
     }
 

@@ -12,8 +12,8 @@ extension ServiceRegistry {
     /// where an ``APIManager`` would add the service's common parameters to the body.
     ///
     /// What a manager's call gets, this gets too: the base URL of the registry's environment, the
-    /// service's common headers (a header of the same name in `headers` wins), its proxy (unless
-    /// `options` names one), the app's interceptors (logging, retry, compression, signing, ...),
+    /// service's common headers (a header of the same name in `headers` wins), its proxy and
+    /// client certificate (unless `options` names its own), the app's interceptors (logging, retry, compression, signing, ...),
     /// token refresh and the service's own interceptors, and the reachability check. What it does not do: parameters, load
     /// policies, delivery, and the service's ``Service/error(for:json:)`` mapping — any status is
     /// a response, as from `Pipeline.send(_:context:)`.

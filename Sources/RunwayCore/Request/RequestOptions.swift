@@ -25,7 +25,7 @@ public struct RequestOptions: Sendable, Equatable {
     public var redirects: RedirectPolicy
     /// Ask for compressed responses and decompress them transparently.
     public var acceptCompressedResponses: Bool
-    /// Certificate verification, CA bundle and public-key pinning.
+    /// Certificate verification, CA bundle, public-key pinning and the client certificate.
     public var tls: TLSOptions
     /// Connect to another address for a host while keeping the host name for SNI, `Host` and
     /// certificate verification (DNS bypass). Applied by dispatchers that support it.
@@ -98,15 +98,20 @@ public struct TLSOptions: Sendable, Equatable {
     /// Accepted public keys, as `sha256//BASE64` pins; the connection fails unless the server's
     /// key matches one of them. Empty means no pinning.
     public var pinnedPublicKeys: [String]
+    /// The certificate and key presented when the server asks for one (mutual TLS); `nil`
+    /// presents none.
+    public var clientCertificate: ClientCertificate?
 
     public init(
         verifyPeer: Bool = true,
         certificateAuthorities: CertificateAuthorities? = nil,
-        pinnedPublicKeys: [String] = []
+        pinnedPublicKeys: [String] = [],
+        clientCertificate: ClientCertificate? = nil
     ) {
         self.verifyPeer = verifyPeer
         self.certificateAuthorities = certificateAuthorities
         self.pinnedPublicKeys = pinnedPublicKeys
+        self.clientCertificate = clientCertificate
     }
 }
 

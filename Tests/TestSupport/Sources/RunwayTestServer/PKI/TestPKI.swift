@@ -33,6 +33,20 @@ public struct TestPKI: Sendable {
     public let serverKeyPin: String
     /// The pin of another key (``otherName``'s), for pin-mismatch tests.
     public let otherKeyPin: String
+    /// A second CA, which signs client certificates only: the one a server that asks for client
+    /// certificates trusts (`TestServer.start(clientCertificateAuthority:)`).
+    public let clientCACertificatePath: String
+    /// A client certificate (`CN=runway-client`) signed by the client CA, and its key.
+    public let client: Identity
+    /// A client certificate (`CN=stranger`) signed by the server CA, which a server trusting the
+    /// client CA refuses.
+    public let strangerClient: Identity
+    /// ``client``'s key, encrypted (AES-256) with ``clientKeyPassword``.
+    public let clientEncryptedKeyPath: String
+    /// ``client``'s certificate and key as a PKCS #12 bundle, encrypted with ``clientKeyPassword``.
+    public let clientPKCS12Path: String
+    /// The password of ``clientEncryptedKeyPath`` and ``clientPKCS12Path``.
+    public let clientKeyPassword = "runway-test-password"
 
     /// The PEM bytes of the CA certificate.
     public var caCertificatePEM: Data {
@@ -76,12 +90,29 @@ public struct TestPKI: Sendable {
         let other = try openssl.issue(name: "other", subject: "/CN=other.example", altNames: "DNS:other.example")
         let ipOnly = try openssl.issue(name: "ip-only", subject: "/CN=127.0.0.1", altNames: "IP:127.0.0.1")
 
+        try openssl.run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "client-ca.key", "-out", "client-ca.pem", "-days", "3650", "-subj", "/CN=Runway Test Client CA",
+            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        ])
+        let client = try openssl.issue(name: "client", subject: "/CN=runway-client", ca: "client-ca", usage: "clientAuth")
+        let stranger = try openssl.issue(name: "stranger", subject: "/CN=stranger", usage: "clientAuth")
+        let password = "pass:runway-test-password"
+        try openssl.run(["pkey", "-in", "client.key", "-aes256", "-passout", password, "-out", "client-encrypted.key"])
+        try openssl.run([
+            "pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key", "-passout", password, "-out", "client.p12",
+        ])
+
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
         return TestPKI(
             directory: directory,
-            caCertificatePath: directory.appendingPathComponent("ca.pem").path,
+            caCertificatePath: path("ca.pem"),
             server: server, otherName: other, ipOnly: ipOnly,
             serverKeyPin: try openssl.pin(ofKey: "server.key"),
-            otherKeyPin: try openssl.pin(ofKey: "other.key"))
+            otherKeyPin: try openssl.pin(ofKey: "other.key"),
+            clientCACertificatePath: path("client-ca.pem"), client: client, strangerClient: stranger,
+            clientEncryptedKeyPath: path("client-encrypted.key"), clientPKCS12Path: path("client.p12"))
     }
 }
 
@@ -89,13 +120,16 @@ public struct TestPKI: Sendable {
 private struct OpenSSLRunner {
     let directory: URL
 
-    /// Makes a key and a certificate for `altNames`, signed by `ca.pem`/`ca.key`.
-    func issue(name: String, subject: String, altNames: String) throws -> TestPKI.Identity {
+    /// Makes a key and a certificate for `altNames` (none for a client's), signed by the CA
+    /// `ca` (`ca.pem`/`ca.key` by default), for `usage` (`serverAuth`, `clientAuth`).
+    func issue(name: String, subject: String, altNames: String? = nil, ca: String = "ca", usage: String = "serverAuth") throws
+        -> TestPKI.Identity
+    {
         let extensions = """
             basicConstraints=CA:FALSE
             keyUsage=critical,digitalSignature,keyEncipherment
-            extendedKeyUsage=serverAuth
-            subjectAltName=\(altNames)
+            extendedKeyUsage=\(usage)
+            \(altNames.map { "subjectAltName=" + $0 } ?? "")
 
             """
         try Data(extensions.utf8).write(to: directory.appendingPathComponent("\(name).ext"))
@@ -104,7 +138,7 @@ private struct OpenSSLRunner {
             "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", subject,
         ])
         try run([
-            "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial",
+            "x509", "-req", "-in", "\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key", "-set_serial",
             String(UInt32.random(in: 1...UInt32.max)), "-days", "825", "-sha256",
             "-extfile", "\(name).ext", "-out", "\(name).pem",
         ])

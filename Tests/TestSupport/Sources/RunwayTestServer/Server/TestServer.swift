@@ -16,8 +16,9 @@ import ServiceLifecycle
 /// let response = try await dispatcher.dispatch(try Request(server.url("/json").absoluteString), ...)
 /// #expect(server.stats.connectionsAccepted == 1)
 /// ```
-/// Built-in endpoints (see ``TestServer/start(host:tls:http2:responseDelay:port:builtInRoutes:routes:)``) cover
-/// echo, status codes, slow and reset responses, large, gzip and otherwise encoded bodies, downloads with `Range`,
+/// Built-in endpoints (see
+/// ``TestServer/start(host:tls:http2:clientCertificateAuthority:responseDelay:port:builtInRoutes:routes:)``)
+/// cover echo, status codes, slow and reset responses, large, gzip and otherwise encoded bodies, downloads with `Range`,
 /// redirects and uploads. Tests add their own endpoints with the `routes` closure.
 public final class TestServer: Sendable {
     /// Adds routes to the server's router before it starts.
@@ -76,6 +77,9 @@ public final class TestServer: Sendable {
     ///   - host: A loopback address to bind (`127.0.0.1`, `127.0.0.2`, ...).
     ///   - tls: The certificate and key to serve, from ``TestPKI``; `nil` for plain HTTP.
     ///   - http2: With TLS, offer HTTP/2 through ALPN (HTTP/1.1 stays available as fallback).
+    ///   - clientCertificateAuthority: With TLS, require a client certificate signed by the CA
+    ///     in this PEM file (``TestPKI/clientCACertificatePath``); a client without one is
+    ///     refused in the handshake.
     ///   - responseDelay: Extra time every request waits before it is handled.
     ///   - port: The port to bind; 0 (the default) takes a free one.
     ///   - builtInRoutes: Whether to serve the built-in test endpoints; a server with an API of
@@ -85,6 +89,7 @@ public final class TestServer: Sendable {
         host: String = "127.0.0.1",
         tls: TestPKI.Identity? = nil,
         http2: Bool = true,
+        clientCertificateAuthority: String? = nil,
         responseDelay: Duration = .zero,
         port: Int = 0,
         builtInRoutes: Bool = true,
@@ -96,7 +101,7 @@ public final class TestServer: Sendable {
         if builtInRoutes { BuiltInRoutes.add(to: router) }
         routes?(router)
 
-        let server = try makeServerBuilder(tls: tls, http2: http2, stats: stats)
+        let server = try makeServerBuilder(tls: tls, http2: http2, clientCA: clientCertificateAuthority, stats: stats)
         let ready = StartupSignal()
         let threads = ServerThreads.take()
         var logger = Logger(label: "runway.test-server")
@@ -147,7 +152,9 @@ public final class TestServer: Sendable {
         _ = await runTask.result
     }
 
-    private static func makeServerBuilder(tls: TestPKI.Identity?, http2: Bool, stats: TestServerStats) throws -> HTTPServerBuilder {
+    private static func makeServerBuilder(
+        tls: TestPKI.Identity?, http2: Bool, clientCA: String?, stats: TestServerStats
+    ) throws -> HTTPServerBuilder {
         guard let tls else {
             return HTTPServerBuilder { responder in
                 ConnectionCountingChannel(base: HTTP1Channel(responder: responder), stats: stats)
@@ -155,7 +162,12 @@ public final class TestServer: Sendable {
         }
         let certificates = try NIOSSLCertificate.fromPEMFile(tls.certificatePath).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: tls.privateKeyPath, format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
+        var settings = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
+        if let clientCA {
+            settings.certificateVerification = .noHostnameVerification
+            settings.trustRoots = .file(clientCA)
+        }
+        let configuration = settings
         if http2 {
             return HTTPServerBuilder { responder in
                 ConnectionCountingChannel(
