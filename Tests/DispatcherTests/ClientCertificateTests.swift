@@ -116,6 +116,7 @@ extension DispatcherSuite {
                 .pemFiles(certificate: pki.client.certificatePath, privateKey: pki.clientEncryptedKeyPath, password: "wrong")
             ),
             ("PKCS #12, wrong password", .pkcs12File(pki.clientPKCS12Path, password: "wrong")),
+            ("PKCS #12, legacy encryption", .pkcs12File(pki.clientLegacyPKCS12Path, password: pki.clientKeyPassword)),
             ("PEM read as PKCS #12", .pkcs12File(pki.client.certificatePath, password: nil)),
         ]
         try await withTestServer(tls: pki.server, clientCertificateAuthority: pki.clientCACertificatePath) { server in

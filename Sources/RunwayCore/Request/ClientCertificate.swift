@@ -48,6 +48,11 @@ public struct ClientCertificate: Sendable, Hashable {
     }
 
     /// A PKCS #12 bundle file (`.p12`, `.pfx`) holding the certificate and its private key.
+    ///
+    /// OpenSSL 3 (which libcurl uses on Linux) does not read a bundle encrypted with the legacy
+    /// algorithms older tools export with (RC2, 3DES): `CurlDispatcher` fails such a request
+    /// with `.configuration`. Convert the bundle once:
+    /// `openssl pkcs12 -legacy -in old.p12 -nodes | openssl pkcs12 -export -out new.p12`.
     public static func pkcs12File(_ path: String, password: String?) -> ClientCertificate {
         ClientCertificate(source: .pkcs12File(path), password: password)
     }

@@ -45,7 +45,9 @@ public struct TestPKI: Sendable {
     public let clientEncryptedKeyPath: String
     /// ``client``'s certificate and key as a PKCS #12 bundle, encrypted with ``clientKeyPassword``.
     public let clientPKCS12Path: String
-    /// The password of ``clientEncryptedKeyPath`` and ``clientPKCS12Path``.
+    /// ``clientPKCS12Path`` encrypted with the legacy algorithms (RC2, 3DES) OpenSSL 3 does not read.
+    public let clientLegacyPKCS12Path: String
+    /// The password of ``clientEncryptedKeyPath``, ``clientPKCS12Path`` and ``clientLegacyPKCS12Path``.
     public let clientKeyPassword = "runway-test-password"
 
     /// The PEM bytes of the CA certificate.
@@ -103,6 +105,9 @@ public struct TestPKI: Sendable {
         try openssl.run([
             "pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key", "-passout", password, "-out", "client.p12",
         ])
+        try openssl.run([
+            "pkcs12", "-export", "-legacy", "-in", "client.pem", "-inkey", "client.key", "-passout", password, "-out", "client-legacy.p12",
+        ])
 
         let path = { (name: String) in directory.appendingPathComponent(name).path }
         return TestPKI(
@@ -112,7 +117,8 @@ public struct TestPKI: Sendable {
             serverKeyPin: try openssl.pin(ofKey: "server.key"),
             otherKeyPin: try openssl.pin(ofKey: "other.key"),
             clientCACertificatePath: path("client-ca.pem"), client: client, strangerClient: stranger,
-            clientEncryptedKeyPath: path("client-encrypted.key"), clientPKCS12Path: path("client.p12"))
+            clientEncryptedKeyPath: path("client-encrypted.key"), clientPKCS12Path: path("client.p12"),
+            clientLegacyPKCS12Path: path("client-legacy.p12"))
     }
 }
 
