@@ -1,5 +1,7 @@
 import Foundation
 import Runway
+import RunwayCurl
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -96,6 +98,76 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
         #expect(results.compactMap(\.success).filter { $0 == ["q": "same"] }.count == 100)
         #expect(results.compactMap(\.success).filter { $0 == ["q": "other"] }.count == 1)
         #expect(log.events == ["delegate.success", "delegate.success"])
+    }
+
+    /// A service whose `Accept-Language` follows a setting, with a user's token.
+    struct AccountLocaleService: Service {
+        let id: ServiceID = .listings
+        let baseURLs: BaseURLs
+        let locale: EventLog
+        let authenticator: TokenAuthenticator?
+        var commonHeaders: HTTPHeaders { ["Accept-Language": locale.events.last ?? "none"] }
+    }
+
+    /// `GET echo` under `shareInFlight`, with a total timeout the test changes.
+    final class OptionsEchoAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "echo"
+        let serviceID: ServiceID = .listings
+        let loadPolicy: LoadPolicy = .shareInFlight
+        let timeout = Locked<Duration?>(nil)
+        var requestOptions: RequestOptions {
+            var options = RequestOptions()
+            if let timeout = timeout.withLock({ $0 }) { options.timeout = timeout }
+            return options
+        }
+
+        init(registry: ServiceRegistry) { engine = ManagerEngine(registry: registry, delivery: .inline) }
+    }
+
+    @Test("under shareInFlight, a call made after the locale, the user or the options changed does not join the call in flight")
+    func shareInFlightKeepsCallsOfAnotherLocaleUserOrOptionsApart() async throws {
+        // Every request waits 2 s at the server: the first call is in flight when the others are made.
+        try await withTestServer(responseDelay: .seconds(2)) { server in
+            let base = server.baseURL.absoluteString
+            let locale = EventLog()
+            locale.append("en")
+            let authenticator = TokenAuthenticator(token: "alice-token", identity: "alice") { _ in "refreshed" }
+            let service = AccountLocaleService(
+                baseURLs: BaseURLs(develop: base, releaseCandidate: base, release: base), locale: locale, authenticator: authenticator)
+            let registry = try makeRegistry(CurlDispatcher(), services: [service], environment: .release)
+            let manager = ItemListAPIManager(registry: registry, apiName: "echo", policy: .shareInFlight)
+            func echoed(_ call: Task<JSON, any Error>) async throws -> (language: String?, authorization: String?) {
+                let headers = try await call.value["headers"]
+                return (headers?["accept-language"]?.string, headers?["authorization"]?.string)
+            }
+
+            let first = Task { try await manager.load() }
+            #expect(await eventually { server.stats.requests(path: "/echo") == 1 })
+            let joined = Task { try await manager.load() }
+            // Past `configure`, a call has read the headers and joined or started.
+            #expect(await eventually { manager.configured.value == 2 })
+            locale.append("fr")
+            let french = Task { try await manager.load() }
+            #expect(await eventually { server.stats.requests(path: "/echo") == 2 })
+            authenticator.setToken("bob-token", identity: "bob")
+            let bob = Task { try await manager.load() }
+            #expect(await eventually { server.stats.requests(path: "/echo") == 3 })
+            // Other request options (here another timeout) make another call too.
+            let timed = OptionsEchoAPIManager(registry: registry)
+            let withDefaults = Task { try await timed.load() }
+            #expect(await eventually { server.stats.requests(path: "/echo") == 4 })
+            timed.timeout.withLock { $0 = .seconds(30) }
+            let withTimeout = Task { try await timed.load() }
+            #expect(await eventually { server.stats.requests(path: "/echo") == 5 })
+            _ = try await (withDefaults.value, withTimeout.value)
+
+            #expect(try await echoed(first) == ("en", "Bearer alice-token"))
+            #expect(try await echoed(joined) == ("en", "Bearer alice-token"))
+            #expect(try await echoed(french) == ("fr", "Bearer alice-token"))
+            #expect(try await echoed(bob) == ("fr", "Bearer bob-token"))
+            #expect(server.stats.requests(path: "/echo") == 5)
+        }
     }
 
     @Test func underShareInFlightACancelledCallerLeavesAtOnceAndTheSharedCallGoesOn() async throws {

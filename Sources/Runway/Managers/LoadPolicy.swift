@@ -20,8 +20,11 @@ public struct LoadPolicy: Hashable, Sendable, CustomStringConvertible {
     /// new call refused before the network (its parameters invalid, the network unreachable)
     /// supersedes them too: the newest input's failure is delivered, never an older result.
     public static let cancelPrevious = LoadPolicy(base: .cancelPrevious)
-    /// A call identical to one in flight (same parameters) joins it: one request, one landing
-    /// for the delegate, the same result for every `load()`; a different call starts alongside.
+    /// A call identical to one in flight joins it: one request, one landing for the delegate,
+    /// the same result for every `load()`; a different call starts alongside. Identical: the
+    /// same parameters, header fields (a service's common headers are read per call, so a call
+    /// made after the locale changed is another), user (the service's `TokenAuthenticator`
+    /// credential scope) and request options.
     public static let shareInFlight = LoadPolicy(base: .shareInFlight)
     /// Every call starts, independently.
     public static let concurrent = LoadPolicy(base: .concurrent)

@@ -126,7 +126,9 @@ extension ManagerEngine {
         }
         let policy = policy ?? manager.loadPolicy
         // A streamed body is read once per send: such a call is never shared.
-        let shareKey = policy == .shareInFlight && request.bodyStream == nil ? Self.shareKey(request) : nil
+        let shareKey =
+            policy == .shareInFlight && request.bodyStream == nil
+            ? Self.shareKey(request, scope: entry.service.authenticator?.credentialScope) : nil
         // Every call runs in a task of its own; policies, `cancelAll()` and the manager's release
         // cancel that task, never the caller's. A call others may join (`shareInFlight`) or the
         // delegate path starts its task under the lock, so a joiner always finds it.
@@ -147,7 +149,10 @@ extension ManagerEngine {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }
             if policy == .cancelPrevious { superseded = supersedeAllLocked() }
-            if let shareKey, let joined = state.calls.first(where: { $0.shareKey == shareKey }), let task = joined.task {
+            if let shareKey,
+                let joined = state.calls.first(where: { $0.shareKey == shareKey && $0.plan?.request.options == request.options }),
+                let task = joined.task
+            {
                 if awaiting { joined.awaiters += 1 } else { joined.delegateStarted = true }
                 return .running(joined, task)
             }
@@ -234,9 +239,16 @@ extension ManagerEngine {
     }
 
     /// Identical calls: same method, URL (so query parameters) and body.
-    private static func shareKey(_ request: Request) -> String {
+    /// What makes two calls the same call under `shareInFlight`: the method, URL, header fields
+    /// (a service's common headers are read per call: a locale that changed makes another
+    /// call), the caller's credential scope (whose token: a call made after another user signed
+    /// in never gets the previous user's answer) and the body. The request options are compared
+    /// apart.
+    private static func shareKey(_ request: Request, scope: String?) -> String {
         var key = request.method.rawValue + " " + request.url.absoluteString
-        if let body = request.body { key += " " + String(decoding: body, as: UTF8.self) }
+        for field in request.headers { key += "\n" + field.name.lowercased() + ": " + field.value }
+        if let scope { key += "\nscope " + scope }
+        if let body = request.body { key += "\n\n" + String(decoding: body, as: UTF8.self) }
         return key
     }
 
