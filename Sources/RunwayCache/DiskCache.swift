@@ -76,15 +76,15 @@ final class DiskCache: Sendable {
     }
 
     func remove(_ key: CacheKey) async {
-        await write { db in try db.execute("DELETE FROM entry WHERE key = ?", key.bytes) }
+        await removal { db in try db.execute("DELETE FROM entry WHERE key = ?", key.bytes) }
     }
 
     func removeAll(api: String) async {
-        await write { db in try db.execute("DELETE FROM entry WHERE api = ?", api) }
+        await removal { db in try db.execute("DELETE FROM entry WHERE api = ?", api) }
     }
 
     func removeAll() async {
-        await write { db in try db.execute("DELETE FROM entry") }
+        await removal { db in try db.execute("DELETE FROM entry") }
     }
 
     /// Total bytes and entries stored.
@@ -101,6 +101,15 @@ final class DiskCache: Sendable {
     /// leaves the entry out: the cache is never the only copy of anything.
     private func write(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
         _ = try? await store.write(body)
+    }
+
+    /// A removal runs even when the calling task is cancelled (``SQLiteStore/write(_:)`` skips a
+    /// cancelled caller's transaction): an invalidation from a task being torn down (a screen
+    /// closing, a logout) that stopped at memory would leave the disk answering with what was
+    /// invalidated. The task that runs it does not inherit the caller's cancellation.
+    private func removal(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
+        let store = self.store
+        await Task { _ = try? await store.write(body) }.value
     }
 
     private static func evict(_ db: SQLiteConnection, maxBytes: Int, now: Double) throws(SQLiteError) {

@@ -44,6 +44,41 @@ import Testing
         }
     }
 
+    @Test func anInvalidationFromACancelledTaskStillEmptiesTheDisk() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let context = RequestContext(apiName: "doc", serviceID: "test")
+            let cache = try ResponseCache(policies: ["doc": .memoryAndDisk()], diskFile: directory.appending(path: "cache.sqlite"))
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let invalidations: [@Sendable () async -> Void] = [
+                { await cache.invalidate(cache.key(for: Request(url: server.url("/json")), context: context)) },
+                { await cache.invalidate(api: "doc") },
+                { await cache.invalidateAll() },
+            ]
+            for (index, invalidation) in invalidations.enumerated() {
+                _ = try await pipeline.send(Request(url: server.url("/json")), context: context)
+                #expect(cache.statistics.diskEntries == 1)
+                // Invalidated from a task that is cancelled (a screen closing, a logout being torn
+                // down): memory and disk both let the entry go.
+                let gate = Gate()
+                let task = Task {
+                    await gate.wait()
+                    await invalidation()
+                }
+                task.cancel()
+                gate.open()
+                await task.value
+                #expect(cache.statistics.diskEntries == 0)
+                #expect(cache.statistics.memoryEntries == 0)
+                let next = try await pipeline.send(Request(url: server.url("/json")), context: context)
+                #expect(next.origin == .network)
+                #expect(server.stats.requests(path: "/json") == 2 * (index + 1))
+                await cache.invalidateAll()
+            }
+        }
+    }
+
     @Test func anEntryWhoseBytesChangedOnDiskIsAMissNeverAWrongBody() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
