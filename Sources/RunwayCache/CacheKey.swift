@@ -14,7 +14,8 @@ import Crypto
 /// parameters; on disk, their SHA-256.
 ///
 /// Parameters are in canonical order (`RequestParameters.canonicalForm`), so `?a=1&b=2` and
-/// `?b=2&a=1` share an entry; a non-form body contributes its SHA-256. Headers (and so any
+/// `?b=2&a=1` share an entry; a form body's fields are keyed apart from the query's, and any
+/// other body (or a form that does not decode exactly) contributes its SHA-256. Headers (and so any
 /// signature or nonce) are not part of the key, except the caller's credentials.
 ///
 /// The memory cache compares and hashes the key's bytes directly; the digest is computed only
@@ -76,14 +77,17 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         let query: Substring =
             queryEnd > mark ? url[utf8.index(utf8.startIndex, offsetBy: mark + 1)..<utf8.index(utf8.startIndex, offsetBy: queryEnd)] : ""
         // A canonical query is used as it is (API managers build them so); others are decoded.
-        let canonical: String? =
-            if isForm {
-                RequestParameters(request).canonicalForm
-            } else if RequestParameters.isCanonical(query) {
-                nil
-            } else {
-                RequestParameters.canonicalForm(percentEncodedQuery: query)
-            }
+        let canonical: String? = RequestParameters.isCanonical(query) ? nil : RequestParameters.canonicalForm(percentEncodedQuery: query)
+        // A form's fields in canonical order, apart from the query's (a server reads them apart:
+        // `?a=1` with `b=2` is not `?b=2` with `a=1`). A form that does not decode exactly
+        // (`%FF` and `%FE` both become U+FFFD), or has no fields, is keyed by its bytes, as any
+        // other body.
+        var form: String?
+        if let body, isForm {
+            let fields = RequestParameters(percentEncodedQuery: nil, contentType: request.headers["Content-Type"], body: body)
+            // No fields: not a form by RequestParameters' reading of the type (or an empty one).
+            form = fields.isExactlyDecoded && !fields.isEmpty ? fields.canonicalForm : nil
+        }
         // The NUL-separated fields, in one allocation with room for the credentials' mark and a
         // body digest.
         let service = context.serviceID?.rawValue ?? ""
@@ -92,7 +96,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         var text: [UInt8] = []
         text.reserveCapacity(
             service.utf8.count + environment.utf8.count + api.utf8.count + method.utf8.count + url.utf8.count
-                + (canonical?.utf8.count ?? 0) + 70)
+                + (canonical?.utf8.count ?? 0) + (form?.utf8.count ?? 0) + 72)
         Self.appendField(service, to: &text)
         Self.appendField(environment, to: &text)
         Self.appendField(api, to: &text)
@@ -109,7 +113,12 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             text.append(1)
             text += credentials.utf8
         }
-        if let body, !isForm {
+        if let form {
+            // Marked apart from a body's digest, which is hex only.
+            text.append(0)
+            text.append(2)
+            text += form.utf8
+        } else if let body {
             text.append(0)
             Self.appendHex(SHA256.hash(data: body), to: &text)
         }

@@ -128,6 +128,37 @@ import Testing
         }
     }
 
+    @Test func formBodiesThatDifferNeverShareAnEntry() async throws {
+        try await withTestServer { server in
+            let cache = try ResponseCache(policies: ["search": .memory()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let context = RequestContext(apiName: "search")
+            /// POSTs `body` to `/echo<query>` and returns the body the server received and where the answer came from.
+            func post(_ query: String, _ body: String, type: String = "application/x-www-form-urlencoded") async throws -> (
+                String, ResponseOrigin
+            ) {
+                let request = Request(
+                    method: .post, url: server.url("/echo" + query), headers: ["Content-Type": type], body: Data(body.utf8))
+                let response = try await pipeline.send(request, context: context)
+                let echo = try JSONDecoder().decode(EchoResponse.self, from: response.body)
+                return ("\(echo.query.map { "?" + $0 } ?? "")|\(echo.body ?? "")", response.origin)
+            }
+            // Fields in another order are the same form.
+            #expect(try await post("", "a=1&b=2") == ("|a=1&b=2", .network))
+            #expect(try await post("", "b=2&a=1") == ("|a=1&b=2", .memoryCache))
+            // Bytes that decode alike (both to U+FFFD) are different forms.
+            #expect(try await post("", "q=%FF") == ("|q=%FF", .network))
+            #expect(try await post("", "q=%FE") == ("|q=%FE", .network))
+            // A field in the query is not the same field in the body.
+            #expect(try await post("?a=1", "b=2") == ("?a=1|b=2", .network))
+            #expect(try await post("?b=2", "a=1") == ("?b=2|a=1", .network))
+            // A body whose type only starts like a form's is keyed by its bytes.
+            #expect(try await post("", "x", type: "application/x-www-form-urlencodedx") == ("|x", .network))
+            #expect(try await post("", "y", type: "application/x-www-form-urlencodedx") == ("|y", .network))
+            #expect(server.stats.requests(path: "/echo") == 7)
+        }
+    }
+
     @Test func cacheHitsAreNotSignedMissesAreSignedFresh() async throws {
         try await withTestServer { server in
             let cache = try ResponseCache(policies: ["echo": .memory()])
