@@ -15,7 +15,8 @@ import Foundation
 /// `GET` conditional (`If-None-Match`, `If-Modified-Since`), unless the request has
 /// preconditions of its own: a `304 Not Modified` then answers with the stored body
 /// (`Response.origin` `.revalidated`), which is stored again with a new
-/// lifetime. A request that streams its response body
+/// lifetime; a `304` that names another `ETag` than the stored one confirms another
+/// representation, so the `GET` is sent again without the validators. A request that streams its response body
 /// (`Request.streamsResponseBody`) or its request body (`Request.bodyStream`) is neither
 /// answered from the cache nor stored. Under
 /// ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry is returned even when stale, and
@@ -70,7 +71,9 @@ public struct CacheInterceptor: Interceptor {
 
     /// Sends `request` and stores the answer. With a `stored` entry that has validators the
     /// request is conditional, and a `304 Not Modified` to it answers with the stored body
-    /// (`ResponseOrigin.revalidated`), which is stored again with a new lifetime.
+    /// (`ResponseOrigin.revalidated`), which is stored again with a new lifetime; a `304` that
+    /// names another `ETag` than the stored one is not about the stored body, and `request` is
+    /// sent again as it is.
     private func fetch(
         _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
         stored: CacheEntry?
@@ -79,7 +82,11 @@ public struct CacheInterceptor: Interceptor {
         let conditional = stored.flatMap { CacheRevalidation.conditional(request, for: $0) }
         var response = try await next(conditional ?? request, context)
         if let stored, conditional != nil, response.status == 304 {
-            response = CacheRevalidation.confirmed(stored, by: response)
+            // A 304 naming another ETag confirms another representation than the stored one: the
+            // stored body is not current, so the safe request is sent again without validators.
+            response =
+                CacheRevalidation.confirms(stored, by: response)
+                ? CacheRevalidation.confirmed(stored, by: response) : try await next(request, context)
         }
         if response.bodyStream == nil {
             await cache.store(response, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)

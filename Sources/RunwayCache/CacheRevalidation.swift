@@ -28,6 +28,23 @@ enum CacheRevalidation {
         return conditional
     }
 
+    /// Whether a `304` to the validators of `entry` is about the stored representation: not when
+    /// it names another `ETag` (weak comparison, RFC 9110 §8.8.3.2), as a server that went by
+    /// `If-Modified-Since` alone may send for a resource changed within the same second. Such a
+    /// `304` must not update the entry (RFC 9111 §4.3.4): its body is not the current one.
+    static func confirms(_ entry: CacheEntry, by notModified: Response) -> Bool {
+        guard let sent = notModified.headers["ETag"].map(opaqueTag), let stored = entry.headers["ETag"].map(opaqueTag) else {
+            return true
+        }
+        return sent == stored
+    }
+
+    /// An entity tag without its weakness mark: `W/"x"` and `"x"` match weakly.
+    private static func opaqueTag(_ tag: String) -> String {
+        let tag = tag.trimmingBlanks()
+        return tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+    }
+
     /// Fields of a `304` that do not replace the stored ones: they describe that message, not
     /// the stored representation (RFC 9111 §3.2), or its connection.
     private static let notUpdated = [

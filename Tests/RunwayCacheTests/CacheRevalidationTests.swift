@@ -41,6 +41,19 @@ import Testing
                     ],
                     body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"version":\#(self.version.load(ordering: .relaxed))}"#)))
             }
+            // The same document from a server that goes by `If-Modified-Since` alone, and whose
+            // date has a resolution of a second: a change within it keeps the date, not the tag.
+            router.get("/dated") { request, _ in
+                let version = self.version.load(ordering: .relaxed)
+                let modified = "Wed, 25 Nov 2026 10:00:00 GMT"
+                self.log.withLock { $0.append("\(request.headers[.ifNoneMatch] ?? "-") | \(request.headers[.ifModifiedSince] ?? "-")") }
+                if request.headers[.ifModifiedSince] == modified {
+                    return Hummingbird.Response(status: .notModified, headers: [.eTag: "\"v\(version)\""])
+                }
+                return Hummingbird.Response(
+                    status: .ok, headers: [.contentType: "application/json", .eTag: "\"v\(version)\"", .lastModified: modified],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"version":\#(version)}"#)))
+            }
         }
     }
 
@@ -86,6 +99,30 @@ import Testing
             let hitAfterChange = try await pipeline.send(Runway.Request(url: server.url("/doc")), context: context)
             #expect(hitAfterChange.origin == .memoryCache && hitAfterChange.body == changed.body)
             #expect(document.seen.count == 3)
+        }
+    }
+
+    @Test("a 304 that names another ETag is not about the stored body: the request goes again without validators")
+    func notModifiedWithAnotherTagIsNotTheStoredBody() async throws {
+        try await withDocument(.memory(ttl: .seconds(60))) { document, server, _, pipeline in
+            let get = { try await pipeline.send(Runway.Request(url: server.url("/dated")), context: RequestContext(apiName: "doc")) }
+            #expect(try await get().body == Data(#"{"version":1}"#.utf8))
+            // Changed within the second its date names: the server's 304 carries the new tag.
+            document.version.store(2, ordering: .relaxed)
+            clock.advance(61)
+            let changed = try await get()
+            #expect(changed.origin == .network)
+            #expect(changed.body == Data(#"{"version":2}"#.utf8))
+            #expect(changed.headers["ETag"] == #""v2""#)
+            #expect(document.seen == ["- | -", #""v1" | Wed, 25 Nov 2026 10:00:00 GMT"#, "- | -"])
+
+            // What was fetched whole is stored; a 304 with the stored tag still confirms it.
+            let hit = try await get()
+            #expect(hit.origin == .memoryCache && hit.body == changed.body)
+            clock.advance(61)
+            let revalidated = try await get()
+            #expect(revalidated.origin == .revalidated && revalidated.body == changed.body)
+            #expect(document.seen.count == 4)
         }
     }
 
