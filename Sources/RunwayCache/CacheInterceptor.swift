@@ -21,7 +21,8 @@ import Foundation
 /// answered from the cache nor stored. Under
 /// ``CachePolicy/cacheThenNetwork(maxStale:)`` a cached entry is returned even when stale, and
 /// the network refresh runs in the background (one per key at a time) and is delivered to the
-/// context's ``CacheRefreshObserver`` of the call that started it. Concurrent identical
+/// context's ``CacheRefreshObserver`` of the call that started it and of every call answered
+/// from the cache while it runs. Concurrent identical
 /// *misses* each go to the network: give their API manager the `shareInFlight` load policy to
 /// send one.
 ///
@@ -99,20 +100,26 @@ public struct CacheInterceptor: Interceptor {
         served: (entry: CacheEntry, response: Response)
     ) {
         let cache = self.cache
-        let observer = context[CacheRefreshObserver.Key.self]
-        guard cache.beginRefresh(key) else { return }
+        let waiter = context[CacheRefreshObserver.Key.self].map { ResponseCache.RefreshWaiter(observer: $0, served: served.response) }
+        // A refresh of the key already running tells this call's observer of its outcome too.
+        guard cache.beginRefresh(key, for: waiter) else { return }
         Task {
-            defer { cache.endRefresh(key) }
-            let refresh: CacheRefresh
+            let outcome: Result<Response, RunwayError>
             do {
-                let fresh = try await fetch(
-                    request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry)
-                let same = fresh.status == served.response.status && fresh.body == served.response.body
-                refresh = same ? .unchanged(fresh) : .updated(fresh)
+                outcome = .success(
+                    try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry))
             } catch {
-                refresh = .failed(RunwayError.attributing(error, to: .interceptor("cache")))
+                outcome = .failure(RunwayError.attributing(error, to: .interceptor("cache")))
             }
-            observer?.handler(refresh)
+            for waiter in cache.endRefresh(key) {
+                switch outcome {
+                case .success(let fresh):
+                    let same = fresh.status == waiter.served.status && fresh.body == waiter.served.body
+                    waiter.observer.handler(same ? .unchanged(fresh) : .updated(fresh))
+                case .failure(let error):
+                    waiter.observer.handler(.failed(error))
+                }
+            }
         }
     }
 }

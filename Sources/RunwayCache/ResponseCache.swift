@@ -74,8 +74,9 @@ public final class ResponseCache: Sendable {
     let memory: MemoryCache
     let disk: DiskCache?
     let clock: @Sendable () -> Double
-    /// Keys whose background refresh is running.
-    private let refreshing = Locked<Set<CacheKey>>([])
+    /// Keys whose background refresh is running, with the calls answered from the cache
+    /// meanwhile that wait for its outcome.
+    private let refreshing = Locked<[CacheKey: [RefreshWaiter]]>([:])
     /// How many invalidations there have been: a response fetched before one is not stored after
     /// it (``store(_:key:api:policy:service:fetchedAt:)``), so an invalidation is never undone by
     /// a call that was in flight.
@@ -170,15 +171,23 @@ public final class ResponseCache: Sendable {
 
     private static let credentialFragments = ["auth", "key", "token", "secret", "session", "credential"]
 
-    /// Claims the background refresh of `key`: `false` when one is already running (a burst of
-    /// hits on a stale entry starts one refresh, not one per hit).
-    func beginRefresh(_ key: CacheKey) -> Bool {
-        refreshing.withLock { $0.insert(key).inserted }
+    /// Claims the background refresh of `key` for a call answered from the cache: `false` when
+    /// one is already running (a burst of hits on a stale entry starts one refresh, not one per
+    /// hit), and then `waiter`, if any, is told of that refresh's outcome.
+    func beginRefresh(_ key: CacheKey, for waiter: RefreshWaiter?) -> Bool {
+        refreshing.withLock { refreshing in
+            if refreshing[key] != nil {
+                if let waiter { refreshing[key]?.append(waiter) }
+                return false
+            }
+            refreshing[key] = waiter.map { [$0] } ?? []
+            return true
+        }
     }
 
-    /// The background refresh of `key` ended.
-    func endRefresh(_ key: CacheKey) {
-        _ = refreshing.withLock { $0.remove(key) }
+    /// The background refresh of `key` ended: the calls waiting for its outcome.
+    func endRefresh(_ key: CacheKey) -> [RefreshWaiter] {
+        refreshing.withLock { $0.removeValue(forKey: key) ?? [] }
     }
 
     /// Whether `response` is an error by the reading of the service that sent it (the call's
@@ -264,6 +273,13 @@ public final class ResponseCache: Sendable {
         return Statistics(
             memoryEntries: memory.count, memoryBytes: memory.bytes, diskEntries: usage.entries, diskBytes: usage.bytes,
             diskRebuilds: disk?.rebuildCount ?? 0)
+    }
+
+    /// A call answered from the cache under cache-then-network: its observer, and the response
+    /// it was given (a refresh is `.unchanged` when it brings the same).
+    struct RefreshWaiter: Sendable {
+        let observer: CacheRefreshObserver
+        let served: Response
     }
 
     /// A snapshot of the cache's size.

@@ -166,4 +166,45 @@ import Testing
             #expect(hit.origin == .memoryCache && hit.headers["Age"] == "1")
         }
     }
+
+    /// Lines appended from any thread.
+    final class Lines: Sendable {
+        private let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    @Test func everyCallAnsweredWhileARefreshRunsGetsItsOutcome() async throws {
+        // `/feed`: its n-th answer is "feed #n"; every answer after the first waits for `gate`.
+        let gate = Gate()
+        let answers = Counter()
+        let routes: TestServer.Routes = { router in
+            router.get("/feed") { _, _ in
+                let n = answers.increment()
+                if n > 1 { await gate.wait() }
+                return Hummingbird.Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "feed #\(n)")))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let cache = try ResponseCache(policies: ["feed": .memory().cacheThenNetwork()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            _ = try await pipeline.send(Runway.Request(url: server.url("/feed")), context: RequestContext(apiName: "feed"))
+            let refreshes = Lines()
+            // Two calls answered from the cache: the first starts the refresh, which the server
+            // holds; the second starts none, and is told of the first's outcome too.
+            for caller in ["first", "second"] {
+                var context = RequestContext(apiName: "feed")
+                context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { refresh in
+                    guard case .updated(let fresh) = refresh else { return refreshes.append("\(caller): \(refresh)") }
+                    refreshes.append("\(caller): " + String(decoding: fresh.body, as: UTF8.self))
+                }
+                let cached = try await pipeline.send(Runway.Request(url: server.url("/feed")), context: context)
+                #expect(cached.origin == .memoryCache && cached.body == Data("feed #1".utf8))
+            }
+            gate.open()
+            #expect(await eventually { refreshes.all.count == 2 })
+            #expect(Set(refreshes.all) == ["first: feed #2", "second: feed #2"])
+            #expect(answers.value == 2)
+        }
+    }
 }
