@@ -51,7 +51,7 @@ extension CurlTransfer {
                 closedUntrustedConnection = true
                 return false
             }
-            if status == 303, seeOtherHasLocation, returnsSeeOther {
+            if status == 303, redirectHasLocation, returnsSeeOther {
                 // libcurl would follow it with the same custom method (see ``returnsSeeOther``):
                 // the 303 is the response, and the request goes nowhere else.
                 stoppedAtSeeOther = true
@@ -93,7 +93,7 @@ extension CurlTransfer {
             contentLength = nil
             contentEncoding = nil
             headerSectionEnded = false
-            seeOtherHasLocation = false
+            redirectHasLocation = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
             if parsesHeadersOnLoop {
@@ -138,7 +138,7 @@ extension CurlTransfer {
                 return false
             }
         }
-        if returnsSeeOther, status == 303, Self.isLocation(line) { seeOtherHasLocation = true }
+        if (300..<400).contains(status), Self.isLocation(line) { redirectHasLocation = true }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }

@@ -96,8 +96,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// DELETE, …) without its body, where the new address is to be read with a GET. Set when
     /// redirects are followed and the method is not GET, HEAD or POST.
     let returnsSeeOther: Bool
-    /// Whether the current response is a 303 with a `Location` (which libcurl would follow).
-    @exclusivity(unchecked) var seeOtherHasLocation = false
+    /// Whether the current response is a redirect (3xx) with a `Location`: one libcurl follows
+    /// when the request follows redirects.
+    @exclusivity(unchecked) var redirectHasLocation = false
+    /// Whether the request follows redirects (``RequestOptions/redirects``), read once: the
+    /// progress callback asks for every chunk.
+    let followsRedirects: Bool
     /// Set when the header callback stopped the transfer at the end of such a 303's head; the
     /// 303 is delivered as it came, without its body (libcurl drops the body of a redirect it
     /// follows), and libcurl closes the connection.
@@ -187,8 +191,9 @@ final class CurlTransfer: @unchecked Sendable {
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
+        followsRedirects = options.redirects.maxRedirects > 0
         returnsSeeOther =
-            options.redirects.maxRedirects > 0 && request.method != .get && request.method != .head && request.method != .post
+            followsRedirects && request.method != .get && request.method != .head && request.method != .post
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
         easyOptions =
@@ -312,11 +317,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
         guard let reporter = request.progress else { return }
+        // libcurl counts the body of each response in a redirect chain from zero, those of the
+        // redirects it follows too: they are not the response's body, and counting them would
+        // report their size as its total, then go back to zero.
+        let followed = followsRedirects && redirectHasLocation
         let progress = TransferProgress(
             bytesSent: uploaded,
             totalBytesToSend: uploadTotal > 0 ? uploadTotal : nil,
-            bytesReceived: downloaded + (bodyGoesToFile && status == 206 ? resumeOffset : 0),
-            totalBytesToReceive: downloadTotal > 0 ? downloadTotal + (status == 206 ? resumeOffset : 0) : nil)
+            bytesReceived: followed ? 0 : downloaded + (bodyGoesToFile && status == 206 ? resumeOffset : 0),
+            totalBytesToReceive: !followed && downloadTotal > 0 ? downloadTotal + (status == 206 ? resumeOffset : 0) : nil)
         if progress != lastProgress {
             lastProgress = progress
             reporter.report(progress)

@@ -40,6 +40,36 @@ extension DispatcherSuite {
         }
     }
 
+    /// A redirect with a body, which libcurl reads (to keep the connection) and counted as the
+    /// response's: its size reported as the total, then the count back to zero.
+    @Test(
+        "progress across a followed redirect counts the final response's body alone, never going back", arguments: DispatcherUnderTest.all)
+    func progressAcrossRedirect(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let redirectBody = String(repeating: "r", count: 50_000)
+        let finalBody = String(repeating: "f", count: 10_000)
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target == "/final" else {
+                return .reply(Array("HTTP/1.1 302 Found\r\nLocation: /final\r\nContent-Length: 50000\r\n\r\n\(redirectBody)".utf8))
+            }
+            return .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: 10000\r\n\r\n\(finalBody)".utf8))
+        }
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/start")) { $0.redirects = .follow(max: 5) }
+        let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 100_000)
+        request.progress = reporter
+        let response = try await dut.send(dispatcher, request)
+        #expect(response.status == 200)
+        #expect(response.body == Data(finalBody.utf8))
+        var reports: [TransferProgress] = []
+        for await report in progress { reports.append(report) }
+        let received = reports.map(\.bytesReceived)
+        #expect(received == received.sorted(), "\(received)")
+        #expect(received.last == 10_000, "\(received)")
+        let totals = reports.compactMap(\.totalBytesToReceive)
+        #expect(totals.allSatisfy { $0 == 10_000 }, "\(totals)")
+    }
+
     /// A followed redirect means the request went out: a refusal at its target must not say
     /// `neverSent`, which retry and the DNS bypass read as leave to send a POST again.
     @Test("a refused redirect target is .cannotConnect, not neverSent: the request went out", arguments: DispatcherUnderTest.all)

@@ -4,9 +4,10 @@ public struct TransferProgress: Sendable, Equatable {
     public var bytesSent: Int64
     /// Request-body size, when known.
     public var totalBytesToSend: Int64?
-    /// Response-body bytes received so far (as transferred, before decompression).
+    /// Response-body bytes received so far (as transferred, before decompression): the final
+    /// response's, never those of a redirect followed on the way.
     public var bytesReceived: Int64
-    /// Response-body size, when the server announced it.
+    /// Response-body size, when the server announced it (for the final response).
     public var totalBytesToReceive: Int64?
 
     public init(bytesSent: Int64 = 0, totalBytesToSend: Int64? = nil, bytesReceived: Int64 = 0, totalBytesToReceive: Int64? = nil) {
