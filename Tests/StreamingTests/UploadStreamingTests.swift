@@ -239,6 +239,48 @@ struct UploadStreamingTests {
         }
     }
 
+    /// A sequence that yields nothing and never ends until its reader is cancelled, counting the
+    /// times it is asked for a chunk.
+    struct Silent: AsyncSequence, Sendable {
+        let asked: Counter
+
+        struct Iterator: AsyncIteratorProtocol {
+            let asked: Counter
+
+            mutating func next() async throws -> Data? {
+                asked.increment()
+                try await Gate().waitUnlessCancelled()
+                return nil
+            }
+        }
+
+        func makeAsyncIterator() -> Iterator { Iterator(asked: asked) }
+    }
+
+    @Test(
+        "cancelling a call whose body is declared empty, or a collect, ends it with .cancelled though the sequence never ends",
+        .timeLimit(.minutes(2)))
+    func cancelWhileAnEmptyBodyIsRead() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let asked = Counter()
+            let request = Self.upload(server, .sequence(Silent(asked: asked), length: 0))
+            let call = Task { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(await eventually { asked.value == 1 })
+            call.cancel()
+            let error = await runwayError { try await call.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(server.stats.totalRequests == 0)
+
+            let collectAsked = Counter()
+            let collect = Task { try await RequestBodyStream.sequence(Silent(asked: collectAsked)).collect(upTo: 1 << 20) }
+            #expect(await eventually { collectAsked.value == 1 })
+            collect.cancel()
+            let collectError = await #expect(throws: RunwayError.self) { try await collect.value }
+            #expect(collectError?.code == .cancelled, "\(String(describing: collectError))")
+        }
+    }
+
     @Test("cancelling the call stops reading the sequence and aborts the upload")
     func cancel() async throws {
         let gate = Gate()

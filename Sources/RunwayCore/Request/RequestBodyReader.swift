@@ -116,9 +116,15 @@ package final class RequestBodyReader: Sendable {
     }
 
     /// Waits until a read would not say `.wait` (for a reader that is a task, not a dispatcher's
-    /// loop).
+    /// loop). Cancelling the waiting task closes this send (the next read fails with
+    /// `.cancelled`): a sequence that never yields would otherwise hold the task forever.
     package func waitUntilReadable() async {
-        if case .channel(let channel) = source { await channel.waitUntilReadable() }
+        guard case .channel(let channel) = source else { return }
+        await withTaskCancellationHandler {
+            await channel.waitUntilReadable()
+        } onCancel: {
+            channel.close()
+        }
     }
 
     /// Reads a body declared empty to its end, for a dispatcher that sends no bytes of it (libcurl

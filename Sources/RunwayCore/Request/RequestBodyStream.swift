@@ -123,6 +123,7 @@ public struct RequestBodyStream: Sendable {
 
     /// Reads the whole body into memory, failing past `limit` bytes: for stubs and tests, or a
     /// dispatcher that cannot stream. Counts as a send for a body that can be sent once.
+    /// Cancelling the task stops reading the sequence and throws `.cancelled`.
     public func collect(upTo limit: Int) async throws(RunwayError) -> Data {
         let reader = try makeReader(highWaterMark: Swift.min(limit, 1 << 20) + 1)
         defer { reader.close() }
