@@ -36,7 +36,7 @@ extension ManagerEngine {
             return result
         case .toDeliver(let outcome):
             // Holding the manager weakly across the hop to the delivery executor.
-            return await engine.deliverElsewhere(plan.weakManager, call: call, outcome, stage: stage)
+            return await engine.deliverElsewhere(plan.weakManager, call: call, outcome, stage: stage, afterSuccess: plan.afterSuccess)
         }
     }
 
@@ -126,14 +126,16 @@ extension ManagerEngine {
             return landHere(manager, call: call, outcome: outcome, afterSuccess: afterSuccess)
         }()
         if let landed { return landed }
-        return await deliverElsewhere(weakManager, call: call, outcome, stage: stage)
+        return await deliverElsewhere(weakManager, call: call, outcome, stage: stage, afterSuccess: afterSuccess)
     }
 
     /// Step 8 on the delivery executor, after `landHere` returned `nil`. A call cancelled
-    /// (`cancelAll()`, the manager's release) while it waited for that executor is not
-    /// delivered: it ends as cancelled.
+    /// (`cancelAll()`, the manager's release, its awaiting task) while it waited for that
+    /// executor is not delivered: it ends as cancelled, and `afterSuccess` does not run (a page
+    /// never delivered does not move the page cursor).
     func deliverElsewhere(
-        _ weakManager: WeakManager, call: ManagerCall, _ outcome: Result<APIResponse, RunwayError>, stage: RunwayError.Stage
+        _ weakManager: WeakManager, call: ManagerCall, _ outcome: Result<APIResponse, RunwayError>, stage: RunwayError.Stage,
+        afterSuccess: (@Sendable (JSON) -> Void)?
     ) async -> CallOutcome {
         await delivery.run { [self] in
             let reason: String? = lock.withLock {
@@ -144,6 +146,7 @@ extension ManagerEngine {
             guard let manager = weakManager.object else {
                 return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
             }
+            if case .success(let response) = outcome { afterSuccess?(response.json) }
             let delivered = deliver(manager, outcome, to: currentDelegate())
             return Self.result(of: outcome, delivered: delivered, stage: stage)
         }
@@ -180,8 +183,9 @@ extension ManagerEngine {
         if let cancelled {
             return .failure(RunwayError(.cancelled, "cancelled: \(cancelled)", stage: .manager(manager.apiName)))
         }
-        if case .success(let response) = outcome { afterSuccess?(response.json) }
+        // Delivered elsewhere, `afterSuccess` runs there, once the call is known not cancelled.
         guard inline else { return nil }
+        if case .success(let response) = outcome { afterSuccess?(response.json) }
         // Inline delivery calls straight through: no closure to allocate for an executor hop.
         let delivered = deliver(manager, outcome, to: inlineDelegate)
         return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))

@@ -21,7 +21,8 @@ extension ManagerEngine {
     ///   - awaiting: Whether a `load()` caller will wait for the outcome (else the delegate path).
     ///   - policy: Overrides the manager's policy (paging runs its own queue).
     ///   - checkSuccess: Runs after the manager's response validator; what it throws fails the call.
-    ///   - afterSuccess: Runs after the state update of a success, before delivery.
+    ///   - afterSuccess: Runs after the state update of a success, before delivery, on the
+    ///     delivery executor when delivery runs there; not for a call cancelled before its delivery.
     func submit<Manager: APIManager>(
         _ manager: Manager, params explicit: [String: JSON]?, awaiting: Bool,
         policy: LoadPolicy? = nil, extraParams: [String: JSON] = [:],

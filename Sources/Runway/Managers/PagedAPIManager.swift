@@ -13,7 +13,8 @@ import RunwayCore
 /// ```
 /// ``loadNextPage(params:)`` calls run one at a time in call order, each asking for the page
 /// after the last one loaded, so concurrent calls never skip or repeat a page. A failed page
-/// is asked for again by the next call. After the last page, calls are not started and throw
+/// is asked for again by the next call, and so is a page cancelled before its delivery ran
+/// (its response in, the delivery executor busy). After the last page, calls are not started and throw
 /// `.noContent`. ``resetPages()`` starts again from ``firstPage``, cancelling the page loads in
 /// flight or queued. A page whose response has no
 /// list where ``items(in:)`` looks fails with `.responseInvalid`: it is never taken for an empty

@@ -1,0 +1,62 @@
+import Dispatch
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// The page cursor moves only for a page that is delivered, against a real server.
+@Suite struct PageCursorTests {
+    final class QueuedPagesAPIManager: PagedAPIManager {
+        let engine: ManagerEngine
+        let apiName = "pages"
+        let serviceID: ServiceID = .listings
+        var pageSize: Int { 2 }
+
+        init(registry: ServiceRegistry, queue: DispatchQueue) {
+            engine = ManagerEngine(registry: registry, delivery: .queue(queue))
+        }
+    }
+
+    /// A page whose response is in but whose delivery waits for a busy queue, then is cancelled
+    /// (`cancelAll()`, or its awaiting task): it is not delivered, so the next call asks for it
+    /// again. It moved the cursor, and the next call asked for the page after it: that page was
+    /// lost to the list.
+    @Test(arguments: [true, false])
+    func aPageCancelledWhileItsDeliveryWaitsIsAskedForAgain(byCancelAll: Bool) async throws {
+        let asked = EventLog()
+        let routes: TestServer.Routes = { router in
+            router.get("/v1/pages") { request, _ -> Response in
+                let page = request.uri.queryParameters.get("page").flatMap { Int($0) } ?? 0
+                asked.append(String(page))
+                let text = #"{"items":[{"id":\#(page * 2)},{"id":\#(page * 2 + 1)}]}"#
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: server.url("/v1").absoluteString)])
+            let queue = DispatchQueue(label: "page-cursor.delivery")
+            let manager = QueuedPagesAPIManager(registry: registry, queue: queue)
+            try await manager.loadNextPage()
+            #expect(manager.currentPage == 1)
+
+            queue.suspend()
+            let second = Task { await outcome { try await manager.loadNextPage() } }
+            // Page 2 has landed (no call in flight) and waits for the suspended queue.
+            let landed = await eventually { asked.events.count == 2 && !manager.isLoading }
+            if byCancelAll { manager.cancelAll() } else { second.cancel() }
+            queue.resume()
+            #expect(landed)
+            #expect(await second.value.failure?.code == .cancelled)
+            #expect(manager.currentPage == 1)
+
+            let again = try await manager.loadNextPage()
+            #expect(again["items"]?.array?.compactMap { $0["id"]?.int } == [4, 5])
+            #expect(asked.events == ["1", "2", "2"])
+            #expect(manager.currentPage == 2)
+        }
+    }
+}
