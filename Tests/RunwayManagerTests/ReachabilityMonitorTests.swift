@@ -39,6 +39,53 @@ final class ManualClock: Sendable {
         #expect(seen.events.count == 3)
     }
 
+    /// Two changes at once (a probe failure and a success on two threads, as a poll beside a
+    /// call's report): observers and streams hear them in the order they happened, so the last
+    /// status they hear is the monitor's. The second change was handed to observers while the
+    /// first was still being handed over, and heard before it: an observer kept "unreachable"
+    /// while the monitor said reachable.
+    @Test func changesAtOnceReachObserversInTheOrderTheyHappened() async throws {
+        let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), probeFailureThreshold: 1)
+        monitor.refresh()
+        let seen = EventLog()
+        let inFirst = Gate()
+        let release = DispatchSemaphore(value: 0)
+        let isFirst = Locked(true)
+        let observation = monitor.observe { status in
+            let first = isFirst.withLock { isFirst in
+                defer { isFirst = false }
+                return isFirst
+            }
+            if first {
+                inFirst.open()
+                release.wait()  // on a thread of the test's own, never one of the cooperative pool
+            }
+            seen.append(status.description)
+        }
+        var iterator = monitor.updates.makeAsyncIterator()
+        #expect(await iterator.next() == .reachable)
+        let failed = Gate()
+        let succeeded = Gate()
+        Thread {
+            monitor.recordProbe(succeeded: false)
+            failed.open()
+        }.start()
+        await inFirst.wait()
+        Thread {
+            monitor.recordProbe(succeeded: true)
+            succeeded.open()
+        }.start()
+        let published = await eventually { monitor.status == .reachable }
+        release.signal()
+        await failed.wait()
+        await succeeded.wait()
+        #expect(published)
+        #expect(seen.events == ["unreachable", "reachable"])
+        #expect(await iterator.next() == .unreachable)
+        #expect(await iterator.next() == .reachable)
+        observation.cancel()
+    }
+
     @Test func consecutiveProbeFailuresMakeItUnreachableUntilASuccess() {
         let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), probeFailureThreshold: 3)
         monitor.refresh()

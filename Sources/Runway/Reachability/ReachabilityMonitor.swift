@@ -38,6 +38,12 @@ public final class ReachabilityMonitor: Sendable {
         var sourceStatus = ReachabilityStatus.unknown
         var consecutiveProbeFailures = 0
         var published = ReachabilityStatus.unknown
+        /// The last status handed to streams and observers (``published`` once `undelivered` is empty).
+        var delivered = ReachabilityStatus.unknown
+        /// Changes published but not yet handed over, oldest first.
+        var undelivered: [ReachabilityStatus] = []
+        /// Whether a task is handing changes over (it takes the ones published meanwhile too).
+        var delivering = false
         var nextToken = 0
         var streams: [Int: AsyncStream<ReachabilityStatus>.Continuation] = [:]
         var observers: [Int: @Sendable (ReachabilityStatus) -> Void] = [:]
@@ -143,28 +149,55 @@ public final class ReachabilityMonitor: Sendable {
         }
     }
 
+    /// Applies `change` and publishes the status it leads to. Changes are handed to streams and
+    /// observers in the order they were published, one task at a time and outside the lock: a
+    /// change published while another task hands one over is handed over by that task, after
+    /// it (two threads each handing over their own could do so in the wrong order, leaving
+    /// observers with a status the monitor no longer has).
     private func update(_ change: (inout State) -> Void) {
-        let (changed, status, streams, observers) = state.withLock {
-            state -> (Bool, ReachabilityStatus, [AsyncStream<ReachabilityStatus>.Continuation], [@Sendable (ReachabilityStatus) -> Void]) in
+        let delivers = state.withLock { state -> Bool in
             change(&state)
             let status: ReachabilityStatus =
                 state.consecutiveProbeFailures >= probeFailureThreshold ? .unreachable : state.sourceStatus
-            guard status != state.published else { return (false, status, [], []) }
+            guard status != state.published else { return false }
             state.published = status
-            return (true, status, Array(state.streams.values), Array(state.observers.values))
+            state.undelivered.append(status)
+            guard !state.delivering else { return false }
+            state.delivering = true
+            return true
         }
-        guard changed else { return }
-        for stream in streams { stream.yield(status) }
-        for observer in observers { observer(status) }
+        guard delivers else { return }
+        while let (status, streams, observers) = nextDelivery() {
+            for stream in streams { stream.yield(status) }
+            for observer in observers { observer(status) }
+        }
     }
 
-    /// Every status change, starting with the current status; one stream per access.
+    /// The oldest change not handed over yet and who to hand it to, or `nil` (and no task
+    /// delivering any more) when there is none.
+    private func nextDelivery()
+        -> (ReachabilityStatus, [AsyncStream<ReachabilityStatus>.Continuation], [@Sendable (ReachabilityStatus) -> Void])?
+    {
+        state.withLock { state in
+            guard !state.undelivered.isEmpty else {
+                state.delivering = false
+                return nil
+            }
+            let status = state.undelivered.removeFirst()
+            state.delivered = status
+            return (status, Array(state.streams.values), Array(state.observers.values))
+        }
+    }
+
+    /// Every status change, in the order they happened, starting with the current status; one
+    /// stream per access.
     public var updates: AsyncStream<ReachabilityStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(16))
         let token = state.withLock { state -> Int in
             state.nextToken += 1
             state.streams[state.nextToken] = continuation
-            continuation.yield(state.published)
+            // The changes not handed over yet come to this stream after it.
+            continuation.yield(state.delivered)
             return state.nextToken
         }
         continuation.onTermination = { [weak self] _ in
@@ -173,8 +206,10 @@ public final class ReachabilityMonitor: Sendable {
         return stream
     }
 
-    /// Calls `observer` with every status change (on the task that noticed it) until the
-    /// returned observation is cancelled or released.
+    /// Calls `observer` with every status change, in the order they happened, until the
+    /// returned observation is cancelled or released. It runs on the task that noticed the
+    /// change, or, when changes come at once, on the task handing over the one before it; an
+    /// observer may call the monitor (its own change is then handed over after it returns).
     public func observe(_ observer: @escaping @Sendable (ReachabilityStatus) -> Void) -> ReachabilityObservation {
         let token = state.withLock { state -> Int in
             state.nextToken += 1
