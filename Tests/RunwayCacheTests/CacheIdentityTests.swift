@@ -103,6 +103,42 @@ import Testing
         }
     }
 
+    /// Signs Bob in as the first call passes: after the cache has keyed it under Alice, before
+    /// token refresh adds the token.
+    struct SignInMidCall: Interceptor {
+        let authenticator: TokenAuthenticator
+        let calls = CallCounter()
+        var name: String { "sign-in-mid-call" }
+
+        func intercept(_ request: Runway.Request, context: Runway.RequestContext, next: Pipeline.Next) async throws -> Runway.Response {
+            if calls.next() == 1 { authenticator.setToken("bob-token", identity: "bob") }
+            return try await next(request, context)
+        }
+    }
+
+    /// Bob signs in on the device while Alice's call is on its way: the call is not sent with
+    /// Bob's token (it ends with `.needsLogin`) and nothing is cached. It was sent with Bob's
+    /// token, and his response, cached under Alice's scope (read when the call started),
+    /// answered Alice's next call.
+    @Test func aCallNeverCarriesTheTokenOfAUserWhoSignedInWhileItWasOnItsWay() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let cache = try ResponseCache(policies: ["who": .memory()])
+            let authenticator = TokenAuthenticator(token: "alice-token", identity: "alice") { _ in "unused" }
+            var builder = ServiceRegistry.Builder(
+                environment: .release,
+                pipeline: Pipeline(
+                    interceptors: [cache.interceptor, SignInMidCall(authenticator: authenticator)], dispatcher: CurlDispatcher()))
+            builder.register(AccountService(baseURLs: BaseURLs(server.url("/v1").absoluteString), authenticator: authenticator))
+            let who = AccountAPIManager("who", registry: try builder.build())
+            await #expect { try await who.load() } throws: { ($0 as? RunwayError)?.code == .needsLogin }
+            #expect(server.stats.requests(path: "/v1/who") == 0)
+
+            authenticator.setToken("alice-token", identity: "alice")
+            #expect(try await who.load()["auth"] == "Bearer alice-token")
+            #expect(server.stats.requests(path: "/v1/who") == 1)
+        }
+    }
+
     @Test func credentialsInHeadersKeepEntriesApartToo() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let cache = try ResponseCache(policies: ["who": .memory()])

@@ -22,7 +22,10 @@ import Foundation
 ///   before it, with `.needsLogin` (`RunwayError.underlying` is the refresh's error);
 /// - calls that start while a refresh runs wait for it before sending.
 /// A call replays once; a second expiry is returned as is (the manager then fails with
-/// `.needsLogin`). A call waiting for a refresh ends at once with `.cancelled` when it is
+/// `.needsLogin`). A call that started under an ``identity`` is never sent with the token of
+/// another: when ``setToken(_:identity:)`` names someone else while it waits (another user
+/// signs in), it fails with `.needsLogin` instead, so that user's response neither answers the
+/// call nor is cached under the first user's ``credentialScope``. A call waiting for a refresh ends at once with `.cancelled` when it is
 /// cancelled (its task, or its manager's `cancelAll()`); the refresh goes on for the others.
 ///
 /// The refresh may call the same service (a refresh API on it, through a manager): calls made
@@ -70,9 +73,10 @@ public final class TokenAuthenticator: Sendable {
 
     private var isInsideOwnRefresh: Bool { Self.refreshingFor == ObjectIdentifier(self) }
 
-    /// A token and the generation it belongs to.
+    /// A token, who it belongs to, and the generation it belongs to.
     struct Snapshot: Sendable {
         let token: String?
+        let identity: String?
         let generation: Int
     }
 
@@ -107,6 +111,11 @@ public final class TokenAuthenticator: Sendable {
     /// Who the token belongs to, if the app said.
     public var identity: String? { state.withLock { $0.identity } }
 
+    /// ``credentialScope`` and ``identity``, read together.
+    var scopeAndIdentity: (scope: String?, identity: String?) {
+        state.withLock { ($0.identity ?? $0.token, $0.identity) }
+    }
+
     /// How many refreshes have been started.
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
 
@@ -114,7 +123,8 @@ public final class TokenAuthenticator: Sendable {
     ///
     /// A refresh running meanwhile was for the token replaced: when it ends, its token (or its
     /// failure) is dropped, and the calls waiting for it replay with the token set here (none
-    /// after a logout, so they end with `.needsLogin` when the server refuses them).
+    /// after a logout, so they end with `.needsLogin` when the server refuses them); those that
+    /// started under another identity end with `.needsLogin` instead.
     public func setToken(_ token: String?, identity: String? = nil) {
         state.withLock { state in
             state.token = token
@@ -129,7 +139,7 @@ public final class TokenAuthenticator: Sendable {
     /// A call made by the refresh itself does not wait.
     func current(context: RequestContext) async throws(RunwayError) -> Snapshot {
         if isInsideOwnRefresh {
-            return state.withLock { Snapshot(token: $0.token, generation: $0.generation) }
+            return state.withLock { Snapshot(token: $0.token, identity: $0.identity, generation: $0.generation) }
         }
         return try await waitCancellably(context) { id, continuation in
             state.withLock { state in
@@ -137,7 +147,7 @@ public final class TokenAuthenticator: Sendable {
                     state.waiters.append((id, continuation))
                     return nil
                 }
-                return .success(Snapshot(token: state.token, generation: state.generation))
+                return .success(Snapshot(token: state.token, identity: state.identity, generation: state.generation))
             }
         }.get()
     }
@@ -157,7 +167,7 @@ public final class TokenAuthenticator: Sendable {
                 }
                 if state.generation > used {
                     if let failure = state.failure { return .failure(failure) }
-                    return .success(Snapshot(token: state.token, generation: state.generation))
+                    return .success(Snapshot(token: state.token, identity: state.identity, generation: state.generation))
                 }
                 state.refreshing = true
                 state.refreshCount += 1
@@ -242,7 +252,7 @@ public final class TokenAuthenticator: Sendable {
             let waiters = state.waiters
             state.waiters = []
             state.cancelledEarly = []
-            let snapshot = Snapshot(token: state.token, generation: state.generation)
+            let snapshot = Snapshot(token: state.token, identity: state.identity, generation: state.generation)
             return (waiters, replaced ? .success(snapshot) : outcome.map { _ in snapshot })
         }
         for waiter in waiters { waiter.continuation.resume(returning: result) }

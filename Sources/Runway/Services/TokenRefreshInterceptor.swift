@@ -15,12 +15,24 @@ struct TokenRefreshInterceptor: Interceptor {
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let sent = try await authenticator.current(context: context)
+        try checkIdentity(of: sent, context: context)
         let response = try await next(authenticator.authorize(request, with: sent.token), context)
         guard isExpired(response) else { return response }
         let fresh = try await authenticator.refreshed(after: sent.generation, context: context)
+        try checkIdentity(of: fresh, context: context)
         var replayContext = context
         replayContext.attempt += 1
         return try await next(authenticator.authorize(request, with: fresh.token), replayContext)
+    }
+
+    /// Refuses to send a call that started under one identity with another's token (a user who
+    /// signed in while the call waited): the response would be theirs, and the cache, which
+    /// keyed the call before, would keep it under the first user's scope.
+    private func checkIdentity(of snapshot: TokenAuthenticator.Snapshot, context: RequestContext) throws(RunwayError) {
+        guard let started = context[CallIdentity.self], snapshot.identity != started else { return }
+        throw RunwayError(
+            .needsLogin, "the signed-in identity changed while the call waited for its token; not sent with another identity's token",
+            stage: .interceptor(name))
     }
 
     private func isExpired(_ response: Response) -> Bool {
@@ -39,7 +51,15 @@ struct CredentialScopeInterceptor: Interceptor {
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         var context = context
-        context.credentialScope = authenticator.credentialScope
+        let (scope, identity) = authenticator.scopeAndIdentity
+        context.credentialScope = scope
+        if let identity { context[CallIdentity.self] = identity }
         return try await next(request, context)
     }
+}
+
+/// The ``TokenAuthenticator/identity`` a call started under, read with its credential scope:
+/// ``TokenRefreshInterceptor`` never sends the call with another identity's token.
+enum CallIdentity: ContextKey {
+    typealias Value = String
 }
