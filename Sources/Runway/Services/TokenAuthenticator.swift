@@ -22,11 +22,17 @@ import Foundation
 ///   before it, with `.needsLogin` (`RunwayError.underlying` is the refresh's error);
 /// - calls that start while a refresh runs wait for it before sending.
 /// A call replays once; a second expiry is returned as is (the manager then fails with
-/// `.needsLogin`). A call that started under an ``identity`` is never sent with the token of
-/// another: when ``setToken(_:identity:)`` names someone else while it waits (another user
-/// signs in), it fails with `.needsLogin` instead, so that user's response neither answers the
-/// call nor is cached under the first user's ``credentialScope``. A call waiting for a refresh ends at once with `.cancelled` when it is
-/// cancelled (its task, or its manager's `cancelAll()`); the refresh goes on for the others.
+/// `.needsLogin`). A POST or PATCH replays only when its expiry came as a `401` (the server did
+/// not act on it) or it carries an `Idempotency-Key` header: one whose expiry the service reads
+/// from another status (a business code in a 200's body) may have been acted on, so it fails with
+/// `.needsLogin` once the token is refreshed, and is never sent twice without consent.
+///
+/// A call that started under an ``identity`` is never sent with the token of another: when
+/// ``setToken(_:identity:)`` names someone else while it waits (another user signs in), it fails
+/// with `.needsLogin` instead, so that user's response neither answers the call nor is cached
+/// under the first user's ``credentialScope``. A call waiting for a refresh ends at once with
+/// `.cancelled` when it is cancelled (its task, or its manager's `cancelAll()`); the refresh goes
+/// on for the others.
 ///
 /// The refresh may call the same service (a refresh API on it, through a manager): calls made
 /// from inside `refresh` never wait for the refresh they are part of, and one that is refused

@@ -20,6 +20,13 @@ struct TokenRefreshInterceptor: Interceptor {
         guard isExpired(response) else { return response }
         let fresh = try await authenticator.refreshed(after: sent.generation, context: context)
         try checkIdentity(of: fresh, context: context)
+        guard Self.mayReplay(request, after: response) else {
+            throw RunwayError(
+                .needsLogin,
+                "the token was refreshed, but this \(request.method) is not sent again on its own: its expiry came with status "
+                    + "\(response.status), not 401, so the server may have acted on it (send it again, or give it an Idempotency-Key "
+                    + "header)", stage: .interceptor(name), response: response)
+        }
         var replayContext = context
         replayContext.attempt += 1
         return try await next(authenticator.authorize(request, with: fresh.token), replayContext)
@@ -33,6 +40,15 @@ struct TokenRefreshInterceptor: Interceptor {
         throw RunwayError(
             .needsLogin, "the signed-in identity changed while the call waited for its token; not sent with another identity's token",
             stage: .interceptor(name))
+    }
+
+    /// Whether a call whose token was found expired may go again with the new one: an idempotent
+    /// method; or a `401`, by which the server says it did not act on the request; or an
+    /// `Idempotency-Key` header, with which the server acts on it once. A POST or PATCH whose
+    /// expiry a service reads from another status (a business code in a 200's body) may have
+    /// been acted on, and is not sent twice without the caller's consent.
+    static func mayReplay(_ request: Request, after response: Response) -> Bool {
+        request.method.isIdempotent || response.status == 401 || request.headers["Idempotency-Key"] != nil
     }
 
     private func isExpired(_ response: Response) -> Bool {
