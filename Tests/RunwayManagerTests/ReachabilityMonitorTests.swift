@@ -18,6 +18,16 @@ final class ManualClock: Sendable {
 }
 
 @Suite struct ReachabilityMonitorTests {
+    @Test("an interval of zero or below is the minimum, so the poller never spins; a threshold below 1 is 1")
+    func intervalAndThresholdHaveFloors() {
+        for interval: Duration in [.zero, .milliseconds(-5), .nanoseconds(1)] {
+            let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), interval: interval, probeFailureThreshold: 0)
+            #expect(monitor.interval == ReachabilityMonitor.minimumInterval)
+            #expect(monitor.probeFailureThreshold == 1)
+        }
+        #expect(ReachabilityMonitor(source: ScriptedReachabilitySource(.reachable), interval: .seconds(2)).interval == .seconds(2))
+    }
+
     @Test func updatesAndObserversSeeEveryChange() async throws {
         let source = ScriptedReachabilitySource(.reachable)
         let monitor = ReachabilityMonitor(source: source, interval: .milliseconds(10))

@@ -25,8 +25,11 @@ import Foundation
 /// for await status in monitor.updates { banner.isHidden = status != .unreachable }
 /// ```
 public final class ReachabilityMonitor: Sendable {
-    /// How often the source is polled.
+    /// How often the source is polled: at least ``minimumInterval``.
     public let interval: Duration
+    /// The shortest polling interval: a shorter one (zero, or below) is taken as this, so a
+    /// mistaken interval never makes the poller spin.
+    public static let minimumInterval: Duration = .milliseconds(10)
     /// Consecutive connection failures that make the status unreachable.
     public let probeFailureThreshold: Int
     private let source: any ReachabilitySource
@@ -67,7 +70,7 @@ public final class ReachabilityMonitor: Sendable {
         now: @escaping @Sendable () -> ContinuousClock.Instant
     ) {
         self.source = source
-        self.interval = interval
+        self.interval = max(interval, Self.minimumInterval)
         self.probeFailureThreshold = max(1, probeFailureThreshold)
         self.now = now
     }
