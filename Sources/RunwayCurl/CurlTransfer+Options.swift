@@ -169,19 +169,13 @@ extension CurlTransfer {
         }
         if let authorities = tls.certificateAuthorities {
             if let path = authorities.filePath {
-                if !readableCAFiles.withLock({ $0.contains(path) }) {
-                    guard FileManager.default.isReadableFile(atPath: path) else {
-                        throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
-                    }
-                    readableCAFiles.withLock { _ = $0.insert(path) }
+                guard Self.isReadable(path, known: readableCAFiles) else {
+                    throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
                 }
                 try set(easy, CURLOPT_CAINFO, path)
                 try set(easy, CURLOPT_CAPATH, nil as String?)
-            } else if var pem = authorities.pemData {
-                let code = pem.withUnsafeMutableBytes { raw in
-                    runway_easy_setopt_blob(easy, CURLOPT_CAINFO_BLOB, raw.baseAddress, raw.count)
-                }
-                try check(code, "CA bundle in memory")
+            } else if let pem = authorities.pemData {
+                try setBlob(easy, CURLOPT_CAINFO_BLOB, pem, "CA bundle in memory")
                 try set(easy, CURLOPT_CAPATH, nil as String?)
             }
         }
@@ -201,35 +195,40 @@ extension CurlTransfer {
     private func setClientCertificate(
         _ easy: UnsafeMutableRawPointer, _ certificate: ClientCertificate, readableFiles: Locked<Set<String>>
     ) throws(RunwayError) {
-        for path in certificate.filePaths where !readableFiles.withLock({ $0.contains(path) }) {
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw RunwayError(
-                    .configuration, "the client certificate's file \(path) is not a readable file", field: "tls.clientCertificate",
-                    neverSent: true)
-            }
-            readableFiles.withLock { _ = $0.insert(path) }
+        let paths = certificate.filePaths
+        for path in paths where !Self.isReadable(path, known: readableFiles) {
+            throw RunwayError(
+                .configuration, "the client certificate's file \(path) is not a readable file", field: "tls.clientCertificate",
+                neverSent: true)
         }
         try set(easy, CURLOPT_SSLCERTTYPE, certificate.isPKCS12 ? "P12" : "PEM")
-        let paths = certificate.filePaths
         if let first = paths.first {
             try set(easy, CURLOPT_SSLCERT, first)
             if paths.count > 1 { try set(easy, CURLOPT_SSLKEY, paths[1]) }
-        } else if var bytes = certificate.certificateData {
-            let code = bytes.withUnsafeMutableBytes { raw in
-                runway_easy_setopt_blob(easy, CURLOPT_SSLCERT_BLOB, raw.baseAddress, raw.count)
-            }
-            try check(code, "client certificate in memory")
-            if var key = certificate.privateKeyData {
-                let code = key.withUnsafeMutableBytes { raw in
-                    runway_easy_setopt_blob(easy, CURLOPT_SSLKEY_BLOB, raw.baseAddress, raw.count)
-                }
-                try check(code, "client certificate's key in memory")
-            }
+        } else if let bytes = certificate.certificateData {
+            try setBlob(easy, CURLOPT_SSLCERT_BLOB, bytes, "client certificate in memory")
+            if let key = certificate.privateKeyData { try setBlob(easy, CURLOPT_SSLKEY_BLOB, key, "client certificate's key in memory") }
         }
         if !certificate.isPKCS12 { try set(easy, CURLOPT_SSLKEYTYPE, "PEM") }
         // Always a password, empty when none is given: without one OpenSSL asks for it on the
         // terminal, and would block the loop until someone typed it.
         try set(easy, CURLOPT_KEYPASSWD, certificate.keyPassword ?? "")
+    }
+
+    /// Whether `path` is a readable file, asked of the file system once per path (`known` holds
+    /// the paths already found readable: the dispatcher's cache).
+    private static func isReadable(_ path: String, known: Locked<Set<String>>) -> Bool {
+        if known.withLock({ $0.contains(path) }) { return true }
+        guard FileManager.default.isReadableFile(atPath: path) else { return false }
+        known.withLock { _ = $0.insert(path) }
+        return true
+    }
+
+    /// Sets a blob option to `data`, which libcurl copies (`CURL_BLOB_COPY`).
+    private func setBlob(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ data: Data, _ what: String) throws(RunwayError) {
+        var data = data
+        let code = data.withUnsafeMutableBytes { raw in runway_easy_setopt_blob(easy, option, raw.baseAddress, raw.count) }
+        try check(code, what)
     }
 
     /// The connect overrides (DNS bypass), or none: per transfer, unlike `CURLOPT_RESOLVE`, which
@@ -268,11 +267,8 @@ extension CurlTransfer {
                     throw RunwayError(.configuration, "the \(proxy.name)'s CA bundle \(path) is not a readable file", field: "proxy")
                 }
                 try set(easy, CURLOPT_PROXY_CAINFO, path)
-            } else if var pem = authorities.pemData {
-                let code = pem.withUnsafeMutableBytes { raw in
-                    runway_easy_setopt_blob(easy, CURLOPT_PROXY_CAINFO_BLOB, raw.baseAddress, raw.count)
-                }
-                try check(code, "the proxy's CA bundle in memory")
+            } else if let pem = authorities.pemData {
+                try setBlob(easy, CURLOPT_PROXY_CAINFO_BLOB, pem, "the proxy's CA bundle in memory")
             }
             try set(easy, CURLOPT_PROXY_CAPATH, nil as String?)
         }
