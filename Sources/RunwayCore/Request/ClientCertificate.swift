@@ -26,8 +26,8 @@ public struct ClientCertificate: Sendable, Hashable {
     }
 
     let source: Source
-    /// The password of an encrypted private key or PKCS #12 bundle.
-    let password: String?
+    /// The password of an encrypted private key or PKCS #12 bundle. Kept out of every description.
+    public let keyPassword: String?
 
     /// A PEM certificate file and its PEM private key file.
     /// - Parameters:
@@ -35,7 +35,7 @@ public struct ClientCertificate: Sendable, Hashable {
     ///   - privateKey: The private key's path; `nil` when the key is in the certificate file.
     ///   - password: The password of an encrypted private key.
     public static func pemFiles(certificate: String, privateKey: String? = nil, password: String? = nil) -> ClientCertificate {
-        ClientCertificate(source: .pemFiles(certificate: certificate, privateKey: privateKey), password: password)
+        ClientCertificate(source: .pemFiles(certificate: certificate, privateKey: privateKey), keyPassword: password)
     }
 
     /// A PEM certificate and its PEM private key, in memory.
@@ -44,7 +44,7 @@ public struct ClientCertificate: Sendable, Hashable {
     ///   - privateKey: The private key's PEM bytes; `nil` when the key is in `certificate`.
     ///   - password: The password of an encrypted private key.
     public static func pem(certificate: Data, privateKey: Data? = nil, password: String? = nil) -> ClientCertificate {
-        ClientCertificate(source: .pem(certificate: certificate, privateKey: privateKey), password: password)
+        ClientCertificate(source: .pem(certificate: certificate, privateKey: privateKey), keyPassword: password)
     }
 
     /// A PKCS #12 bundle file (`.p12`, `.pfx`) holding the certificate and its private key.
@@ -54,12 +54,12 @@ public struct ClientCertificate: Sendable, Hashable {
     /// with `.configuration`. Convert the bundle once:
     /// `openssl pkcs12 -legacy -in old.p12 -nodes | openssl pkcs12 -export -out new.p12`.
     public static func pkcs12File(_ path: String, password: String?) -> ClientCertificate {
-        ClientCertificate(source: .pkcs12File(path), password: password)
+        ClientCertificate(source: .pkcs12File(path), keyPassword: password)
     }
 
     /// A PKCS #12 bundle in memory, holding the certificate and its private key.
     public static func pkcs12(_ data: Data, password: String?) -> ClientCertificate {
-        ClientCertificate(source: .pkcs12(data), password: password)
+        ClientCertificate(source: .pkcs12(data), keyPassword: password)
     }
 
     /// Whether the certificate and key are PKCS #12 rather than PEM.
@@ -93,15 +93,12 @@ public struct ClientCertificate: Sendable, Hashable {
     public var privateKeyData: Data? {
         if case .pem(_, let key) = source { key } else { nil }
     }
-
-    /// The password of an encrypted key or bundle. Kept out of every description.
-    public var keyPassword: String? { password }
 }
 
 extension ClientCertificate: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The kind and the files, never the key, the bytes or the password.
     public var description: String {
-        let secret = password == nil ? "" : ", password: <redacted>"
+        let secret = keyPassword == nil ? "" : ", password: <redacted>"
         switch source {
         case .pemFiles(let certificate, let key):
             return "ClientCertificate(PEM file \(certificate)\(key.map { ", key file \($0)" } ?? "")\(secret))"
