@@ -89,6 +89,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
             LoggingInterceptor.logging(logger),
             HARInterceptor.har(recorder),
             validation,
+            CookieInterceptor.cookies(CookieJar()),
             try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
             try RequestMergingInterceptor.merging([:]),
             try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5)),
@@ -103,18 +104,42 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     @Test func theDocumentedOrderIsPinned() {
         #expect(
             DefaultOrder.names == [
-                "tracing", "metrics", "logging", "har", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+                "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "compression", "signing",
+                "dns-bypass",
             ])
         #expect(interceptors.map(\.name) == DefaultOrder.names)
         #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
     }
 
+    /// Cookies before the cache: the cache keys a call by its `Cookie` header, so the next user
+    /// who signs in never gets the previous user's cached answer. After the cache, the cache sees
+    /// no cookie and answers the second user with the first user's data.
+    @Test func cookiesBeforeTheCacheKeepUsersApart() async throws {
+        let url = try #require(URL(string: "https://api.runway.test/me"))
+        let stub = StubDispatcher { request in Response(status: 200, body: Data((request.headers["Cookie"] ?? "none").utf8)) }
+        for cookiesFirst in [true, false] {
+            let jar = CookieJar()
+            let cookies = CookieInterceptor.cookies(jar)
+            let cache = try CacheInterceptor.cache(policies: ["me": .memory()])
+            let pipeline = Pipeline(interceptors: cookiesFirst ? [cookies, cache] : [cache, cookies], dispatcher: stub)
+            func me() async throws -> String {
+                String(decoding: try await pipeline.send(Request(url: url), context: RequestContext(apiName: "me")).body, as: UTF8.self)
+            }
+            jar.store(setCookie: ["sid=alice"], from: url)
+            #expect(try await me() == "sid=alice")
+            jar.removeAll()
+            jar.store(setCookie: ["sid=bob"], from: url)
+            #expect(try await me() == (cookiesFirst ? "sid=bob" : "sid=alice"))
+            #expect(DefaultOrder.misplaced(in: pipeline.interceptors) == (cookiesFirst ? [] : ["cookies should come before cache"]))
+        }
+    }
+
     @Test func misplacedInterceptorsAreNamed() throws {
         var swapped = interceptors
-        swapped.swapAt(7, 9)  // signing before retry: retries would reuse the nonce
+        swapped.swapAt(8, 10)  // signing before retry: retries would reuse the nonce
         #expect(DefaultOrder.misplaced(in: swapped) == ["compression should come before signing", "retry should come before signing"])
         var mergingLate = interceptors
-        mergingLate.swapAt(6, 9)  // merging after signing: the combined request would go unsigned
+        mergingLate.swapAt(7, 10)  // merging after signing: the combined request would go unsigned
         #expect(DefaultOrder.misplaced(in: mergingLate).contains("merging should come before signing"))
         let doubled = interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
         #expect(DefaultOrder.misplaced(in: doubled).contains("retry is registered more than once"))

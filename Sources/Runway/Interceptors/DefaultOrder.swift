@@ -16,18 +16,21 @@ import RunwayCore
 ///    final outcome, the request as the application built it. Observes only.
 /// 5. `validation`: Parameter rules before anything else sees the request: an invalid call is never
 ///    answered from the cache (a disk cache may outlive a rule change), never signed, never sent.
-/// 6. `cache`: A hit returns before anything costs: no signing, no network. The key is built from
+/// 6. `cookies`: Optional (``CookieInterceptor``). Sends a ``CookieJar``'s cookies and keeps those
+///    responses set; before the cache, whose key counts the `Cookie` header as whose call it is, so
+///    one user's cached answer never reaches the next user who signs in.
+/// 7. `cache`: A hit returns before anything costs: no signing, no network. The key is built from
 ///    the logical parameters, before signing adds a timestamp and a nonce.
-/// 7. `merging`: Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in
+/// 8. `merging`: Optional (``RequestMergingInterceptor``). After the cache, so a hit never waits in
 ///    a merge queue; before retry, compression and signing, so the combined request is retried,
 ///    compressed and signed as what goes on the wire.
-/// 8. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
+/// 9. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
 ///    with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the
 ///    fastest address still alive. Inside the cache: a retried success is stored once.
-/// 9. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
-///    bytes sent (the verifier checks what it received, before decoding).
-/// 10. `signing`: Signs the request as it will go on the wire.
-/// 11. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
+/// 10. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
+///     bytes sent (the verifier checks what it received, before decoding).
+/// 11. `signing`: Signs the request as it will go on the wire.
+/// 12. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
 ///     when no connection was made — nothing was sent — so the same signature is still fresh.
 ///
 /// Then the dispatcher, the only I/O.
@@ -38,7 +41,7 @@ import RunwayCore
 ///
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
-///     tracing, metrics, .logging(logger), .har(recorder), validation, cache,
+///     tracing, metrics, .logging(logger), .har(recorder), validation, .cookies(jar), cache,
 ///     try .retry(maxAttempts: 3), try .compression(), signing, .dnsBypass(bypass),
 /// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
@@ -48,7 +51,8 @@ import RunwayCore
 public enum DefaultOrder {
     /// The standard interceptors' names, in the order they belong.
     public static let names: [String] = [
-        "tracing", "metrics", "logging", "har", "validation", "cache", "merging", "retry", "compression", "signing", "dns-bypass",
+        "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "compression", "signing",
+        "dns-bypass",
     ]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as

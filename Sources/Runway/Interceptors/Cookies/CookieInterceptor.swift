@@ -1,0 +1,54 @@
+import RunwayCore
+
+/// Sends the cookies of a ``CookieJar`` with each request and keeps those each response sets:
+/// what an API that keeps its session in a cookie needs.
+///
+/// ```swift
+/// let jar = CookieJar()
+/// let pipeline = Pipeline(interceptors: [.logging(logger), .cookies(jar), cache, try .retry(maxAttempts: 3)],
+///                         dispatcher: CurlDispatcher())
+/// ```
+/// - A request that carries a `Cookie` header of its own is sent as it is; any other gets the
+///   jar's cookies for its URL (host or domain, path, `Secure` over HTTPS only, unexpired).
+/// - Every `Set-Cookie` of a response is offered to the jar, which keeps what RFC 6265 allows
+///   for the request's URL (see ``CookieJar``), whatever the status: a `302` after a login
+///   included, under the default ``RedirectPolicy/none``. A response that followed redirects
+///   (``RedirectPolicy/follow(max:)``) comes from a URL the chain does not see, so its cookies
+///   are not kept.
+///
+/// ## Where it belongs
+/// After validation and **before the cache** (see ``DefaultOrder``): the cache keys a call by
+/// whose it is, and a `Cookie` header says whose; after it, one user's cached answer could reach
+/// the next user who signs in. A call the retry interceptor sends again carries the cookies of
+/// its first attempt.
+public struct CookieInterceptor: Interceptor {
+    /// The jar it sends from and stores into.
+    public let jar: CookieJar
+
+    public var name: String { "cookies" }
+
+    /// Creates the interceptor over `jar`.
+    public init(jar: CookieJar) {
+        self.jar = jar
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        var request = request
+        if request.headers["Cookie"] == nil, let header = jar.cookieHeader(for: request.url) {
+            request.headers["Cookie"] = header
+        }
+        let response = try await next(request, context)
+        if response.metrics.redirectCount == 0 {
+            let values = response.headers.values(for: "Set-Cookie")
+            if !values.isEmpty { jar.store(setCookie: values, from: request.url) }
+        }
+        return response
+    }
+}
+
+extension Interceptor where Self == CookieInterceptor {
+    /// Sends and keeps cookies in `jar`; see ``CookieInterceptor``.
+    public static func cookies(_ jar: CookieJar) -> CookieInterceptor {
+        CookieInterceptor(jar: jar)
+    }
+}

@@ -1,0 +1,269 @@
+import RunwayCore
+import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The cookies servers set, kept and sent back as RFC 6265 says: by host or domain, path,
+/// expiry and scheme. The ``CookieInterceptor`` fills it from responses and sends from it.
+///
+/// ```swift
+/// let jar = CookieJar()
+/// let pipeline = Pipeline(interceptors: [.cookies(jar), try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+/// // ... a login sets a session cookie; every later call to that host sends it ...
+/// jar.removeAll()   // sign out
+/// ```
+///
+/// What it refuses (the cookie is ignored, the response is not):
+/// - a `Domain` the URL's host is not in (`evil.test` setting a cookie for `bank.test`), a
+///   `Domain` of one label (`com`, `localhost` from another host), and any `Domain` but the
+///   address itself from a host given as an IP address. It knows no public suffix list, so a
+///   server may set a cookie for the registrable domain above it, as browsers without the list
+///   did: `a.example.co.uk` may set one for `co.uk`, which then goes to every host under it
+///   the app calls.
+/// - a `Secure` cookie from plain HTTP, and a plain-HTTP cookie that would replace or shadow a
+///   `Secure` one of the same name (RFC 6265bis);
+/// - a name and value over 4,096 bytes, a control character, no `=`, an empty name.
+///
+/// It holds at most 50 cookies per domain and 3,000 in all, dropping expired cookies first, then
+/// those set longest ago. Expiries are at most 400 days ahead (RFC 6265bis). It lives in memory: to keep
+/// cookies across launches, save ``cookies`` (`Cookie` is `Codable`) and pass them to
+/// ``init(cookies:now:)``. Thread-safe.
+public final class CookieJar: Sendable {
+    /// The most cookies kept for one domain.
+    public static let maximumCookiesPerDomain = 50
+    /// The most cookies kept in all.
+    public static let maximumCookies = 3_000
+
+    private struct Key: Hashable {
+        let name: String
+        let domain: String
+        let path: String
+    }
+
+    /// A kept cookie, and when it came and was last set, counted in stores: cookies of one
+    /// response share their creation time, and are sent in the order the server set them; the
+    /// limits drop those set longest ago.
+    private struct Entry {
+        var cookie: Cookie
+        let arrival: UInt64
+        var lastSet: UInt64
+    }
+
+    private struct Stored {
+        var entries: [Key: Entry] = [:]
+        var stores: UInt64 = 0
+    }
+
+    private let stored: Locked<Stored>
+    private let now: @Sendable () -> Date
+
+    /// Creates a jar.
+    /// - Parameters:
+    ///   - cookies: Cookies to start with (saved from an earlier launch); expired ones are dropped,
+    ///     domains lowercased, and the limits applied.
+    ///   - now: The clock that expiries are measured by (a test's own).
+    public init(cookies: [Cookie] = [], now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+        stored = Locked(Stored())
+        let time = now()
+        stored.withLock { stored in
+            for var cookie in cookies where !cookie.isExpired(at: time) {
+                cookie.domain = cookie.domain.lowercased()
+                Self.insert(cookie, into: &stored, now: time)
+            }
+        }
+    }
+
+    /// The cookies kept, unexpired, in no particular order: what to save to keep them.
+    public var cookies: [Cookie] {
+        let time = now()
+        return stored.withLock { $0.entries.values.map(\.cookie) }.filter { !$0.isExpired(at: time) }
+    }
+
+    /// Keeps what a response from `url` sets, one `Set-Cookie` field value each; a value that is
+    /// malformed or not allowed for `url` is ignored (see ``CookieJar``). A cookie with the name,
+    /// domain and path of a kept one replaces it; one already expired removes it.
+    public func store(setCookie values: [String], from url: URL) {
+        guard let origin = CookieOrigin(url) else { return }
+        let time = now()
+        let cookies = values.compactMap { SetCookie($0, now: time).flatMap { Self.cookie($0, from: origin, now: time) } }
+        guard !cookies.isEmpty else { return }
+        stored.withLock { stored in
+            for cookie in cookies {
+                if !origin.secure, Self.shadowsSecureCookie(cookie, in: stored.entries) { continue }
+                let key = Key(name: cookie.name, domain: cookie.domain, path: cookie.path)
+                if cookie.isExpired(at: time) {
+                    stored.entries[key] = nil
+                    continue
+                }
+                var cookie = cookie
+                if let kept = stored.entries[key] { cookie.created = kept.cookie.created }
+                Self.insert(cookie, into: &stored, now: time)
+            }
+        }
+    }
+
+    /// The cookies that go with a request to `url`, in the order they are sent: longer paths
+    /// first, then the older.
+    public func cookies(for url: URL) -> [Cookie] {
+        guard let origin = CookieOrigin(url) else { return [] }
+        let time = now()
+        let matching = stored.withLock { stored in
+            stored.entries.values.filter { entry in
+                let cookie = entry.cookie
+                return !cookie.isExpired(at: time) && (!cookie.secure || origin.secure)
+                    && (cookie.hostOnly ? origin.host == cookie.domain : CookieOrigin.domainMatches(origin.host, cookie.domain))
+                    && CookieOrigin.pathMatches(origin.path, cookie.path)
+            }
+        }
+        return matching.sorted { Self.sendsFirst($0, $1) }.map(\.cookie)
+    }
+
+    /// The `Cookie` header value for a request to `url` (`a=1; b=2`); `nil` when no cookie goes.
+    public func cookieHeader(for url: URL) -> String? {
+        let cookies = cookies(for: url)
+        guard !cookies.isEmpty else { return nil }
+        return cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+    }
+
+    /// Removes the cookies `predicate` selects (those of one domain, say).
+    public func remove(where predicate: (Cookie) -> Bool) {
+        stored.withLock { stored in stored.entries = stored.entries.filter { !predicate($0.value.cookie) } }
+    }
+
+    /// Removes every cookie (a sign-out).
+    public func removeAll() {
+        stored.withLock { $0.entries.removeAll() }
+    }
+
+    /// Removes the cookies without an expiry, as a browser does when it closes.
+    public func removeSessionCookies() {
+        remove { $0.expires == nil }
+    }
+
+    // MARK: Storing
+
+    /// The cookie a parsed `Set-Cookie` makes for `origin`, or `nil` when it is not allowed there.
+    private static func cookie(_ parsed: SetCookie, from origin: CookieOrigin, now: Date) -> Cookie? {
+        if parsed.secure, !origin.secure { return nil }
+        var domain = origin.host
+        var hostOnly = true
+        if let attribute = parsed.domain, attribute != origin.host {
+            // Another domain than the host itself: the host must be in it, named by a name (not an
+            // address), and it must have more than one label.
+            guard !origin.isAddress, attribute.utf8.contains(UInt8(ascii: ".")), CookieOrigin.domainMatches(origin.host, attribute) else {
+                return nil
+            }
+            domain = attribute
+            hostOnly = false
+        } else if parsed.domain != nil {
+            hostOnly = origin.isAddress  // `Domain` naming the host itself: its subdomains too
+        }
+        return Cookie(
+            name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: parsed.path ?? origin.defaultPath,
+            expires: parsed.expires, secure: parsed.secure, httpOnly: parsed.httpOnly, created: now)
+    }
+
+    /// Whether `cookie`, from plain HTTP, would replace or shadow a kept `Secure` cookie of its
+    /// name: one whose domain and `cookie`'s match either way and whose path `cookie`'s path is in.
+    private static func shadowsSecureCookie(_ cookie: Cookie, in entries: [Key: Entry]) -> Bool {
+        entries.values.lazy.map(\.cookie).contains { kept in
+            kept.secure && kept.name == cookie.name
+                && (CookieOrigin.domainMatches(kept.domain, cookie.domain) || CookieOrigin.domainMatches(cookie.domain, kept.domain))
+                && CookieOrigin.pathMatches(cookie.path, kept.path)
+        }
+    }
+
+    /// Adds `cookie` (or replaces the kept one of its key, keeping its place in the sending
+    /// order), then brings its domain and the whole jar back within their limits.
+    private static func insert(_ cookie: Cookie, into stored: inout Stored, now: Date) {
+        let key = Key(name: cookie.name, domain: cookie.domain, path: cookie.path)
+        stored.stores += 1
+        if let kept = stored.entries[key] {
+            stored.entries[key] = Entry(cookie: cookie, arrival: kept.arrival, lastSet: stored.stores)
+            return
+        }
+        stored.entries[key] = Entry(cookie: cookie, arrival: stored.stores, lastSet: stored.stores)
+        let domainCount = stored.entries.values.lazy.filter { $0.cookie.domain == cookie.domain }.count
+        if domainCount > maximumCookiesPerDomain {
+            evict(domainCount - maximumCookiesPerDomain, from: &stored.entries, now: now) { $0.domain == cookie.domain }
+        }
+        if stored.entries.count > maximumCookies {
+            evict(stored.entries.count - maximumCookies, from: &stored.entries, now: now) { _ in true }
+        }
+    }
+
+    /// Removes `count` of the cookies `among` selects: the expired first, then those set longest ago.
+    private static func evict(_ count: Int, from entries: inout [Key: Entry], now: Date, among: (Cookie) -> Bool) {
+        let victims = entries.filter { among($0.value.cookie) }
+            .sorted {
+                ($0.value.cookie.isExpired(at: now) ? 0 : 1, $0.value.lastSet) < (
+                    $1.value.cookie.isExpired(at: now) ? 0 : 1, $1.value.lastSet
+                )
+            }
+            .prefix(count)
+        for (key, _) in victims { entries[key] = nil }
+    }
+
+    /// Whether `first` goes before `second` in a `Cookie` header: the longer path first, then the
+    /// older, then the one that came first (RFC 6265 §5.4).
+    private static func sendsFirst(_ first: Entry, _ second: Entry) -> Bool {
+        let (a, b) = (first.cookie, second.cookie)
+        if a.path.utf8.count != b.path.utf8.count { return a.path.utf8.count > b.path.utf8.count }
+        if a.created != b.created { return a.created < b.created }
+        return first.arrival < second.arrival
+    }
+}
+
+/// What of a request's URL decides which cookies go and which may be set.
+struct CookieOrigin {
+    /// The host, lowercased, without brackets for an IPv6 address.
+    let host: String
+    let secure: Bool
+    /// The path, percent-encoded as sent; `/` when empty.
+    let path: String
+    /// Whether the host is an IP address rather than a name.
+    let isAddress: Bool
+
+    /// `nil` for a URL that is not `http` or `https`, or has no host.
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
+        guard var host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasSuffix(".") { host.removeLast() }
+        self.host = host
+        secure = scheme == "https"
+        let path = url.path(percentEncoded: true)
+        self.path = path.isEmpty ? "/" : path
+        isAddress = host.contains(":") || host.utf8.allSatisfy { $0 == UInt8(ascii: ".") || ($0 >= 0x30 && $0 <= 0x39) }
+    }
+
+    /// The path a cookie without `Path` gets (RFC 6265 §5.1.4): the URL's path up to its last
+    /// `/`, or `/`.
+    var defaultPath: String {
+        guard path.first == "/", let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// Whether `host` is `domain` or a name under it (RFC 6265 §5.1.3).
+    static func domainMatches(_ host: String, _ domain: String) -> Bool {
+        let host = host.utf8
+        let domain = domain.utf8
+        guard host.count > domain.count else { return host.elementsEqual(domain) }
+        return host.reversed().starts(with: domain.reversed()) && host.dropLast(domain.count).last == UInt8(ascii: ".")
+            && !host.contains(UInt8(ascii: ":"))
+    }
+
+    /// Whether a request to `path` gets a cookie of `cookiePath` (RFC 6265 §5.1.4).
+    static func pathMatches(_ path: String, _ cookiePath: String) -> Bool {
+        let path = path.utf8
+        let cookiePath = cookiePath.utf8
+        guard path.starts(with: cookiePath) else { return false }
+        return path.count == cookiePath.count || cookiePath.last == UInt8(ascii: "/")
+            || path.dropFirst(cookiePath.count).first == UInt8(ascii: "/")
+    }
+}

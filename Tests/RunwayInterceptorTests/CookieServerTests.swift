@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// The cookie interceptor in front of libcurl and a real server: a session cookie set by one
+/// response goes back with the next requests to that host, and only there.
+@Suite struct CookieServerTests {
+    /// `/jar/**` answers with the `Cookie` header it received as its body, and sets a cookie for
+    /// each `X-Set-Cookie` header of the request; `X-Status` and `X-Location` shape the response.
+    private static func routes(_ router: Router<TestRequestContext>) {
+        router.get("/jar/**") { request, _ -> Response in
+            var headers = HTTPFields()
+            for value in request.headers[values: HTTPField.Name("X-Set-Cookie")!] {
+                headers.append(HTTPField(name: .setCookie, value: value))
+            }
+            // Only a login redirects, so a followed redirect ends where it leads.
+            let redirects = request.uri.path.hasSuffix("/login")
+            if redirects, let location = request.headers[HTTPField.Name("X-Location")!] { headers[.location] = location }
+            let status = redirects ? request.headers[HTTPField.Name("X-Status")!].flatMap { Int($0) } ?? 200 : 200
+            let received = request.headers[values: .cookie].joined(separator: " | ")
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: received)))
+        }
+    }
+
+    private func send(
+        _ pipeline: Pipeline, _ url: URL, setting cookies: [String] = [], headers: HTTPHeaders = [:],
+        options: RequestOptions = RequestOptions()
+    ) async throws -> (status: Int, cookie: String) {
+        let headers = HTTPHeaders(headers.map { ($0.name, $0.value) } + cookies.map { ("X-Set-Cookie", $0) })
+        let response = try await pipeline.send(
+            RunwayCore.Request(url: url, headers: headers, options: options), context: RequestContext(apiName: "jar"))
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    @Test func aSessionCookieGoesBackToItsHostAndPathOnly() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            let login = try await send(
+                pipeline, server.url("/jar/login"),
+                setting: ["sid=abc123; Path=/; HttpOnly", "theme=dark; Max-Age=3600", "scoped=1; Path=/jar/account"])
+            #expect(login.cookie == "")
+            #expect(Set(jar.cookies.map(\.name)) == ["sid", "theme", "scoped"])
+
+            // `theme` has no Path: it gets the login's, /jar, and goes before the one of /.
+            #expect(try await send(pipeline, server.url("/jar/me")).cookie == "theme=dark; sid=abc123")
+            #expect(try await send(pipeline, server.url("/jar/account/x")).cookie == "scoped=1; theme=dark; sid=abc123")
+            #expect(try await send(pipeline, server.url("/other")).status == 404)
+            // The same server by another name is another host: nothing goes there.
+            #expect(try await send(pipeline, server.url("/jar/me", hostName: "localhost")).cookie == "")
+
+            // The server ends the session (a cookie is removed by its name, domain and path).
+            _ = try await send(pipeline, server.url("/jar/logout"), setting: ["sid=; Max-Age=0; Path=/"])
+            #expect(try await send(pipeline, server.url("/jar/me")).cookie == "theme=dark")
+        }
+    }
+
+    @Test func cookiesARedirectSetsAreKeptAndSentWhereItLeads() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            // The default policy hands the 302 back: its cookie is kept.
+            let redirect = try await send(
+                pipeline, server.url("/jar/login"), setting: ["sid=from-302"],
+                headers: ["X-Status": "302", "X-Location": "/jar/home"])
+            #expect(redirect.status == 302)
+            #expect(try await send(pipeline, server.url("/jar/home")).cookie == "sid=from-302")
+
+            // Followed by libcurl, the response comes from a URL the chain does not see: nothing
+            // it sets is kept (the page it leads to sets the cookie again, from the same header).
+            var follow = RequestOptions()
+            follow.redirects = .follow()
+            let followed = try await send(
+                pipeline, server.url("/jar/login"), setting: ["later=1"], headers: ["X-Status": "302", "X-Location": "/jar/home"],
+                options: follow)
+            #expect(followed.status == 200)
+            #expect(followed.cookie == "sid=from-302")
+            #expect(jar.cookies.map(\.name) == ["sid"])
+        }
+    }
+
+    @Test func refusedCookiesAreNotKeptAndTheResponseIsUntouched() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            let response = try await send(
+                pipeline, server.url("/jar/set"),
+                setting: ["a=1; Domain=example.com", "b=1; Domain=localhost", "c=1; Secure", "d=1; Domain=127.0.0.1", "e"])
+            #expect(response.status == 200)
+            #expect(jar.cookies.map(\.name) == ["d"])
+            #expect(try await send(pipeline, server.url("/jar/me")).cookie == "d=1")
+        }
+    }
+
+    @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            _ = try await send(pipeline, server.url("/jar/login"), setting: ["sid=jar"])
+            let own = try await send(pipeline, server.url("/jar/me"), headers: ["Cookie": "sid=mine"])
+            #expect(own.cookie == "sid=mine")
+        }
+    }
+
+    @Test func aSecureCookieGoesOverHTTPSOnly() async throws {
+        let pki = try await TestPKI.load()
+        try await withTestServer(tls: pki.server, routes: Self.routes) { secure in
+            try await withTestServer(routes: Self.routes) { plain in
+                let jar = CookieJar()
+                let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+                var tls = RequestOptions()
+                tls.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                _ = try await send(pipeline, secure.url("/jar/login"), setting: ["sid=s; Secure", "open=o"], options: tls)
+                #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
+                // The plain server is the same host on another port: it gets the open cookie only.
+                #expect(try await send(pipeline, plain.url("/jar/me")).cookie == "open=o")
+                // ...and may not replace the secure one.
+                _ = try await send(pipeline, plain.url("/jar/set"), setting: ["sid=forged"])
+                #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
+            }
+        }
+    }
+}
