@@ -110,9 +110,29 @@ public final class CookieJar: Sendable {
     /// The cookies that go with a request to `url`, in the order they are sent: longer paths
     /// first, then the older.
     public func cookies(for url: URL) -> [Cookie] {
-        guard let origin = CookieOrigin(url) else { return [] }
+        matching(url).map(\.cookie)
+    }
+
+    /// The `Cookie` header value for a request to `url` (`a=1; b=2`); `nil` when no cookie goes.
+    public func cookieHeader(for url: URL) -> String? {
+        let matching = matching(url)
+        guard !matching.isEmpty else { return nil }
+        var header = ""
+        for entry in matching {
+            if !header.isEmpty { header += "; " }
+            header += entry.cookie.name
+            header += "="
+            header += entry.cookie.value
+        }
+        return header
+    }
+
+    /// The entries of the cookies that go to `url`, in sending order. Runs for every request of a
+    /// chain with the cookie interceptor, so an empty jar answers before the URL is read.
+    private func matching(_ url: URL) -> [Entry] {
+        guard !stored.withLock({ $0.entries.isEmpty }), let origin = CookieOrigin(url) else { return [] }
         let time = now()
-        let matching = stored.withLock { stored in
+        var matching = stored.withLock { stored in
             stored.entries.values.filter { entry in
                 let cookie = entry.cookie
                 return !cookie.isExpired(at: time) && (!cookie.secure || origin.secure)
@@ -120,14 +140,8 @@ public final class CookieJar: Sendable {
                     && CookieOrigin.pathMatches(origin.path, cookie.path)
             }
         }
-        return matching.sorted { Self.sendsFirst($0, $1) }.map(\.cookie)
-    }
-
-    /// The `Cookie` header value for a request to `url` (`a=1; b=2`); `nil` when no cookie goes.
-    public func cookieHeader(for url: URL) -> String? {
-        let cookies = cookies(for: url)
-        guard !cookies.isEmpty else { return nil }
-        return cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+        if matching.count > 1 { matching.sort(by: Self.sendsFirst) }
+        return matching
     }
 
     /// Removes the cookies `predicate` selects (those of one domain, say).
@@ -231,15 +245,20 @@ struct CookieOrigin {
 
     /// `nil` for a URL that is not `http` or `https`, or has no host.
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
-        guard var host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host.hasSuffix(".") { host.removeLast() }
+        // Read for every request: lowercased only when it is not already, compared over bytes.
+        guard var scheme = url.scheme else { return nil }
+        if scheme != "https", scheme != "http" { scheme = scheme.lowercased() }
+        guard scheme == "http" || scheme == "https", var host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
+        if host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) { host = host.lowercased() }
+        if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { host = String(host.dropFirst().dropLast()) }
+        if host.utf8.last == UInt8(ascii: ".") { host.removeLast() }
         self.host = host
         secure = scheme == "https"
         let path = url.path(percentEncoded: true)
         self.path = path.isEmpty ? "/" : path
-        isAddress = host.contains(":") || host.utf8.allSatisfy { $0 == UInt8(ascii: ".") || ($0 >= 0x30 && $0 <= 0x39) }
+        isAddress =
+            host.utf8.contains(UInt8(ascii: ":"))
+            || host.utf8.allSatisfy { $0 == UInt8(ascii: ".") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
     }
 
     /// The path a cookie without `Path` gets (RFC 6265 §5.1.4): the URL's path up to its last
