@@ -29,7 +29,7 @@ import tempfile
 
 from benchlib import BIN, SCENARIOS, Nginx, client_command, median, require_static
 
-INTERCEPTORS = ["logging", "validation", "cache", "retry", "compression", "signing", "dns-bypass", "metrics", "tracing"]
+INTERCEPTORS = ["logging", "validation", "cookies", "cache", "retry", "compression", "signing", "dns-bypass", "metrics", "tracing"]
 
 
 def instructions(variant, server, scenario, n, binary):

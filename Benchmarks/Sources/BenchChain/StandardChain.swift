@@ -1,5 +1,6 @@
 // The standard chain as an app registers it, shared by Runway's benchmark clients (BenchRunway's
 // `chain`, `manager` and `one:<name>` modes, and BenchOpenAPI's `runway` mode).
+import FoundationEssentials
 import Logging
 import Runway
 import RunwayCache
@@ -33,6 +34,13 @@ public func interceptor(_ name: String, bypassHost: String) async throws -> (any
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
         return .logging(logger)
+    case "cookies":
+        // A signed-in session: one cookie for every host the benchmark sends to.
+        let jar = CookieJar()
+        for host in [bypassHost, "localhost", "127.0.0.1"] {
+            jar.store(setCookie: ["session=4f1c2b7e9a0d4c3b8e6f5a2d1c0b9e8f; Path=/; HttpOnly"], from: URL(string: "http://\(host)/")!)
+        }
+        return .cookies(jar)
     case "validation":
         return try .validation([benchAPIName: try APIValidation(response: ResponseRule(contentType: "application/json"))])
     case "cache":
