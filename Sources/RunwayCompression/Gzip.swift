@@ -84,8 +84,9 @@ public enum Gzip {
         defer { inflateEnd(&stream) }
         let isGzip = format == .gzipOrZlib && data.count >= 2 && data[data.startIndex] == 0x1F && data[data.startIndex + 1] == 0x8B
 
-        var capacity = min(ceiling, initialCapacity(data, format: format))
-        guard var buffer = malloc(max(capacity, 1)) else { throw .zlib(Z_MEM_ERROR) }
+        // Never 0 (empty input): doubling 0 stays 0, and `realloc` to 0 bytes frees the buffer.
+        var capacity = min(ceiling, max(1, initialCapacity(data, format: format)))
+        guard var buffer = malloc(capacity) else { throw .zlib(Z_MEM_ERROR) }
         // Counted here: resetting the stream for the next gzip member zeroes zlib's own count.
         var produced = 0
         var leftOver = 0

@@ -16,6 +16,17 @@ import Testing
         #expect(try Gzip.decompress(packed, limit: 0) == Data())
     }
 
+    @Test("empty input is truncated data, in either format and under any limit, never a crash")
+    func emptyInputIsTruncated() throws {
+        for format in [Gzip.Format.gzipOrZlib, .rawDeflate] {
+            for limit in [0, 1 << 20, .max] {
+                #expect(throws: CompressionError.truncated, "\(format) \(limit)") {
+                    try Gzip.decompress(Data(), limit: limit, format: format)
+                }
+            }
+        }
+    }
+
     @Test func bombStopsAtTheLimit() throws {
         let bomb = try Gzip.compress(Data(count: 50 << 20), level: 9)
         #expect(bomb.count < 100_000)
