@@ -38,6 +38,30 @@ import Testing
         }
     }
 
+    /// A response's media type is compared without its parameters, so a rule naming one (or a
+    /// blank) would refuse even a response that carries exactly that value: it is refused when made.
+    @Test(
+        "a content-type rule with a parameter or a blank is refused when made; the bare media type passes",
+        arguments: [
+            "application/json; charset=utf-8", "application/json;charset=utf-8", " application/json", "application/json\t",
+            "application /json",
+        ])
+    func aContentTypeRuleNoResponseCouldPassIsRefused(contentType: String) async throws {
+        #expect {
+            try APIValidation(response: ResponseRule(contentType: contentType))
+        } throws: { error in
+            (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.message.contains("bare type/subtype") == true
+        }
+        let server = try RawResponder(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        defer { server.stop() }
+        let validation = try ValidationInterceptor.validation([
+            "typed": APIValidation(response: ResponseRule(contentType: "application/json"))
+        ])
+        let pipeline = Pipeline(interceptors: [validation], dispatcher: CurlDispatcher())
+        #expect(try await pipeline.send(Request(url: server.url("/typed")), context: RequestContext(apiName: "typed")).status == 200)
+    }
+
     /// JSONDecoder keeps the first of a repeated member and most servers the last, so a body
     /// that repeats a ruled member would be checked on a value the server never reads.
     @Test(

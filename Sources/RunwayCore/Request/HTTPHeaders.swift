@@ -104,7 +104,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Bytes allowed in a header name or a method (RFC 9110 `tchar`).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
         // One switch, no string scan: every header byte of every request passes here.
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),

@@ -15,7 +15,9 @@ public struct ResponseRule: Sendable {
     /// The accepted status codes.
     public var statuses: [ClosedRange<Int>]
     /// The accepted media type (`application/json`, or `application/*`), ignoring parameters
-    /// such as `charset`; `nil` accepts any.
+    /// such as `charset`; `nil` accepts any. Given with a parameter or a blank of its own
+    /// (`application/json; charset=utf-8`), which no response could match, the rule is refused
+    /// when it is made.
     public var contentType: String?
     /// The shape the body must have as JSON; `nil` does not parse the body. Not checked for a
     /// streamed body (`Response.bodyStream`): status and content type are.
@@ -42,6 +44,14 @@ public struct ResponseRule: Sendable {
             let parts = contentType.split(separator: "/", omittingEmptySubsequences: false)
             if parts.count != 2 || parts.contains(where: \.isEmpty) || parts[0] == "*" {
                 throw RunwayError(.configuration, "content type \"\(contentType)\" is not type/subtype")
+            }
+            // A response's media type is compared without its parameters and blanks: a rule
+            // holding either would refuse every response.
+            if !parts.allSatisfy({ $0.utf8.allSatisfy(HTTPHeaders.isTokenByte) }) {
+                throw RunwayError(
+                    .configuration,
+                    "content type \"\(contentType)\" is not a bare type/subtype: a response's media type is compared "
+                        + "without parameters (such as charset) or blanks, so give the rule none")
             }
         }
     }
