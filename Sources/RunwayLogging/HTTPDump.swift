@@ -52,14 +52,21 @@ struct HTTPDump {
     }
 
     /// A body as text: redacted when it is a form or JSON (`Redaction`), a byte count when it is
-    /// binary, multipart or a gzip stream, cut at ``bodyLimit``.
+    /// binary, multipart or still compressed, cut at ``bodyLimit``.
+    ///
+    /// A response keeps its `Content-Encoding` header after the dispatcher has decoded its body,
+    /// so the header alone does not say whether the bytes are still compressed; the bytes do.
+    /// Compressed bytes do not read as text (gzip starts with a control character; a zlib or raw
+    /// deflate stream of more than a few bytes all but surely holds bytes that are not UTF-8 or
+    /// are control characters, and never the original text in clear), so a body under a
+    /// `Content-Encoding` is shown when it reads as text, and as its size and encoding otherwise.
     func render(body: Data, headers: HTTPHeaders) -> String {
         if bodyLimit == 0 { return "<\(body.count) bytes>" }
         let encoding = headers["Content-Encoding"]?.lowercased() ?? "identity"
-        guard encoding == "identity" || encoding.isEmpty else { return "<\(body.count) bytes \(encoding)>" }
+        let encoded = !(encoding == "identity" || encoding.isEmpty)
         let shown: String
         switch redaction.apply(toBody: body, contentType: headers["Content-Type"]) {
-        case .binary: return "<\(body.count) bytes binary>"
+        case .binary: return encoded ? "<\(body.count) bytes \(encoding)>" : "<\(body.count) bytes binary>"
         case .multipart: return "<\(body.count) bytes multipart>"
         case .text(let text): shown = text
         }

@@ -28,3 +28,38 @@ import Testing
         #expect(!all.contains("qwerty") && !all.contains("s3cret"))
     }
 }
+
+extension LoggingServerTests {
+    /// `{"name":"ann","token":"gz-secret-1"}`, gzipped.
+    static let gzippedJSON: [UInt8] = [
+        0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xAB, 0x56, 0xCA, 0x4B, 0xCC, 0x4D, 0x55, 0xB2, 0x52, 0x4A,
+        0xCC, 0xCB, 0x53, 0xD2, 0x51, 0x2A, 0xC9, 0xCF, 0x4E, 0xCD, 0x03, 0xF2, 0xD2, 0xAB, 0x74, 0x8B, 0x53, 0x93, 0x8B, 0x52,
+        0x4B, 0x74, 0x0D, 0x95, 0x6A, 0x01, 0x4D, 0x5B, 0xF4, 0xF9, 0x24, 0x00, 0x00, 0x00,
+    ]
+
+    /// The dispatcher decodes a gzipped body and leaves `Content-Encoding: gzip` in the headers:
+    /// the dump shows the decoded body, redacted, and the byte count only of a body still gzipped.
+    @Test func aDecodedGzipResponseIsDumpedAsItsTextRedacted() async throws {
+        let server = try RawResponder(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                + "Content-Length: \(Self.gzippedJSON.count)\r\nConnection: close\r\n\r\n",
+            extra: Self.gzippedJSON)
+        defer { server.stop() }
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(Runway.Request(url: server.url("/profile")))
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"name":"ann","token":"gz-secret-1"}"#)
+        var dump = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
+        #expect(dump.contains(#"{"name":"ann","token":"<redacted>"}"#), "\(dump)")
+        #expect(!dump.contains("gz-secret-1") && !dump.contains("bytes gzip"), "\(dump)")
+
+        // Asked for as sent: the body is gzip, shown by its size.
+        var raw = Runway.Request(url: server.url("/profile"))
+        raw.options.acceptCompressedResponses = false
+        #expect(try await pipeline.send(raw).body.count == Self.gzippedJSON.count)
+        dump = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
+        #expect(dump.contains("<\(Self.gzippedJSON.count) bytes gzip>"), "\(dump)")
+    }
+}

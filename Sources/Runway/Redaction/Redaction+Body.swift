@@ -22,7 +22,8 @@ extension Redaction {
     /// (`name=value&…` without spaces, tabs or line breaks but for one line break, LF or CR LF,
     /// at its end), else the text as it is.
     /// - Parameters:
-    ///   - body: The bytes, as they are (a caller that knows they are still compressed does not ask).
+    ///   - body: The bytes, as they are. A caller unsure whether they are still compressed may
+    ///     ask: gzip bytes, and all but surely zlib and raw deflate ones, come back `.binary`.
     ///   - contentType: The body's `Content-Type`, if any.
     package func apply(toBody body: Data, contentType: String?) -> BodyText {
         guard let text = String(data: body, encoding: .utf8),
