@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import NIOCore
 import Runway
 import RunwayCurl
 import RunwaySync
@@ -32,7 +34,7 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
             throw error
         }
         let q = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "q" }?.value ?? ""
-        return Response(status: 200, body: Data(#"{"q":"\#(q)"}"#.utf8))
+        return RunwayCore.Response(status: 200, body: Data(#"{"q":"\#(q)"}"#.utf8))
     }
 }
 
@@ -112,7 +114,7 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
     /// `GET echo` under `shareInFlight`, with a total timeout the test changes.
     final class OptionsEchoAPIManager: APIManager {
         let engine: ManagerEngine
-        let apiName = "echo"
+        let apiName = "held"
         let serviceID: ServiceID = .listings
         let loadPolicy: LoadPolicy = .shareInFlight
         let timeout = Locked<Duration?>(nil)
@@ -127,8 +129,20 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
 
     @Test("under shareInFlight, a call made after the locale, the user or the options changed does not join the call in flight")
     func shareInFlightKeepsCallsOfAnotherLocaleUserOrOptionsApart() async throws {
-        // Every request waits 2 s at the server: the first call is in flight when the others are made.
-        try await withTestServer(responseDelay: .seconds(2)) { server in
+        // Every request waits at the server until the gate opens: each call is in flight when the
+        // next is made, however slow the machine.
+        let gate = Gate()
+        let held: TestServer.Routes = { router in
+            router.get("/held") { request, _ -> Hummingbird.Response in
+                await gate.wait()
+                var headers: [String: String] = [:]
+                for field in request.headers { headers[field.name.canonicalName] = field.value }
+                let body = try JSONEncoder().encode(["headers": headers])
+                return Hummingbird.Response(
+                    status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            }
+        }
+        try await withTestServer(routes: held) { server in
             let base = server.baseURL.absoluteString
             let locale = EventLog()
             locale.append("en")
@@ -136,37 +150,38 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
             let service = AccountLocaleService(
                 baseURLs: BaseURLs(develop: base, releaseCandidate: base, release: base), locale: locale, authenticator: authenticator)
             let registry = try makeRegistry(CurlDispatcher(), services: [service], environment: .release)
-            let manager = ItemListAPIManager(registry: registry, apiName: "echo", policy: .shareInFlight)
+            let manager = ItemListAPIManager(registry: registry, apiName: "held", policy: .shareInFlight)
             func echoed(_ call: Task<JSON, any Error>) async throws -> (language: String?, authorization: String?) {
                 let headers = try await call.value["headers"]
                 return (headers?["accept-language"]?.string, headers?["authorization"]?.string)
             }
 
             let first = Task { try await manager.load() }
-            #expect(await eventually { server.stats.requests(path: "/echo") == 1 })
+            #expect(await eventually { server.stats.requests(path: "/held") == 1 })
             let joined = Task { try await manager.load() }
             // Past `configure`, a call has read the headers and joined or started.
             #expect(await eventually { manager.configured.value == 2 })
             locale.append("fr")
             let french = Task { try await manager.load() }
-            #expect(await eventually { server.stats.requests(path: "/echo") == 2 })
+            #expect(await eventually { server.stats.requests(path: "/held") == 2 })
             authenticator.setToken("bob-token", identity: "bob")
             let bob = Task { try await manager.load() }
-            #expect(await eventually { server.stats.requests(path: "/echo") == 3 })
+            #expect(await eventually { server.stats.requests(path: "/held") == 3 })
             // Other request options (here another timeout) make another call too.
             let timed = OptionsEchoAPIManager(registry: registry)
             let withDefaults = Task { try await timed.load() }
-            #expect(await eventually { server.stats.requests(path: "/echo") == 4 })
+            #expect(await eventually { server.stats.requests(path: "/held") == 4 })
             timed.timeout.withLock { $0 = .seconds(30) }
             let withTimeout = Task { try await timed.load() }
-            #expect(await eventually { server.stats.requests(path: "/echo") == 5 })
+            #expect(await eventually { server.stats.requests(path: "/held") == 5 })
+            gate.open()
             _ = try await (withDefaults.value, withTimeout.value)
 
             #expect(try await echoed(first) == ("en", "Bearer alice-token"))
             #expect(try await echoed(joined) == ("en", "Bearer alice-token"))
             #expect(try await echoed(french) == ("fr", "Bearer alice-token"))
             #expect(try await echoed(bob) == ("fr", "Bearer bob-token"))
-            #expect(server.stats.requests(path: "/echo") == 5)
+            #expect(server.stats.requests(path: "/held") == 5)
         }
     }
 
@@ -264,7 +279,7 @@ private func heldEchoStub(requests: Counter, cancellations: Counter, hold: @esca
         let requests = Counter()
         let stub = StubDispatcher { _ in
             requests.increment()
-            return Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
+            return RunwayCore.Response(status: 200, body: Data(#"{"ok":true}"#.utf8))
         }
         let manager = ItemListAPIManager(registry: try makeRegistry(stub))
         let log = EventLog()
