@@ -76,7 +76,15 @@ public struct RunwayTransport: ClientTransport {
             response.bodyStream?.cancel()
             throw RunwayError.attributing(error, to: Self.stage)
         }
-        return (head, Self.body(of: response, method: request.method, pipeline: pipeline))
+        return (head, try await Self.body(of: response, method: request.method, pipeline: pipeline))
+    }
+
+    /// Reads the stream of a response that has no body to its end, which the transfer reaches with
+    /// the head, so the interceptors that watch the stream (metrics, tracing, logging) see the call
+    /// complete, not cancelled. A byte that comes anyway is not a body: the transfer is aborted.
+    private static func finishWithoutBody(_ stream: ResponseBodyStream) async throws(RunwayError) {
+        var chunks = stream.makeAsyncIterator()
+        if try await chunks.next() != nil { stream.cancel() }
     }
 
     /// `path` with each `.` or `..` segment percent-encoded (`%2E`, `%2E%2E`). The generated code
@@ -128,17 +136,16 @@ public struct RunwayTransport: ClientTransport {
     /// A streamed body keeps `pipeline` (its dispatcher) alive until it is read or dropped: a
     /// client made for one call and released once the call returns must not end the transfer
     /// of a body its caller is still reading.
-    static func body(of response: Response, method: HTTPRequest.Method, pipeline: Pipeline) -> HTTPBody? {
-        if method == .head {
-            response.bodyStream?.cancel()
-            return nil
-        }
+    /// - Throws: `RunwayError` when the transfer of a response without a body fails before its end.
+    static func body(of response: Response, method: HTTPRequest.Method, pipeline: Pipeline) async throws(RunwayError) -> HTTPBody? {
         let status = response.status
-        if response.bodyStream != nil, status < 200 || status == 204 || status == 304 {
+        let hasNoBody = method == .head || status < 200 || status == 204 || status == 304
+        if hasNoBody, let stream = response.bodyStream {
             // No body, whatever length the head announces (a 304's is the representation's).
-            response.bodyStream?.cancel()
-            return HTTPBody(ArraySlice<UInt8>())
+            try await finishWithoutBody(stream)
         }
+        if method == .head { return nil }
+        if hasNoBody, response.bodyStream != nil { return HTTPBody(ArraySlice<UInt8>()) }
         guard let stream = response.bodyStream else {
             return HTTPBody(ArraySlice(response.body))
         }

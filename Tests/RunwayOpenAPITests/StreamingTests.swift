@@ -104,9 +104,33 @@ import Testing
         for status in [204, 304] {
             var response = Response(status: status, headers: HTTPHeaders([("Content-Length", "5")]))
             response.bodyStream = ResponseBodyStream(chunks: [])
-            let body = RunwayTransport.body(of: response, method: .get, pipeline: pipeline)
+            let body = try await RunwayTransport.body(of: response, method: .get, pipeline: pipeline)
             #expect(body?.length == HTTPBody.Length.known(0), "\(status)")
             #expect(try await Data(collecting: try #require(body), upTo: 4).isEmpty, "\(status)")
+        }
+    }
+
+    @Test func aStreamedResponseWithoutABodyEndsCompleteForTheChainNotCancelled() async throws {
+        // A 304 that announces its representation's length, as a server answering a conditional GET does.
+        let notModified = try RawResponder("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 5\r\n\r\n")
+        defer { notModified.stop() }
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            let ends = StreamEndRecorder()
+            let pipeline = Pipeline(interceptors: [ends], dispatcher: CurlDispatcher())
+            let transport = RunwayTransport(pipeline: pipeline, configuration: .init(responseBody: .streamed))
+            // A 204 through the generated client; a HEAD and a 304 through the transport itself.
+            _ = try await Client(serverURL: server.baseURL, transport: transport).deleteItem(path: .init(itemID: "1")).noContent
+            let head = try await transport.send(
+                HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/echo"), body: nil, baseURL: server.baseURL,
+                operationID: "headEcho")
+            #expect(head.0.status == .ok && head.1 == nil)
+            let conditional = try await transport.send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/file"), body: nil, baseURL: notModified.url(),
+                operationID: "getFile")
+            #expect(conditional.0.status.code == 304)
+            #expect(try await Data(collecting: try #require(conditional.1), upTo: 10).isEmpty)
+            // Metrics, tracing and logging learn each call's end so: complete, not cancelled.
+            #expect(ends.ends.withLock { $0 } == Array(repeating: .complete(bytes: 0), count: 3))
         }
     }
 

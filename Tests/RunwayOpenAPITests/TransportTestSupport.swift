@@ -82,3 +82,23 @@ func onceBody(_ chunks: [Data], length: HTTPBody.Length) -> HTTPBody {
     continuation.finish()
     return HTTPBody(stream, length: length)
 }
+
+/// Records how the streamed response body of every call that passes it ended, as metrics,
+/// tracing and logging learn it (`ResponseBodyStream.observingEnd`).
+struct StreamEndRecorder: Interceptor {
+    enum End: Equatable {
+        case complete(bytes: Int)
+        case failed(RunwayError.Code)
+    }
+
+    let ends = Locked<[End]>([])
+
+    func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        var response = try await next(request, context)
+        let ends = self.ends
+        response.bodyStream = response.bodyStream?.observingEnd { end in
+            ends.withLock { $0.append(end.error.map { .failed($0.code) } ?? .complete(bytes: end.byteCount)) }
+        }
+        return response
+    }
+}
