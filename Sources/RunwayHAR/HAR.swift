@@ -110,7 +110,7 @@ public struct HAR: Sendable, Codable, Equatable {
         /// Always `-1`: the head's size on the wire is not known.
         public var headersSize = -1
         /// The body's size as received: 0 for a cache hit, `-1` when it was compressed on the
-        /// wire (only the decoded size is known).
+        /// wire (only the decoded size is known); for a streamed body, the bytes the caller got.
         public var bodySize: Int
     }
 
@@ -141,7 +141,8 @@ public struct HAR: Sendable, Codable, Equatable {
 
     /// A response body.
     public struct Content: Sendable, Codable, Equatable {
-        /// The decoded body's size in bytes.
+        /// The decoded body's size in bytes; for a streamed body (handed to the caller as sent,
+        /// never decoded), the bytes the caller got.
         public var size: Int
         /// The `Content-Type`, or `x-unknown`.
         public var mimeType: String

@@ -14,9 +14,10 @@ struct HAREntryBuilder {
 
     /// The entry of a call that started at `started` and took `elapsed` through the chain below
     /// the interceptor; `response` is what came back (for a failure, the one the error carries,
-    /// if any).
+    /// if any); `streamed` is how the response's streamed body ended, when it was streamed.
     func entry(
-        for request: Request, context: RequestContext, started: Date, elapsed: Duration, response: Response?, failure: RunwayError?
+        for request: Request, context: RequestContext, started: Date, elapsed: Duration, response: Response?, failure: RunwayError?,
+        streamed: ResponseBodyStream.End? = nil
     ) -> HAR.Entry {
         let fromCache = response.flatMap { Self.cacheName(of: $0.origin) }
         // A hit crossed no network, whatever its metrics say.
@@ -29,7 +30,8 @@ struct HAREntryBuilder {
             startedDateTime: started.formatted(Self.dateStyle),
             time: time,
             request: harRequest(request, httpVersion: version),
-            response: response.map { harResponse($0, httpVersion: version, fromCache: fromCache != nil) } ?? Self.noResponse,
+            response: response.map { harResponse($0, httpVersion: version, fromCache: fromCache != nil, streamed: streamed) }
+                ?? Self.noResponse,
             timings: timings,
             serverIPAddress: Self.ipAddress(of: metrics.remoteAddress),
             fromCache: fromCache,
@@ -70,24 +72,29 @@ struct HAREntryBuilder {
             postData: postData, bodySize: request.body?.count ?? request.bodyStream.map { $0.length ?? -1 } ?? 0)
     }
 
-    private func harResponse(_ response: Response, httpVersion: String, fromCache: Bool) -> HAR.Response {
+    private func harResponse(_ response: Response, httpVersion: String, fromCache: Bool, streamed: ResponseBodyStream.End?) -> HAR.Response
+    {
         let type = response.headers["Content-Type"]
-        var content = HAR.Content(size: response.body.count, mimeType: type ?? "x-unknown")
-        if let file = response.fileURL {
+        var content = HAR.Content(size: streamed?.byteCount ?? response.body.count, mimeType: type ?? "x-unknown")
+        let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
+        var bodySize = encoding == "identity" || encoding.isEmpty ? response.body.count : -1
+        if let streamed {
+            // Handed over as sent (never inflated): its size is the size received too.
+            content.comment = "\(streamed.byteCount) bytes streamed to the caller, not recorded"
+            bodySize = streamed.byteCount
+        } else if let file = response.fileURL {
             content.comment = "the body was written to \(file.path)"
+            bodySize = -1
         } else if !response.body.isEmpty {
             let kept = keep(response.body, contentType: type)
             content.text = kept.text
             content.encoding = kept.isBase64 ? "base64" : nil
             content.comment = kept.comment
         }
-        let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
-        let plain = encoding == "identity" || encoding.isEmpty
         return HAR.Response(
             status: response.status, statusText: Self.reasonPhrase(response.status), httpVersion: httpVersion,
             headers: headers(response.headers), content: content,
-            redirectURL: response.headers["Location"].map(redaction.apply(toURLText:)) ?? "",
-            bodySize: fromCache ? 0 : plain && response.fileURL == nil ? response.body.count : -1)
+            redirectURL: response.headers["Location"].map(redaction.apply(toURLText:)) ?? "", bodySize: fromCache ? 0 : bodySize)
     }
 
     private func headers(_ headers: HTTPHeaders) -> [HAR.NameValue] {

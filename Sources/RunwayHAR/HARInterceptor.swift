@@ -12,7 +12,9 @@ import Foundation
 /// Each call is one entry: the request as the application built it (before compression and
 /// signing, as the log shows it) and the final response, or the failure (status 0 and an
 /// `_error`, as browsers write one). A response a cache gave is marked `_fromCache` (`memory` or
-/// `disk`, as Chrome marks it) and has no network phases.
+/// `disk`, as Chrome marks it) and has no network phases. A streamed response body
+/// (`Response.bodyStream`) is the caller's to read: its entry is kept when the body ends, with
+/// its size and, when it failed or was left unread, the error.
 ///
 /// ## Where it belongs
 /// Next to logging, before the cache (see `DefaultOrder`, which names it `har`): before the
@@ -35,10 +37,26 @@ public struct HARInterceptor: Interceptor {
         let start = ContinuousClock.now
         let builder = HAREntryBuilder(redaction: recorder.redaction, bodyLimit: recorder.bodyLimit)
         do {
-            let response = try await next(request, context)
-            let entry = builder.entry(
-                for: request, context: context, started: started, elapsed: ContinuousClock.now - start, response: response, failure: nil)
-            recorder.record(entry, started: started)
+            var response = try await next(request, context)
+            let elapsed = ContinuousClock.now - start
+            guard let stream = response.bodyStream else {
+                let entry = builder.entry(
+                    for: request, context: context, started: started, elapsed: elapsed, response: response, failure: nil)
+                recorder.record(entry, started: started)
+                return response
+            }
+            // A streamed body is the caller's to read: the entry is kept when it ends, with the
+            // bytes the caller got and how it ended. The observer holds the head, not the stream,
+            // so a stream dropped unread still aborts its transfer.
+            var head = response
+            head.bodyStream = nil
+            let recorder = self.recorder
+            response.bodyStream = stream.observingEnd { [head] end in
+                let entry = builder.entry(
+                    for: request, context: context, started: started, elapsed: elapsed, response: head, failure: end.error,
+                    streamed: end)
+                recorder.record(entry, started: started)
+            }
             return response
         } catch {
             let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)

@@ -151,6 +151,34 @@ import Testing
         }
     }
 
+    @Test func aStreamedResponseIsRecordedWhenItsBodyEndsWithItsSizeAndFailure() async throws {
+        try await withTestServer { server in
+            let recorder = HARRecorder()
+            let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+            var whole = Request(url: server.url("/bytes/5000"))
+            whole.streamsResponseBody = true
+            let body = try #require(try await pipeline.send(whole).bodyStream)
+            #expect(recorder.count == 0, "the entry is kept when the body ends, not with the head")
+            var received = 0
+            for try await chunk in body { received += chunk.count }
+            #expect(received == 5000)
+            // /reset sends 1,000 of the 100,000 bytes it announces, then resets the connection.
+            var cut = Request(url: server.url("/reset"))
+            cut.streamsResponseBody = true
+            let failing = try #require(try await pipeline.send(cut).bodyStream)
+            await #expect(throws: RunwayError.self) { for try await _ in failing {} }
+
+            let entries = try await writeAndCheck(recorder, entries: 2).log.entries
+            try #require(entries.count == 2)
+            let complete = entries[0].response
+            #expect(complete.status == 200 && complete.content.size == 5000 && complete.bodySize == 5000 && entries[0].error == nil)
+            #expect(complete.content.text == nil && complete.content.comment == "5000 bytes streamed to the caller, not recorded")
+            // A body cut short is a failure, not a clean 200 with what arrived.
+            #expect(entries[1].response.status == 200 && entries[1].response.content.size <= 1000)
+            #expect(entries[1].error?.hasPrefix("connectionLost") == true, "\(entries[1].error ?? "no error")")
+        }
+    }
+
     @Test func theRecorderKeepsTheLastCallsOnly() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder(maxEntries: 2)
