@@ -209,7 +209,8 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayTracingTests",
             dependencies: [
-                "Runway", "RunwayTracing", "RunwayTesting", .product(name: "Tracing", package: "swift-distributed-tracing"),
+                "Runway", "RunwayTracing", "RunwayTesting", "RunwayCurl", testServer,
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),

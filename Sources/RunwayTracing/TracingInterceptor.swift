@@ -13,8 +13,10 @@ import Tracing
 /// Wraps every call in a swift-distributed-tracing span, and propagates the trace to the
 /// server in the request headers (`traceparent` with a W3C tracer).
 ///
-/// The span is named `"<METHOD> <api name>"` (or the percent-encoded path when there is no API
-/// name), of kind `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (as
+/// The span is named `"<METHOD> <api name>"`, or `"<METHOD>"` alone when the call has no API
+/// name: a span name must be low-cardinality (OpenTelemetry's HTTP conventions forbid the URL
+/// path there), and a path carries IDs (`/users/12345`), so it goes in `url.full` only. The span
+/// is of kind `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (as
 /// sent, without credentials, query and fragment, which may carry secrets), `server.address`,
 /// `server.port`, `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
 /// `runway.service`, `runway.call_id` and `runway.origin` (`memory-cache` for a cache hit). A
@@ -44,7 +46,7 @@ public struct TracingInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let url = request.url
-        let spanName = "\(request.method.rawValue) \(context.apiName ?? url.path(percentEncoded: true))"
+        let spanName = context.apiName.map { "\(request.method.rawValue) \($0)" } ?? request.method.rawValue
         let span = tracer.startSpan(spanName, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
         // Attributes only for a span that records them: with no tracing backend (the no-op
         // tracer) a call builds none of them.

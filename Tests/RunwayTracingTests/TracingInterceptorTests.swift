@@ -1,6 +1,8 @@
 import Foundation
 import InMemoryTracing
 import Runway
+import RunwayCurl
+import RunwayTestServer
 import RunwayTesting
 import RunwayTracing
 import Testing
@@ -38,7 +40,23 @@ import Tracing
         _ = try await pipeline.send(try Request("http://user:pw@[::1]:8080/a%2Fb/%E2%82%AC?token=secret#part"))
         let span = try #require(tracer.finishedSpans.first)
         #expect(span.attributes["url.full"]?.toSpanAttribute() == "http://[::1]:8080/a%2Fb/%E2%82%AC")
-        #expect(span.operationName == "GET /a%2Fb/%E2%82%AC")
+        #expect(span.operationName == "GET")
+    }
+
+    @Test func aCallWithoutAnAPINameIsNamedByItsMethodNotItsPath() async throws {
+        try await withTestServer { server in
+            let tracer = InMemoryTracer()
+            let pipeline = Pipeline(dispatcher: CurlDispatcher()) { TracingInterceptor.tracing(tracer) }
+            // Paths that carry IDs: one span name for all of them, or a backend gets one per ID.
+            for id in [17, 4242] { _ = try await pipeline.send(Request(url: server.url("/bytes/\(id)"))) }
+            _ = try await pipeline.send(Request(url: server.url("/bytes/3")), context: RequestContext(apiName: "bytes"))
+            let spans = tracer.finishedSpans
+            #expect(spans.map(\.operationName) == ["GET", "GET", "GET bytes"])
+            // The path is in url.full, where a backend does not group by it.
+            for (span, id) in zip(spans, [17, 4242, 3]) {
+                #expect(span.attributes["url.full"]?.toSpanAttribute() == .string(server.url("/bytes/\(id)").absoluteString))
+            }
+        }
     }
 
     @Test func aStreamedCallsSpanEndsWithItsBodyAndCarriesItsFailure() async throws {
@@ -73,7 +91,7 @@ import Tracing
         try #require(spans.count == 2)
         #expect(spans[0].status?.code == .error)
         #expect(spans[0].errors.count == 1)
-        #expect(spans[0].operationName == "GET /x")
+        #expect(spans[0].operationName == "GET")
         #expect(spans[1].status?.code == .error)
         #expect(spans[1].attributes["http.response.status_code"]?.toSpanAttribute() == 502)
     }
