@@ -130,8 +130,8 @@ public struct RunwayTransport: ClientTransport {
     }
 
     /// The response's body as the runtime takes it: `nil` for `HEAD`, empty for a 1xx, 204 or 304,
-    /// the stream for a streamed response (its length from `Content-Length`, read once), the
-    /// bytes otherwise.
+    /// the stream for a streamed response (its length from `Content-Length` when no
+    /// `Transfer-Encoding` frames it, read once), the bytes otherwise.
     ///
     /// A streamed body keeps `pipeline` (its dispatcher) alive until it is read or dropped: a
     /// client made for one call and released once the call returns must not end the transfer
@@ -149,8 +149,12 @@ public struct RunwayTransport: ClientTransport {
         guard let stream = response.bodyStream else {
             return HTTPBody(ArraySlice(response.body))
         }
-        // A streamed body is handed over as sent (never inflated), so Content-Length is its length.
-        let length = response.headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        // A streamed body is handed over as sent (never inflated), so Content-Length is its length,
+        // unless Transfer-Encoding frames the body: it overrides Content-Length (RFC 9112 §6.3),
+        // and libcurl reads the chunks whatever length the head announces.
+        let length =
+            response.headers["Transfer-Encoding"] != nil
+            ? nil : response.headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         let chunks = ResponseBodyChunks(stream: stream, pipeline: pipeline)
         return HTTPBody(chunks, length: length.map { .known($0) } ?? .unknown, iterationBehavior: .single)
     }

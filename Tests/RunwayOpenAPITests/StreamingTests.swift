@@ -134,6 +134,23 @@ import Testing
         }
     }
 
+    @Test func aStreamedChunkedBodyHasNoLengthWhateverContentLengthSays() async throws {
+        // Both fields, which a server must not send: the chunks are the body (RFC 9112 §6.3).
+        let responder = try RawResponder(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 3\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        defer { responder.stop() }
+        let transport = RunwayTransport(
+            pipeline: Pipeline(interceptors: [], dispatcher: CurlDispatcher()), configuration: .init(responseBody: .streamed))
+        let (head, body) = try await transport.send(
+            HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/export"), body: nil, baseURL: responder.url(),
+            operationID: "export")
+        #expect(head.status == .ok)
+        let streamed = try #require(body)
+        #expect(streamed.length == .unknown)
+        #expect(try await Data(collecting: streamed, upTo: 100) == Data("hello".utf8))
+    }
+
     @Test func aJSONResponseIsBufferedAndTheBufferedPolicyBuffersEverything() async throws {
         try await withTestServer(routes: ItemRoutes().routes) { server in
             let client = makeClient(server, configuration: .init(responseBody: .buffered))
