@@ -287,7 +287,10 @@ private struct JSONParser {
         if isInteger, let value = Self.int64(slice) { return .int(value) }
         let text = String(decoding: slice, as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
-        if exactNumbers, Self.significand(of: slice) != Self.significand(of: "\(value.magnitude)".utf8) {
+        // An integer beyond `Int64` is refused even when a `Double` holds it exactly
+        // (`10000000000000000000`): it would be sent as `1e+19`, which a server reading an
+        // integer type refuses.
+        if exactNumbers, isInteger || Self.significand(of: slice) != Self.significand(of: "\(value.magnitude)".utf8) {
             let what = isInteger ? "an integer beyond 64 bits" : "a number with more digits than a Double holds"
             throw RunwayError(.invalidRequest, "\(text) (at byte \(start)) is \(what): it would be sent as \(value)")
         }

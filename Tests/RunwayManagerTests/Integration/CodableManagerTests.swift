@@ -262,6 +262,13 @@ import Testing
             let tooManyDigits = await #expect(throws: RunwayError.self) { try await manager.load(encoding: long) }
             #expect(tooManyDigits?.code == .paramsInvalid)
             #expect(tooManyDigits?.message.contains("12345678901234567890.5") == true, "\(String(describing: tooManyDigits))")
+            // An integer beyond Int64 that a Double holds exactly would go out as `1e+19`, which a
+            // server reading an integer refuses: it fails too, whether a UInt64 or a Decimal.
+            for round in [Order(orderID: 10_000_000_000_000_000_000, total: 1), Order(orderID: 1, total: Decimal(string: "1e20")!)] {
+                let beyond = await #expect(throws: RunwayError.self) { try await manager.load(encoding: round) }
+                #expect(beyond?.code == .paramsInvalid)
+                #expect(beyond?.message.contains("an integer beyond 64 bits") == true, "\(String(describing: beyond))")
+            }
             #expect(carts.value == 0)
             // Numbers a Double or an Int64 holds go out as they are.
             let exact = Order(orderID: UInt64(Int64.max), total: Decimal(string: "19.99")!)
