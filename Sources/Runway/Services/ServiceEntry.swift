@@ -71,7 +71,9 @@ final class ServiceEntry: Sendable {
             text += apiName
         }
         let pathBytes = text.utf8.count
-        if let parameters, !parameters.isEmpty {
+        // Only parameters that give a pair open a query: an empty array sends nothing, not a
+        // bare `?` (or `&`) that makes another URL of the same request.
+        if let parameters, parameters.contains(where: { $0.value.array?.isEmpty != true }) {
             // The registry refuses a base URL with a query: only the API name may hold one.
             text += apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
             Self.appendQuery(parameters, to: &text)
