@@ -65,7 +65,10 @@ public struct APIResponse: Sendable {
         func path(_ codingPath: [any CodingKey]) -> String {
             var text = ""
             for key in codingPath {
-                if let index = key.intValue {
+                // JSONDecoder names an array element `Index 2` (integer value 2); a member keeps its
+                // name, even one with an integer value too (a dictionary's key "42", Int-backed
+                // CodingKeys), which is looked up by name.
+                if let index = key.intValue, key.stringValue == "Index \(index)" {
                     text += "[\(index)]"
                 } else {
                     text += (text.isEmpty ? "" : ".") + key.stringValue

@@ -178,6 +178,23 @@ import Testing
         }
     }
 
+    /// A member whose coding key also has an integer value (Int-backed `CodingKeys`, a
+    /// dictionary's key "42" under a decoder without a key strategy) is named as a member, not as
+    /// an array element.
+    struct NumberedItem: Decodable {
+        let id: Int
+        enum CodingKeys: Int, CodingKey { case id = 7 }
+    }
+
+    @Test func theCodingPathNamesMembersByNameAndOnlyArrayElementsByIndex() async throws {
+        try await withShop { _, registry, _ in
+            let list = ListAPIManager(registry: registry)
+            let intKeys = await #expect(throws: RunwayError.self) { try await list.load(as: [String: [NumberedItem]].self) }
+            #expect(intKeys?.field == "items[1].id")
+            #expect(intKeys?.message.contains(" at items[1].id: ") == true, "\(String(describing: intKeys))")
+        }
+    }
+
     @Test func aNumberThatDoesNotFitItsTypeIsNotCalledInvalidJSON() async throws {
         try await withShop { _, registry, _ in
             let manager = ListAPIManager(registry: registry, path: "unfit")
