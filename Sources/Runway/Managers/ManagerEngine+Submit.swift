@@ -23,9 +23,11 @@ extension ManagerEngine {
     ///   - checkSuccess: Runs after the manager's response validator; what it throws fails the call.
     ///   - afterSuccess: Runs after the state update of a success, before delivery, on the
     ///     delivery executor when delivery runs there; not for a call cancelled before its delivery.
+    ///   - cancellations: A page load's count of `cancelAll()` calls when it was asked for: if
+    ///     one came since (a `resetPages()` while the page was prepared), it is not started.
     func submit<Manager: APIManager>(
         _ manager: Manager, params explicit: [String: JSON]?, awaiting: Bool,
-        policy: LoadPolicy? = nil, extraParams: [String: JSON] = [:],
+        policy: LoadPolicy? = nil, extraParams: [String: JSON] = [:], cancellations: Int? = nil,
         checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)? = nil,
         afterSuccess: (@Sendable (JSON) -> Void)? = nil
     ) -> Submission {
@@ -50,7 +52,7 @@ extension ManagerEngine {
         }
         return prepare(
             manager, entry: entry, monitor: monitor, source: source, explicit: explicit, extraParams: extraParams,
-            awaiting: awaiting, policy: policy, checkSuccess: checkSuccess, afterSuccess: afterSuccess)
+            cancellations: cancellations, awaiting: awaiting, policy: policy, checkSuccess: checkSuccess, afterSuccess: afterSuccess)
     }
 
     /// A call that failed before ``submit(_:params:awaiting:policy:extraParams:checkSuccess:afterSuccess:)``
@@ -79,7 +81,7 @@ extension ManagerEngine {
 
     private func prepare<Manager: APIManager>(
         _ manager: Manager, entry: ServiceEntry, monitor: ReachabilityMonitor?, source: (any APIManagerParamSource)?,
-        explicit: [String: JSON]?, extraParams: [String: JSON], awaiting: Bool, policy: LoadPolicy?,
+        explicit: [String: JSON]?, extraParams: [String: JSON], cancellations: Int?, awaiting: Bool, policy: LoadPolicy?,
         checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?, afterSuccess: (@Sendable (JSON) -> Void)?
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
@@ -146,6 +148,14 @@ extension ManagerEngine {
         // Made before the lock so the task's closure is built outside it.
         let call = ManagerCall(shareKey: shareKey, plan: plan)
         let registered: Submission? = lock.withLock {
+            // A page asked for before a `resetPages()` or `cancelAll()` that came while it was
+            // prepared (its number is from before): the cancellation finds no call to stop, so
+            // it is not started here, where it would register.
+            if let cancellations, state.paging.cancellations != cancellations {
+                return .notStarted(
+                    RunwayError(.cancelled, "not started: cancelAll() or resetPages() was called while the page was prepared", stage: stage)
+                )
+            }
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))
             }

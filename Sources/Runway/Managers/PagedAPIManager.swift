@@ -169,7 +169,7 @@ extension PagedAPIManager {
                 strong.pageParameter: .int(Int64(page)), strong.pageSizeParameter: .int(Int64(strong.pageSize)),
             ]
             submission = engine.submit(
-                strong, params: params, awaiting: awaiting, policy: .concurrent, extraParams: extra,
+                strong, params: params, awaiting: awaiting, policy: .concurrent, extraParams: extra, cancellations: cancellations,
                 checkSuccess: { response throws(RunwayError) in
                     guard let manager = manager.object else { return }
                     _ = try manager.items(in: response.json)

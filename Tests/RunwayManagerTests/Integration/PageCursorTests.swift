@@ -20,14 +20,55 @@ import Testing
         }
     }
 
-    /// A page whose response is in but whose delivery waits for a busy queue, then is cancelled
-    /// (`cancelAll()`, or its awaiting task): it is not delivered, so the next call asks for it
-    /// again. It moved the cursor, and the next call asked for the page after it: that page was
-    /// lost to the list.
-    @Test(arguments: [true, false])
-    func aPageCancelledWhileItsDeliveryWaitsIsAskedForAgain(byCancelAll: Bool) async throws {
+    /// Pull to refresh while a page is being prepared: this manager's `shouldCallAPI` resets the
+    /// pages once when asked, as a `resetPages()` from another thread does when it comes between
+    /// the page's number being chosen and its call starting.
+    final class RefreshedPagesAPIManager: PagedAPIManager {
+        let engine: ManagerEngine
+        let apiName = "pages"
+        let serviceID: ServiceID = .listings
+        var pageSize: Int { 2 }
+        /// 1: the next call resets the pages while it is prepared (then 2: no more).
+        let resetWhilePreparing = Counter()
+
+        init(registry: ServiceRegistry) {
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+        }
+
+        func shouldCallAPI(with params: [String: JSON]) -> Bool {
+            if resetWhilePreparing.value == 1 {
+                _ = resetWhilePreparing.increment()
+                resetPages()
+            }
+            return true
+        }
+    }
+
+    @Test("a page whose number was chosen before a resetPages() is not sent: the refreshed list never gets it")
+    func aResetWhileAPageIsPreparedStopsThatPage() async throws {
         let asked = EventLog()
-        let routes: TestServer.Routes = { router in
+        try await withTestServer(routes: Self.pages(asked)) { server in
+            let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: server.url("/v1").absoluteString)])
+            let manager = RefreshedPagesAPIManager(registry: registry)
+            try await manager.loadNextPage()
+            #expect(manager.currentPage == 1)
+
+            _ = manager.resetWhilePreparing.increment()
+            let stale = await outcome { try await manager.loadNextPage() }
+            #expect(stale.failure?.code == .cancelled, "\(stale)")
+            #expect(manager.currentPage == nil)
+            #expect(asked.events == ["1"])
+
+            let first = try await manager.loadNextPage()
+            #expect(first["items"]?.array?.compactMap { $0["id"]?.int } == [2, 3])
+            #expect(asked.events == ["1", "1"])
+            #expect(manager.currentPage == 1)
+        }
+    }
+
+    /// Pages of two items, page `n` holding `2n` and `2n + 1`; records the pages asked for.
+    static func pages(_ asked: EventLog) -> TestServer.Routes {
+        { router in
             router.get("/v1/pages") { request, _ -> Response in
                 let page = request.uri.queryParameters.get("page").flatMap { Int($0) } ?? 0
                 asked.append(String(page))
@@ -36,7 +77,16 @@ import Testing
                     status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
             }
         }
-        try await withTestServer(routes: routes) { server in
+    }
+
+    /// A page whose response is in but whose delivery waits for a busy queue, then is cancelled
+    /// (`cancelAll()`, or its awaiting task): it is not delivered, so the next call asks for it
+    /// again. It moved the cursor, and the next call asked for the page after it: that page was
+    /// lost to the list.
+    @Test(arguments: [true, false])
+    func aPageCancelledWhileItsDeliveryWaitsIsAskedForAgain(byCancelAll: Bool) async throws {
+        let asked = EventLog()
+        try await withTestServer(routes: Self.pages(asked)) { server in
             let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: server.url("/v1").absoluteString)])
             let queue = DispatchQueue(label: "page-cursor.delivery")
             let manager = QueuedPagesAPIManager(registry: registry, queue: queue)
