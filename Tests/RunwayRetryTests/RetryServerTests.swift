@@ -42,6 +42,30 @@ import Testing
         #expect(counter.value == 1)
     }
 
+    /// A server acts on an `Idempotency-Key` once, so a POST that carries one is retried like a
+    /// GET; an override of `false` still refuses it.
+    @Test func aFlakyPostWithAnIdempotencyKeyIsRetried() async throws {
+        let counter = Counter()
+        let server = try await flakyServer(counter)
+        defer { Task { await server.shutdown() } }
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 3)], dispatcher: CurlDispatcher())
+        let keyed = Runway.Request(
+            method: .post, url: server.url("/flaky"), headers: ["Idempotency-Key": "order-7f3a"], body: Data("{}".utf8))
+        let response = try await pipeline.send(keyed)
+        #expect(response.status == 200)
+        #expect(counter.value == 3)
+
+        let refused = Counter()
+        let other = try await flakyServer(refused)
+        defer { Task { await other.shutdown() } }
+        var context = RequestContext(apiName: "order.create")
+        context[RetryOverride.Key.self] = RetryOverride(allowsNonIdempotent: false)
+        var again = keyed
+        again.url = other.url("/flaky")
+        #expect(try await pipeline.send(again, context: context).status == 503)
+        #expect(refused.value == 1)
+    }
+
     @Test("a streamed body made by a closure is sent again on each attempt; one passed as a value is never retried")
     func streamedBodies() async throws {
         let counter = Counter()

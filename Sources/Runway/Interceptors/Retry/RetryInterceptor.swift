@@ -16,8 +16,11 @@ import Foundation
 /// - Waits `initialBackoff × multiplier^(n−1)`, capped at `maxBackoff`, minus up to `jitter` of
 ///   it at random; a `Retry-After` header (seconds or HTTP-date) replaces that delay, and one
 ///   longer than `maxRetryAfter` ends the retries.
-/// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the API is in
-///   ``RetryPolicy/nonIdempotentAPIs`` or the call's ``RetryOverride`` allows it. An error
+/// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the request
+///   carries an `Idempotency-Key` header (the server acts on a key once, so a POST with one is
+///   safe to send again, as the dispatcher and a token refresh take it), the API is in
+///   ``RetryPolicy/nonIdempotentAPIs``, or the call's ``RetryOverride`` allows it (an override
+///   of `false` refuses even a keyed request). An error
 ///   whose `RunwayError.neverSent` is set (a refused connection, a connect timeout) is retried
 ///   for every method: the request never left the machine. A `.cannotConnect` without it (the
 ///   host a redirect leads to refuses, after the server handled the request) is not.
@@ -103,7 +106,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
         let maxAttempts = request.bodyStream?.isReplayable == false ? 1 : max(1, override?.maxAttempts ?? policy.maxAttempts)
         let mayRepeat =
             request.method.isIdempotent
-            || override?.allowsNonIdempotent ?? context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false
+            || override?.allowsNonIdempotent
+                ?? (request.headers["Idempotency-Key"] != nil || context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false)
         var context = context
         while true {
             let delay: Duration

@@ -44,7 +44,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The longest `Retry-After` waited for; a server asking for longer gets its response
     /// handed back instead of a retry.
     public let maxRetryAfter: Duration
-    /// APIs (`RequestContext.apiName`) whose non-idempotent calls (POST, PATCH) may be retried.
+    /// APIs (`RequestContext.apiName`) whose non-idempotent calls (POST, PATCH) may be retried;
+    /// a call of any API that carries an `Idempotency-Key` header may be too.
     public let nonIdempotentAPIs: Set<String>
 
     /// Error codes that are never retried whatever the configuration says: the caller gave up,
