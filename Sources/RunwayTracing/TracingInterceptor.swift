@@ -55,7 +55,8 @@ public struct TracingInterceptor: Interceptor {
             span.attributes["http.request.method"] = request.method.rawValue
             span.attributes["url.full"] = Self.fullURL(url)
             span.attributes["server.address"] = url.host ?? ""
-            if let port = url.port { span.attributes["server.port"] = port }
+            // Always set for a client span (OpenTelemetry): the scheme's default when the URL names none.
+            if let port = url.port ?? Self.defaultPort(of: url) { span.attributes["server.port"] = port }
             if let api = context.apiName { span.attributes["runway.api"] = api }
             if let service = context.serviceID { span.attributes["runway.service"] = service.rawValue }
             span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
@@ -95,6 +96,15 @@ public struct TracingInterceptor: Interceptor {
             span.setStatus(SpanStatus(code: .error, message: (error as? RunwayError)?.code.description))
             span.end()
             throw error
+        }
+    }
+
+    /// The port a URL without one goes to: 443 for `https`, 80 for `http`.
+    static func defaultPort(of url: URL) -> Int? {
+        switch url.scheme?.lowercased() {
+        case "https": 443
+        case "http": 80
+        default: nil
         }
     }
 

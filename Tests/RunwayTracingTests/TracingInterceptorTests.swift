@@ -43,6 +43,17 @@ import Tracing
         #expect(span.operationName == "GET")
     }
 
+    /// OpenTelemetry wants `server.port` on every client span: the scheme's default when the URL
+    /// names none.
+    @Test(arguments: [("https://api.test/v1", 443), ("http://api.test/v1", 80), ("HTTPS://api.test:8443/v1", 8443)])
+    func theServerPortIsTheSchemesDefaultWhenTheURLNamesNone(url: String, port: Int) async throws {
+        let tracer = InMemoryTracer()
+        let pipeline = Pipeline(dispatcher: StubDispatcher(status: 200)) { TracingInterceptor.tracing(tracer) }
+        _ = try await pipeline.send(try Request(url))
+        let span = try #require(tracer.finishedSpans.first)
+        #expect(span.attributes["server.port"]?.toSpanAttribute() == .int64(Int64(port)))
+    }
+
     @Test func aCallWithoutAnAPINameIsNamedByItsMethodNotItsPath() async throws {
         try await withTestServer { server in
             let tracer = InMemoryTracer()
