@@ -146,8 +146,7 @@ extension ManagerEngine {
             guard let manager = weakManager.object else {
                 return .failure(RunwayError(.cancelled, "cancelled: the manager was released", stage: stage))
             }
-            if case .success(let response) = outcome { afterSuccess?(response.json) }
-            let delivered = deliver(manager, outcome, to: currentDelegate())
+            let delivered = deliver(manager, outcome, to: currentDelegate(), afterSuccess: afterSuccess)
             return Self.result(of: outcome, delivered: delivered, stage: stage)
         }
     }
@@ -185,9 +184,8 @@ extension ManagerEngine {
         }
         // Delivered elsewhere, `afterSuccess` runs there, once the call is known not cancelled.
         guard inline else { return nil }
-        if case .success(let response) = outcome { afterSuccess?(response.json) }
         // Inline delivery calls straight through: no closure to allocate for an executor hop.
-        let delivered = deliver(manager, outcome, to: inlineDelegate)
+        let delivered = deliver(manager, outcome, to: inlineDelegate, afterSuccess: afterSuccess)
         return Self.result(of: outcome, delivered: delivered, stage: .manager(manager.apiName))
     }
 
@@ -208,13 +206,17 @@ extension ManagerEngine {
         }
     }
 
-    /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery.
+    /// `before…` → delegate → `after…`; false when a `before` hook stopped the delivery. A
+    /// success's `afterSuccess` (a page moving the page cursor) runs between the `before` hook and
+    /// the delegate: a page the hook stopped is not delivered and does not move the cursor.
     private func deliver(
-        _ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>, to delegate: (any APIManagerDelegate)?
+        _ manager: any APIManager, _ outcome: Result<APIResponse, RunwayError>, to delegate: (any APIManagerDelegate)?,
+        afterSuccess: (@Sendable (JSON) -> Void)?
     ) -> Bool {
         switch outcome {
         case .success(let response):
             guard manager.beforePerformSuccess(response) else { return false }
+            afterSuccess?(response.json)
             delegate?.managerCallAPIDidSucceed(manager)
             manager.afterPerformSuccess(response)
         case .failure(let error):

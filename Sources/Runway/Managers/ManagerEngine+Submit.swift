@@ -21,8 +21,9 @@ extension ManagerEngine {
     ///   - awaiting: Whether a `load()` caller will wait for the outcome (else the delegate path).
     ///   - policy: Overrides the manager's policy (paging runs its own queue).
     ///   - checkSuccess: Runs after the manager's response validator; what it throws fails the call.
-    ///   - afterSuccess: Runs after the state update of a success, before delivery, on the
-    ///     delivery executor when delivery runs there; not for a call cancelled before its delivery.
+    ///   - afterSuccess: Runs after the state update of a success, once `beforePerformSuccess` let
+    ///     it through and before the delegate hears of it, on the delivery executor when delivery
+    ///     runs there; not for a call cancelled or stopped before its delivery.
     ///   - cancellations: A page load's count of `cancelAll()` calls when it was asked for: if
     ///     one came since (a `resetPages()` while the page was prepared), it is not started.
     func submit<Manager: APIManager>(

@@ -44,6 +44,43 @@ import Testing
         }
     }
 
+    /// Refuses the first delivery of page 2 in `beforePerformSuccess`, as a manager does that
+    /// finds a response stale.
+    final class PickyPagesAPIManager: PagedAPIManager {
+        let engine: ManagerEngine
+        let apiName = "pages"
+        let serviceID: ServiceID = .listings
+        var pageSize: Int { 2 }
+        let refusals = Counter()
+
+        init(registry: ServiceRegistry) {
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+        }
+
+        func beforePerformSuccess(_ response: APIResponse) -> Bool {
+            guard response.json["items"]?.array?.first?["id"]?.int == 4, refusals.value == 0 else { return true }
+            _ = refusals.increment()
+            return false
+        }
+    }
+
+    @Test("a page beforePerformSuccess stops is not loaded: the cursor stays and the next call asks for it again")
+    func aPageTheHookStopsIsAskedForAgain() async throws {
+        let asked = EventLog()
+        try await withTestServer(routes: Self.pages(asked)) { server in
+            let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: server.url("/v1").absoluteString)])
+            let manager = PickyPagesAPIManager(registry: registry)
+            try await manager.loadNextPage()
+            let stopped = await outcome { try await manager.loadNextPage() }
+            #expect(stopped.failure?.code == .cancelled, "\(stopped)")
+            #expect(manager.currentPage == 1)
+            let second = try await manager.loadNextPage()
+            #expect(second["items"]?.array?.compactMap { $0["id"]?.int } == [4, 5])
+            #expect(asked.events == ["1", "2", "2"])
+            #expect(manager.currentPage == 2)
+        }
+    }
+
     @Test("a page whose number was chosen before a resetPages() is not sent: the refreshed list never gets it")
     func aResetWhileAPageIsPreparedStopsThatPage() async throws {
         let asked = EventLog()
