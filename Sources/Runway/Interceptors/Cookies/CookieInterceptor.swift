@@ -12,8 +12,8 @@ import RunwayCore
 ///   jar's cookies for its URL (host or domain, path, `Secure` over HTTPS only, unexpired).
 /// - Every `Set-Cookie` of a response is offered to the jar, which keeps what RFC 6265 allows
 ///   for the request's URL (see ``CookieJar``), whatever the status: a `302` after a login
-///   included, under the default ``RedirectPolicy/none``. A response that followed redirects
-///   (``RedirectPolicy/follow(max:)``) comes from a URL the chain does not see, so its cookies
+///   included, under the default `RedirectPolicy.none`. A response that followed redirects
+///   (`RedirectPolicy.follow(max:)`) comes from a URL the chain does not see, so its cookies
 ///   are not kept.
 ///
 /// ## Where it belongs
