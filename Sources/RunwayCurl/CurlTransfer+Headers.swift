@@ -37,6 +37,19 @@ extension CurlTransfer {
                         + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
                 return false
             }
+            if respondsOverHTTP1, transferEncoded, let length = contentLength, status >= 200, status != 204, status != 304,
+                request.method != .head
+            {
+                // Two framings of one body (RFC 9112 §6.3: to be handled as an error, a sign of
+                // response splitting or smuggling). libcurl 7.88 reads it chunked and keeps the
+                // connection, so whatever the length framed beyond the chunks would be read as the
+                // next request's response. Failing here, before any body byte, closes the connection.
+                failure = RunwayError(
+                    .responseInvalid,
+                    "the response has both Content-Length (\(length)) and Transfer-Encoding: its body's end is ambiguous "
+                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                return false
+            }
             if status != 0 { headerSectionEnded = true }
             if streams { headerSectionDidEnd() }
             if status == 204, respondsOverHTTP1, transferEncoded || (contentLength ?? 0) > 0 {

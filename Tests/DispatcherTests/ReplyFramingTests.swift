@@ -119,6 +119,44 @@ extension DispatcherSuite {
         #expect(responder.connectionCount == 2)
     }
 
+    @Test(
+        "a response with both Content-Length and Transfer-Encoding is .responseInvalid; what its length framed is never a response",
+        arguments: DispatcherUnderTest.all(supporting: .closesUntrustedConnections), [false, true])
+    func lengthAndTransferEncoding(_ dut: DispatcherUnderTest, streams: Bool) async throws {
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target != "/both" else {
+                // Chunked, "hello"; by its length, the body runs on into a second response that
+                // comes late, once the client may have sent its next request.
+                let head = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
+                guard exchange.method != "HEAD" else { return .reply(Array(head.utf8)) }
+                return .replyThenUnasked(Array((head + "5\r\nhello\r\n0\r\n\r\n").utf8), after: .milliseconds(250), unasked: Self.evilReply)
+            }
+            return .reply(Self.replyWithItsQuery(exchange))
+        }
+        defer { responder.stop() }
+        let dispatcher = dut.make()
+        var request = makeRequest(responder.url("/both"))
+        request.streamsResponseBody = streams
+        let error = await runwayError {
+            let response = try await dut.send(dispatcher, request)
+            guard let stream = response.bodyStream else { return response }
+            for try await _ in stream {}
+            return response
+        }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("both Content-Length (100) and Transfer-Encoding") == true, "\(String(describing: error))")
+        // At once, before the late bytes arrive.
+        let next = try await dut.send(dispatcher, makeRequest(responder.url("/x?body=next")))
+        #expect(String(decoding: next.body, as: UTF8.self) == "next")
+        let exchanges = responder.exchanges
+        let both = try #require(exchanges.first { $0.target == "/both" })
+        let after = exchanges.filter { $0.connection == both.connection && $0.index > both.index }
+        #expect(after.isEmpty, "\(after.map(\.target)) after the response with both on its connection")
+        // A HEAD's answer has no body to frame: both fields are read as they are.
+        let head = try await dut.send(dispatcher, makeRequest(.head, responder.url("/both")))
+        #expect(head.status == 200)
+    }
+
     /// A whole response, for a server to send where none was asked for.
     private static let evilReply = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL".utf8)
 
