@@ -22,6 +22,14 @@ enum CurlError {
             // libcurl refused a line of the head before the header callback saw it.
             let what = detail ?? "a header line without a colon, a Content-Length that is not a number, or a malformed status line"
             return RunwayError(.responseInvalid, "the server's reply is not valid HTTP: \(what) \(target)")
+        case CURLE_BAD_FUNCTION_ARGUMENT where lastStatus != 0:
+            // Every option was set, and checked, before the transfer began: during one, libcurl
+            // 7.88 gives this code when its header store cannot split a line of the reply into a
+            // name and a value (a folded line before any field, a trailer line without a colon).
+            return RunwayError(
+                .responseInvalid,
+                "the server's reply is not valid HTTP: a header or trailer line that is not a field\(detail.map { " (" + $0 + ")" } ?? "") "
+                    + target)
         case CURLE_RECV_ERROR where detail.map(isMalformedChunk) == true:
             // Not a lost connection: the server sent a body it did not frame right, and would again.
             return RunwayError(.responseInvalid, "the response's chunked body is malformed: \(detail ?? "") \(target)")

@@ -14,3 +14,12 @@ extension DispatcherUnderTest {
         try await dispatcher.dispatch(request, context: RequestContext())
     }
 }
+
+/// Sends `request` through a fresh context and reads a streamed body to its end, so that a
+/// failure found in the body is thrown here as one found in the head is.
+func sendReadingTheBody(_ dispatcher: any Dispatcher, _ request: Request) async throws -> Response {
+    let response = try await dispatcher.dispatch(request, context: RequestContext())
+    guard let stream = response.bodyStream else { return response }
+    for try await _ in stream {}
+    return response
+}

@@ -21,6 +21,22 @@ extension DispatcherSuite {
         #expect(error?.code == .responseInvalid)
     }
 
+    @Test(
+        "a header or trailer line libcurl cannot read as a field is .responseInvalid, not a transport failure",
+        arguments: [
+            "HTTP/1.1 200 OK\r\n Content-Length: 2\r\n\r\nok",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nNot a field\r\n\r\n",
+        ], [false, true])
+    func unreadableFieldLine(_ reply: String, streams: Bool) async throws {
+        let responder = try RawResponder(reply)
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/x"))
+        request.streamsResponseBody = streams
+        let error = await runwayError { try await sendReadingTheBody(CurlDispatcher(), request) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("not valid HTTP") == true, "\(String(describing: error))")
+    }
+
     @Test("a response header over libcurl's limit is .responseTooLarge")
     func hugeHeader() async throws {
         let responder = try RawResponder(

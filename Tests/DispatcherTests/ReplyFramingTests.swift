@@ -137,12 +137,7 @@ extension DispatcherSuite {
         let dispatcher = dut.make()
         var request = makeRequest(responder.url("/both"))
         request.streamsResponseBody = streams
-        let error = await runwayError {
-            let response = try await dut.send(dispatcher, request)
-            guard let stream = response.bodyStream else { return response }
-            for try await _ in stream {}
-            return response
-        }
+        let error = await runwayError { try await sendReadingTheBody(dispatcher, request) }
         #expect(error?.code == .responseInvalid, "\(String(describing: error))")
         #expect(error?.message.contains("both Content-Length (100) and Transfer-Encoding") == true, "\(String(describing: error))")
         // At once, before the late bytes arrive.
@@ -180,12 +175,7 @@ extension DispatcherSuite {
             for streams in [false, true] {
                 var request = makeRequest(responder.url("/x"))
                 request.streamsResponseBody = streams
-                let error = await runwayError {
-                    let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
-                    guard let stream = response.bodyStream else { return response }
-                    for try await _ in stream {}
-                    return response
-                }
+                let error = await runwayError { try await sendReadingTheBody(CurlDispatcher(), request) }
                 #expect(error?.code == .responseInvalid, "\(value), streamed: \(streams): \(String(describing: error))")
                 #expect(error?.message.contains("Transfer-Encoding") == true, "\(String(describing: error))")
             }
