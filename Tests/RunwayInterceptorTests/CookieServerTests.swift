@@ -38,6 +38,22 @@ import Testing
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 
+    /// Runs `body` with a jar, a pipeline over it, a TLS server, a plain one on the same host, and
+    /// the options that trust the TLS server's certificate.
+    private func withSecureAndPlainServers(
+        _ body: (CookieJar, Pipeline, TestServer, TestServer, RequestOptions) async throws -> Void
+    ) async throws {
+        let pki = try await TestPKI.load()
+        try await withTestServer(tls: pki.server, routes: Self.routes) { secure in
+            try await withTestServer(routes: Self.routes) { plain in
+                let jar = CookieJar()
+                var tls = RequestOptions()
+                tls.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                try await body(jar, Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher()), secure, plain, tls)
+            }
+        }
+    }
+
     @Test func aSessionCookieGoesBackToItsHostAndPathOnly() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let jar = CookieJar()
@@ -98,6 +114,24 @@ import Testing
         }
     }
 
+    @Test func prefixedCookiesAreKeptOnlyWhenTheyKeepWhatTheirPrefixPromises() async throws {
+        try await withSecureAndPlainServers { jar, pipeline, secure, plain, tls in
+            // Over plain HTTP, or over HTTPS without `Secure`, no prefixed cookie is kept.
+            _ = try await send(pipeline, plain.url("/jar/set"), setting: ["__Host-sid=forged; Path=/", "__secure-a=forged", "open=1"])
+            _ = try await send(pipeline, secure.url("/jar/set"), setting: ["__Secure-b=1", "__HOST-c=1; Path=/"], options: tls)
+            // A `__Host-` cookie must also be the host's alone (no `Domain`) and for every path.
+            _ = try await send(
+                pipeline, secure.url("/jar/set"),
+                setting: [
+                    "__Host-d=1; Secure; Domain=127.0.0.1; Path=/", "__Host-e=1; Secure; Path=/jar", "__Host-f=1; Secure",
+                    "__Host-sid=real; Secure; Path=/", "__Secure-token=real; Secure; Path=/jar",
+                ], options: tls)
+            #expect(Set(jar.cookies.map(\.name)) == ["open", "__Host-sid", "__Secure-token"])
+            #expect(
+                try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "open=1; __Secure-token=real; __Host-sid=real")
+        }
+    }
+
     @Test func aRequestsOwnCookieHeaderGoesAsItIs() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let jar = CookieJar()
@@ -109,21 +143,14 @@ import Testing
     }
 
     @Test func aSecureCookieGoesOverHTTPSOnly() async throws {
-        let pki = try await TestPKI.load()
-        try await withTestServer(tls: pki.server, routes: Self.routes) { secure in
-            try await withTestServer(routes: Self.routes) { plain in
-                let jar = CookieJar()
-                let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
-                var tls = RequestOptions()
-                tls.tls.certificateAuthorities = .file(pki.caCertificatePath)
-                _ = try await send(pipeline, secure.url("/jar/login"), setting: ["sid=s; Secure", "open=o"], options: tls)
-                #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
-                // The plain server is the same host on another port: it gets the open cookie only.
-                #expect(try await send(pipeline, plain.url("/jar/me")).cookie == "open=o")
-                // ...and may not replace the secure one.
-                _ = try await send(pipeline, plain.url("/jar/set"), setting: ["sid=forged"])
-                #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
-            }
+        try await withSecureAndPlainServers { jar, pipeline, secure, plain, tls in
+            _ = try await send(pipeline, secure.url("/jar/login"), setting: ["sid=s; Secure", "open=o"], options: tls)
+            #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
+            // The plain server is the same host on another port: it gets the open cookie only.
+            #expect(try await send(pipeline, plain.url("/jar/me")).cookie == "open=o")
+            // ...and may not replace the secure one.
+            _ = try await send(pipeline, plain.url("/jar/set"), setting: ["sid=forged"])
+            #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
         }
     }
 }

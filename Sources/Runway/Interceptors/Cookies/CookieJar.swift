@@ -26,7 +26,10 @@ import Foundation
 ///   the app calls.
 /// - a `Secure` cookie from plain HTTP, and a plain-HTTP cookie that would replace or shadow a
 ///   `Secure` one of the same name (RFC 6265bis);
-/// - a name and value over 4,096 bytes, a control character, no `=`, an empty name.
+/// - a name and value over 4,096 bytes, a control character, no `=`, an empty name;
+/// - a name starting `__Secure-` (in any case) without `Secure`, and one starting `__Host-`
+///   without `Secure`, with a `Domain`, or with a `Path` other than `/` (RFC 6265bis): a server
+///   trusts such a cookie to have come over HTTPS, and a `__Host-` one to be its host's alone.
 ///
 /// It holds at most 50 cookies per domain and 3,000 in all, dropping expired cookies first, then
 /// those set longest ago. Expiries are at most 400 days ahead (RFC 6265bis). It lives in memory: to keep
@@ -177,9 +180,21 @@ public final class CookieJar: Sendable {
         } else if parsed.domain != nil {
             hostOnly = origin.isAddress  // `Domain` naming the host itself: its subdomains too
         }
+        // Name prefixes (RFC 6265bis §4.1.3), in any case: a server trusts a `__Secure-` cookie to
+        // have come over HTTPS, and a `__Host-` one also to be its host's alone, for every path.
+        if hasPrefix(parsed.name, "__secure-"), !parsed.secure { return nil }
+        if hasPrefix(parsed.name, "__host-"), !parsed.secure || parsed.domain != nil || parsed.path != "/" { return nil }
         return Cookie(
             name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: parsed.path ?? origin.defaultPath,
             expires: parsed.expires, secure: parsed.secure, httpOnly: parsed.httpOnly, created: now)
+    }
+
+    /// Whether `name` starts with `prefix` (lowercase ASCII) in any case.
+    private static func hasPrefix(_ name: String, _ prefix: String) -> Bool {
+        name.utf8.count >= prefix.utf8.count
+            && zip(name.utf8, prefix.utf8).allSatisfy { byte, expected in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
+            }
     }
 
     /// Whether `cookie`, from plain HTTP, would replace or shadow a kept `Secure` cookie of its
