@@ -114,6 +114,21 @@ import Testing
         }
     }
 
+    @Test func aDomainCookieNeverGoesToAnAddress() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            // A host whose name ends in numbers sets a cookie for the domain those numbers make...
+            var named = RequestOptions()
+            named.connectOverrides = [ConnectOverride(host: "x.0.0.1", connectHost: "127.0.0.1")]
+            let port = try #require(server.url("/").port)
+            _ = try await send(pipeline, URL(string: "http://x.0.0.1:\(port)/jar/set")!, setting: ["num=1; Domain=0.0.1"], options: named)
+            #expect(jar.cookies.map(\.domain) == ["0.0.1"])
+            // ...which is no domain of an address: 127.0.0.1 does not get it.
+            #expect(try await send(pipeline, server.url("/jar/me")).cookie == "")
+        }
+    }
+
     @Test func prefixedCookiesAreKeptOnlyWhenTheyKeepWhatTheirPrefixPromises() async throws {
         try await withSecureAndPlainServers { jar, pipeline, secure, plain, tls in
             // Over plain HTTP, or over HTTPS without `Secure`, no prefixed cookie is kept.

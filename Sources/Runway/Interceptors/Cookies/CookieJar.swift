@@ -20,7 +20,8 @@ import Foundation
 /// What it refuses (the cookie is ignored, the response is not):
 /// - a `Domain` the URL's host is not in (`evil.test` setting a cookie for `bank.test`), a
 ///   `Domain` of one label (`com`, `localhost` from another host), and any `Domain` but the
-///   address itself from a host given as an IP address. It knows no public suffix list, so a
+///   address itself from a host given as an IP address (and a domain cookie never goes to an
+///   address, whatever its digits). It knows no public suffix list, so a
 ///   server may set a cookie for the registrable domain above it, as browsers without the list
 ///   did: `a.example.co.uk` may set one for `co.uk`, which then goes to every host under it
 ///   the app calls.
@@ -139,7 +140,10 @@ public final class CookieJar: Sendable {
             stored.entries.values.filter { entry in
                 let cookie = entry.cookie
                 return !cookie.isExpired(at: time) && (!cookie.secure || origin.secure)
-                    && (cookie.hostOnly ? origin.host == cookie.domain : CookieOrigin.domainMatches(origin.host, cookie.domain))
+                    // A domain cookie goes to host names only (RFC 6265 §5.1.3): not to 127.0.0.1
+                    // for the domain 0.0.1 a host named x.0.0.1 set.
+                    && (cookie.hostOnly
+                        ? origin.host == cookie.domain : !origin.isAddress && CookieOrigin.domainMatches(origin.host, cookie.domain))
                     && CookieOrigin.pathMatches(origin.path, cookie.path)
             }
         }
