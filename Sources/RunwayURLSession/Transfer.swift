@@ -324,13 +324,46 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The response's header fields, sorted by name (Foundation keeps them in a dictionary).
+    /// Foundation joins repeated fields with commas; `Set-Cookie`, which a cookie jar reads one
+    /// field at a time, is split back into one field per cookie (see ``splitSetCookie(_:)``).
     static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
         var pairs: [(String, String)] = []
         for (key, value) in response.allHeaderFields {
             guard let name = key as? String else { continue }
-            pairs.append((name, value as? String ?? "\(value)"))
+            let text = value as? String ?? "\(value)"
+            if name.caseInsensitiveEquals("set-cookie") {
+                pairs += splitSetCookie(text).map { (name, $0) }
+            } else {
+                pairs.append((name, text))
+            }
         }
-        pairs.sort { $0.0.lowercased() < $1.0.lowercased() }
-        return HTTPHeaders(pairs)
+        // By name, keeping the order of the cookies of one field.
+        let sorted = pairs.enumerated().sorted { ($0.element.0.lowercased(), $0.offset) < ($1.element.0.lowercased(), $1.offset) }
+        return HTTPHeaders(sorted.map(\.element))
+    }
+
+    /// The cookies of `Set-Cookie` fields Foundation joined: split at each comma a cookie's
+    /// `name=` follows, not at the comma of a date (`Expires=Wed, 21 Oct 2026 07:28:00 GMT`). A
+    /// value with a comma followed by `name=` of its own (not allowed by RFC 6265) is split too:
+    /// the join left no way to tell.
+    static func splitSetCookie(_ value: String) -> [String] {
+        let bytes = Array(value.utf8)
+        var cookies: [String] = []
+        var start = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ",") && startsCookie(bytes[(index + 1)...]) {
+            cookies.append(String(decoding: bytes[start..<index], as: UTF8.self).trimmingCharacters(in: .whitespaces))
+            start = index + 1
+        }
+        cookies.append(String(decoding: bytes[start...], as: UTF8.self).trimmingCharacters(in: .whitespaces))
+        return cookies.filter { !$0.isEmpty }
+    }
+
+    /// Whether `rest`, spaces aside, starts with a name and `=`: a cookie, not the rest of a date.
+    private static func startsCookie(_ rest: ArraySlice<UInt8>) -> Bool {
+        let text = rest.drop { $0 == 0x20 || $0 == 0x09 }
+        guard let end = text.firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: ",") })
+        else { return false }
+        let name = text[..<end]
+        return text[end] == UInt8(ascii: "=") && !name.isEmpty && !name.contains(0x20) && !name.contains(0x09)
     }
 }

@@ -32,7 +32,8 @@ import FoundationNetworking
 /// response with trailer fields, or a header section cut off by the server, stops the process
 /// inside FoundationNetworking; a body-less POST goes out a second time when a reused connection
 /// dies before the answer; a gzip body cut short arrives as complete; repeated header fields are
-/// joined into one value; a 307 or 308 would send the request's body empty (refused here with
+/// joined into one value (`Set-Cookie` is split back into one field per cookie, at each comma
+/// a `name=` follows); a 307 or 308 would send the request's body empty (refused here with
 /// `.configuration`); a status line without a reason phrase, bare LF line ends and header values
 /// that are not UTF-8 are refused (`.responseInvalid`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
 /// as `CurlDispatcher` does: a status outside 100–599, a `Content-Length` that is not one number

@@ -57,6 +57,19 @@ extension DispatcherSuite {
         #expect(response.body == Data("ok".utf8))
     }
 
+    @Test("repeated Set-Cookie fields arrive apart, an Expires date whole, and a cookie jar keeps each", arguments: DispatcherUnderTest.all)
+    func repeatedSetCookie(_ dut: DispatcherUnderTest) async throws {
+        let cookies = ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Path=/", "b=2; Path=/", "c=3; Expires=Thu, 01 Jan 2099 00:00:00 GMT"]
+        let responder = try RawResponder(
+            "HTTP/1.1 200 OK\r\n" + cookies.map { "Set-Cookie: \($0)\r\n" }.joined() + "Content-Length: 0\r\nConnection: close\r\n\r\n")
+        defer { responder.stop() }
+        let jar = CookieJar()
+        let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: dut.make())
+        let response = try await pipeline.send(makeRequest(responder.url("/x")), context: RequestContext())
+        #expect(response.headers.values(for: "Set-Cookie") == cookies)
+        #expect(jar.cookieHeader(for: responder.url("/x")) == "a=1; b=2; c=3")
+    }
+
     @Test("a header value that is not UTF-8 is read as ISO-8859-1, no byte lost; UTF-8 stays UTF-8", arguments: [false, true])
     func latin1HeaderValue(streams: Bool) async throws {
         // "café" in ISO-8859-1 (0xE9), in UTF-8, and a folded line continuing a Latin-1 value.
