@@ -281,7 +281,8 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayOpenAPITests",
             dependencies: [
-                "Runway", "RunwayOpenAPI", "RunwayCurl", "RunwayCache", "RunwaySigning", "RunwaySync", testServer, hummingbird,
+                "Runway", "RunwayOpenAPI", "RunwayCurl", "RunwayCache", "RunwaySigning", "RunwaySync", "RunwayTesting", testServer,
+                hummingbird,
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -5,6 +5,7 @@ import OpenAPIRuntime
 import Runway
 import RunwayCurl
 import RunwayTestServer
+import RunwayTesting
 import Testing
 
 @testable import RunwayOpenAPI
@@ -134,17 +135,31 @@ import Testing
         }
     }
 
+    /// Both fields, which a server must not send. libcurl's dispatcher refuses such a response
+    /// (`.responseInvalid`: what the length frames beyond the chunks could pass for the next
+    /// response); from a dispatcher that hands one on, the chunks are the body (RFC 9112 §6.3), so
+    /// the transport gives it no known length.
     @Test func aStreamedChunkedBodyHasNoLengthWhateverContentLengthSays() async throws {
-        // Both fields, which a server must not send: the chunks are the body (RFC 9112 §6.3).
+        let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/export")
         let responder = try RawResponder(
             "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 3\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
         defer { responder.stop() }
-        let transport = RunwayTransport(
+        let overCurl = RunwayTransport(
             pipeline: Pipeline(interceptors: [], dispatcher: CurlDispatcher()), configuration: .init(responseBody: .streamed))
+        await #expect {
+            _ = try await overCurl.send(request, body: nil, baseURL: responder.url(), operationID: "export")
+        } throws: { error in
+            (error as? RunwayError)?.code == .responseInvalid
+        }
+
+        let stub = StubDispatcher(
+            status: 200, headers: ["Content-Type": "application/octet-stream", "Content-Length": "3", "Transfer-Encoding": "chunked"],
+            chunks: [Data("hel".utf8), Data("lo".utf8)])
+        let transport = RunwayTransport(
+            pipeline: Pipeline(interceptors: [], dispatcher: stub), configuration: .init(responseBody: .streamed))
         let (head, body) = try await transport.send(
-            HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/export"), body: nil, baseURL: responder.url(),
-            operationID: "export")
+            request, body: nil, baseURL: try #require(URL(string: "http://api.test")), operationID: "export")
         #expect(head.status == .ok)
         let streamed = try #require(body)
         #expect(streamed.length == .unknown)
