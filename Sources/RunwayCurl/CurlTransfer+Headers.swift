@@ -7,12 +7,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // The response head, read on the loop thread header line by header line.
 extension CurlTransfer {
 
@@ -24,7 +18,7 @@ extension CurlTransfer {
     ///   a `Content-Length` that is not a length or contradicts another): ``failure`` says why,
     ///   and the transfer stops. Also `false` at the end of a complete 204 whose connection must
     ///   close (``closedUntrustedConnection``).
-    func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    func receiveHeader(_ bytes: Span<UInt8>) -> Bool {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
         guard end > 0 else {
@@ -89,7 +83,7 @@ extension CurlTransfer {
                 i += 1
             }
             guard digits == 3, (100...599).contains(code) else {
-                let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<min(end, 64)]), as: UTF8.self)
+                let line = Self.fieldText(bytes.extracting(..<min(end, 64)))
                 failure = RunwayError(
                     .responseInvalid,
                     "the status line \"\(line)\" has no status code from 100 to 599 "
@@ -118,7 +112,7 @@ extension CurlTransfer {
             }
             return true
         }
-        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        let line = bytes.extracting(..<end)
         switch Self.contentLength(line) {
         case .otherField:
             break
@@ -132,7 +126,7 @@ extension CurlTransfer {
             }
             contentLength = length
         case .invalid:
-            let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<min(line.count, 80)]), as: UTF8.self)
+            let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
             failure = RunwayError(
                 .responseInvalid,
                 "the response's \"\(text)\" is not a length (digits, or a list of the same number): its body's end is unknown "
@@ -159,9 +153,10 @@ extension CurlTransfer {
             Self.parseField(line, into: &headers)
         } else {
             if rawHeaders.isEmpty { rawHeaders.reserveCapacity(512) }
-            // Typed as bytes, so the copy is one memcpy rather than a loop over a sequence.
-            rawHeaders.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
-            rawHeaders.append(0x0A)
+            rawHeaders.append(addingCapacity: line.count + 1) { kept in
+                for index in line.indices { kept.append(line[index]) }
+                kept.append(0x0A)
+            }
         }
         return true
     }
@@ -172,16 +167,17 @@ extension CurlTransfer {
         guard !parsesHeadersOnLoop else { return headers }
         var fields = HTTPHeaders()
         fields.reserveCapacity(12)
-        rawHeaders.withUnsafeBytes { all in
-            guard let base = all.baseAddress else { return }
-            var start = 0
-            while start < all.count {
-                // Each line ends in the line feed the loop appended (`memchr`: a byte loop here
-                // cost more than the fields' strings).
-                let end = memchr(base + start, 0x0A, all.count - start).map { base.distance(to: UnsafeRawPointer($0)) } ?? all.count
-                Self.parseField(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &fields)
-                start = end + 1
+        let kept = rawHeaders
+        let all = kept.span
+        var start = 0
+        var index = 0
+        while index < all.count {
+            // Each line ends in the line feed the loop appended.
+            if all[index] == 0x0A {
+                Self.parseField(all.extracting(start..<index), into: &fields)
+                start = index + 1
             }
+            index += 1
         }
         return fields
     }
@@ -191,15 +187,15 @@ extension CurlTransfer {
 
     /// The value of `line` when it is a `Transfer-Encoding` field listing a coding other than
     /// `chunked` (checked over the bytes, like ``contentLength(_:)``); `nil` for any other line.
-    static func unaskedTransferCodings(_ line: UnsafeRawBufferPointer) -> String? {
+    static func unaskedTransferCodings(_ line: Span<UInt8>) -> String? {
         guard isTransferEncoding(line) else { return nil }
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[18...]), as: UTF8.self)
+        let value = fieldText(line.extracting(18...))
         let codings = value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
         return codings.allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
     }
 
     /// Whether `line` is a `Location` field (its name compared without case, over the bytes).
-    static func isLocation(_ line: UnsafeRawBufferPointer) -> Bool {
+    static func isLocation(_ line: Span<UInt8>) -> Bool {
         guard line.count >= 9, line[8] == UInt8(ascii: ":") else { return false }
         for index in 0..<8 where line[index] | 0x20 != locationName[index] { return false }
         return true
@@ -208,7 +204,7 @@ extension CurlTransfer {
     private static let locationName = Array("location".utf8)
 
     /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
-    static func isTransferEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
+    static func isTransferEncoding(_ line: Span<UInt8>) -> Bool {
         // "transfer-encoding:" is 18 bytes; most lines are rejected by their first byte.
         guard line.count >= 18, line[0] | 0x20 == UInt8(ascii: "t"), line[17] == UInt8(ascii: ":"), line[8] == UInt8(ascii: "-")
         else { return false }
@@ -228,7 +224,7 @@ extension CurlTransfer {
 
     /// The `Content-Length` of `line`, if it is one (checked over the bytes: this runs on the
     /// loop thread for every header line).
-    static func contentLength(_ line: UnsafeRawBufferPointer) -> LengthField {
+    static func contentLength(_ line: Span<UInt8>) -> LengthField {
         // "content-length:" is 15 bytes; most lines are rejected by their first byte.
         guard line.count >= 15, line[0] | 0x20 == UInt8(ascii: "c"), line[14] == UInt8(ascii: ":"), line[7] == UInt8(ascii: "-")
         else { return .otherField }
@@ -269,55 +265,43 @@ extension CurlTransfer {
     private static let contentEncodingName = Array("content-encoding:".utf8)
 
     /// The value of a `Content-Encoding` line, if `line` is one.
-    static func contentEncoding(_ line: UnsafeRawBufferPointer) -> String? {
+    static func contentEncoding(_ line: Span<UInt8>) -> String? {
         let name = contentEncodingName
         guard line.count > name.count, line[0] | 0x20 == UInt8(ascii: "c"), line[16] == UInt8(ascii: ":") else { return nil }
         for index in 1..<16 where line[index] | 0x20 != name[index] { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: line[17...]), as: UTF8.self)
-            .trimmingBlanks()
+        return fieldText(line.extracting(17...)).trimmingBlanks()
     }
 
     /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded
     /// line (RFC 9112 §5.2) continuing the previous field's value; others are ignored.
-    static func parseField(_ line: UnsafeRawBufferPointer, into fields: inout HTTPHeaders) {
+    static func parseField(_ line: Span<UInt8>, into fields: inout HTTPHeaders) {
         var end = line.count
         while end > 0, line[end - 1] == 0x0D { end -= 1 }
-        guard end > 0, let base = line.baseAddress else { return }
+        guard end > 0 else { return }
         if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
             var start = 0
             while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
             guard start < end else { return }
-            fields.continueLastValue(with: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<end])))
+            fields.continueLastValue(with: fieldText(line.extracting(start..<end)))
             return
         }
-        guard let found = memchr(base, Int32(UInt8(ascii: ":")), end) else { return }
-        let colon = base.distance(to: UnsafeRawPointer(found))
+        var colon = 0
+        while colon < end, line[colon] != UInt8(ascii: ":") { colon += 1 }
+        guard colon < end else { return }
         var start = colon + 1
         while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
         var stop = end
         while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-        fields.add(
-            name: fieldText(UnsafeRawBufferPointer(rebasing: line[..<colon])),
-            value: fieldText(UnsafeRawBufferPointer(rebasing: line[start..<stop])))
+        fields.add(name: fieldText(line.extracting(..<colon)), value: fieldText(line.extracting(start..<stop)))
     }
 
     /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else
     /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
     /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
-    ///
-    /// Decoded as UTF-8 first, which repairs what is not: the text is the bytes' own when it holds
-    /// exactly those bytes (a repair puts U+FFFD in place of bytes that are not UTF-8, so it
-    /// never does). Comparing the two with `memcmp` costs less than a byte loop looking for
-    /// bytes above 0x7F, and `String(validating:as:)` is generic code here, unspecialized.
-    static func fieldText(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard let start = bytes.baseAddress, !bytes.isEmpty else { return "" }
-        var text = String(decoding: bytes, as: UTF8.self)
-        let exact =
-            text.utf8.count == bytes.count
-            && text.withUTF8 { utf8 in utf8.baseAddress.map { memcmp($0, start, bytes.count) == 0 } ?? false }
-        if exact { return text }
+    static func fieldText(_ bytes: Span<UInt8>) -> String {
+        if let utf8 = try? UTF8Span(validating: bytes) { return String(copying: utf8) }
         var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
+        for index in bytes.indices { scalars.append(Unicode.Scalar(bytes[index])) }
         return String(scalars)
     }
 }

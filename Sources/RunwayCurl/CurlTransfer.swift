@@ -347,8 +347,10 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
-    // Anything but `length` makes libcurl stop the transfer (`failure` says why).
-    return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    // Anything but `length` makes libcurl stop the transfer (`failure` says why). The line is
+    // read as a bounds-checked span: the pointer ends here, at the C boundary.
+    let line = UnsafeRawBufferPointer(start: data, count: length).assumingMemoryBound(to: UInt8.self)
+    return transfer.receiveHeader(line.span) ? length : 0
 }
 
 let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in

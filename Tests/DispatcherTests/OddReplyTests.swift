@@ -123,6 +123,6 @@ struct CurlHeaderReadingTests {
         ] as [(String, CurlTransfer.LengthField)])
     func contentLength(line: String, expected: CurlTransfer.LengthField) {
         let bytes = Array(line.utf8)
-        #expect(bytes.withUnsafeBytes { CurlTransfer.contentLength($0) } == expected)
+        #expect(CurlTransfer.contentLength(bytes.span) == expected)
     }
 }
