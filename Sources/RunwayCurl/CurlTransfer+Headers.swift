@@ -22,7 +22,9 @@ extension CurlTransfer {
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
         guard end > 0 else {
-            // The blank line that ends a header section.
+            // The blank line that ends a header section, or the trailer section after a chunked
+            // body (see below), which has nothing more to check.
+            if headerSectionEnded { return true }
             if status == 101, !headerSectionEnded, request.headers["Upgrade"] == nil {
                 // libcurl reads on as a body whatever the connection carries after it.
                 failure = RunwayError(
@@ -112,6 +114,10 @@ extension CurlTransfer {
             }
             return true
         }
+        // A field after the header section ended is a trailer field (after a chunked body, or
+        // an HTTP/2 stream's trailing HEADERS). It is not merged into the header fields
+        // (RFC 9110 §6.5.1), nor does it frame anything: the body has been read.
+        if headerSectionEnded { return true }
         let line = bytes.extracting(..<end)
         switch Self.contentLength(line) {
         case .otherField:
@@ -288,11 +294,15 @@ extension CurlTransfer {
         var colon = 0
         while colon < end, line[colon] != UInt8(ascii: ":") { colon += 1 }
         guard colon < end else { return }
+        // Blanks between the name and its colon are not the name's (RFC 9112 §5.1 has a
+        // proxy remove them).
+        var nameEnd = colon
+        while nameEnd > 0, line[nameEnd - 1] == UInt8(ascii: " ") || line[nameEnd - 1] == UInt8(ascii: "\t") { nameEnd -= 1 }
         var start = colon + 1
         while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
         var stop = end
         while stop > start, line[stop - 1] == UInt8(ascii: " ") || line[stop - 1] == UInt8(ascii: "\t") { stop -= 1 }
-        fields.add(name: fieldText(line.extracting(..<colon)), value: fieldText(line.extracting(start..<stop)))
+        fields.add(name: fieldText(line.extracting(..<nameEnd)), value: fieldText(line.extracting(start..<stop)))
     }
 
     /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else

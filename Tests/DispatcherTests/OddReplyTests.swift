@@ -70,6 +70,35 @@ extension DispatcherSuite {
         #expect(jar.cookieHeader(for: responder.url("/x")) == "a=1; b=2; c=3")
     }
 
+    @Test("trailer fields stay out of the header fields and cannot reframe the body", arguments: [false, true])
+    func trailers(streams: Bool) async throws {
+        // A chunked body's trailer section: libcurl hands its lines to the header callback.
+        let responder = try RawResponder(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Head: h\r\n\r\n2\r\nok\r\n0\r\n"
+                + "X-Trailer: t\r\nContent-Length: 99\r\nTransfer-Encoding: gzip\r\nX-Head: forged\r\n\r\n")
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/x"))
+        request.streamsResponseBody = streams
+        let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        var body = response.body
+        if let stream = response.bodyStream {
+            for try await chunk in stream { body.append(chunk) }
+        }
+        #expect(body == Data("ok".utf8))
+        #expect(response.headers.values(for: "X-Head") == ["h"])
+        #expect(response.headers["X-Trailer"] == nil)
+        #expect(response.headers["Content-Length"] == nil)
+    }
+
+    @Test("a field name followed by blanks before its colon is read without them")
+    func blankBeforeColon() async throws {
+        let responder = try RawResponder("HTTP/1.1 200 OK\r\nX-Spaced \t: v\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { responder.stop() }
+        let response = try await CurlDispatcher().dispatch(makeRequest(responder.url("/x")), context: RequestContext())
+        #expect(response.headers["X-Spaced"] == "v")
+        #expect(response.body == Data("ok".utf8))
+    }
+
     @Test("a header value that is not UTF-8 is read as ISO-8859-1, no byte lost; UTF-8 stays UTF-8", arguments: [false, true])
     func latin1HeaderValue(streams: Bool) async throws {
         // "café" in ISO-8859-1 (0xE9), in UTF-8, and a folded line continuing a Latin-1 value.
