@@ -1,5 +1,7 @@
 import Foundation
 import Runway
+import RunwayCurl
+import RunwayTestServer
 import Testing
 
 @Suite struct JSONTests {
@@ -35,6 +37,24 @@ import Testing
         let text = value.serialized()
         #expect(text == #"{"a":{"k":"v\u0001"},"b":[1,2.5,"x\"y",null,false]}"#)
         #expect(try JSON(parsing: text) == value)
+    }
+
+    @Test func aLeadingByteOrderMarkIsIgnoredAsJSONDecoderDoesAndOnlyThere() throws {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        #expect(try JSON(parsing: Data(bom + Array("{\"a\":1}".utf8)))["a"]?.int == 1)
+        #expect(throws: RunwayError.self) { try JSON(parsing: Data(Array("[1]".utf8) + bom)) }
+        #expect(throws: RunwayError.self) { try JSON(parsing: Data(bom)) }
+    }
+
+    @Test func aManagerReadsJSONAServerSendsAfterAByteOrderMark() async throws {
+        let body: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("{\"items\":[1]}".utf8)
+        let responder = try RawResponder(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n",
+            extra: body)
+        defer { responder.stop() }
+        let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: responder.url("/v1").absoluteString)])
+        let json = try await ItemListAPIManager(registry: registry).load()
+        #expect(json["items"]?.array?.count == 1)
     }
 
     @Test func negativeZeroKeepsItsSign() throws {

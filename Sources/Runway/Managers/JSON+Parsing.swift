@@ -10,7 +10,8 @@ extension JSON {
     /// The deepest nesting the parser accepts; deeper input is an error, not a stack overflow.
     public static let maximumDepth = 512
 
-    /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace allowed). An object that repeats
+    /// Parses UTF-8 JSON text (RFC 8259; surrounding whitespace and a leading byte order mark
+    /// allowed). An object that repeats
     /// a key keeps the first value, as `JSONDecoder` does.
     /// - Throws: `RunwayError` `.responseInvalid` naming the byte offset of the first problem.
     public init(parsing data: Data) throws(RunwayError) {
@@ -59,6 +60,8 @@ private struct JSONParser {
     }
 
     mutating func parseDocument() throws(RunwayError) -> JSON {
+        // A UTF-8 byte order mark, which RFC 8259 §8.1 lets a parser ignore (`JSONDecoder` does).
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()
