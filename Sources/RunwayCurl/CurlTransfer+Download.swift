@@ -25,14 +25,14 @@ extension CurlTransfer {
     func startDownload() -> Bool {
         guard let download = request.download else { return true }
         do throws(RunwayError) {
+            let asksOwnRange = request.headers["Range"] != nil
             let landing = try download.landing(
-                status: status, headers: headers, resumeOffset: resumeOffset, sentValidator: resumeValidator,
-                asksOwnRange: request.headers["Range"] != nil)
+                status: status, headers: headers, resumeOffset: resumeOffset, sentValidator: resumeValidator, asksOwnRange: asksOwnRange)
             guard case .file(let append, let expectedSize) = landing else { return true }
             guard openDownloadFile(download, append: append) else { return false }
             expectedDownloadSize = expectedSize
             // Emptied first, then labelled: a validator never names bytes of another response.
-            if !append { try download.storeValidator(DownloadTarget.validator(of: headers)) }
+            if !append { try download.storeValidator(DownloadTarget.validator(of: headers, asksOwnRange: asksOwnRange)) }
         } catch {
             failure = error
             return false

@@ -424,7 +424,7 @@ extension CurlTransfer {
         }
         try download.checkPlaces()
         let size = try lockPartialFile(download)
-        if download.resume, size > 0, let validator = download.storedValidator() { return (size, validator) }
+        if download.resumes(request), size > 0, let validator = download.storedValidator() { return (size, validator) }
         if size > 0, ftruncate(partialLock, 0) != 0 {
             throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(String(cString: strerror(errno)))", neverSent: true)
         }

@@ -45,7 +45,7 @@ final class ResponseSink {
         }
         try download.checkPlaces()
         let partPath = download.partialFile.path
-        if download.resume, let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
+        if download.resumes(request), let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
             let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0, let validator = download.storedValidator()
         {
             try checkWritable(download.partialFile, resuming: true)
@@ -98,7 +98,7 @@ final class ResponseSink {
                 appendOffset = append ? resumeOffset : 0
                 expectedSize = expected
                 // Emptied first, then labelled: a validator never names bytes of another response.
-                if !append { try download.storeValidator(DownloadTarget.validator(of: headers)) }
+                if !append { try download.storeValidator(DownloadTarget.validator(of: headers, asksOwnRange: asksOwnRange)) }
                 return
             case .complete:
                 completesFromPartialFile = true

@@ -499,6 +499,58 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a cut download of a range the request asks for itself is never resumed as the resource's start: it starts over",
+        arguments: DispatcherUnderTest.all)
+    func ownRangeNeverResumed(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let size = 1000
+        let resource = DeterministicBytes.data(count: size)
+        let requests = Counter()
+        // A server that serves the last `Range` field it gets (`bytes=a-b` or `bytes=a-`) of
+        // version "v0", and cuts its first and third answers halfway.
+        let responder = try ScriptedResponder { exchange in
+            let ranges = exchange.head.split(separator: "\r\n").filter { $0.lowercased().hasPrefix("range:") }
+            guard let range = ranges.last?.split(separator: "=").last else {
+                return .reply(Array("HTTP/1.1 200 OK\r\nETag: \"v0\"\r\nContent-Length: \(size)\r\n\r\n".utf8) + Array(resource))
+            }
+            let bounds = range.split(separator: "-", omittingEmptySubsequences: false)
+            let from = Int(bounds[0]) ?? 0
+            let to = bounds.count > 1 ? Int(bounds[1]) ?? size - 1 : size - 1
+            let head =
+                "HTTP/1.1 206 Partial Content\r\nETag: \"v0\"\r\nContent-Range: bytes \(from)-\(to)/\(size)\r\n"
+                + "Content-Length: \(to + 1 - from)\r\n\r\n"
+            let body = Array(resource[from...to])
+            return [1, 3].contains(requests.increment())
+                ? .replyAndClose(Array(head.utf8) + body.prefix(body.count / 2)) : .reply(Array(head.utf8) + body)
+        }
+        defer { responder.stop() }
+
+        let target = DownloadTarget(file: directory.appendingPathComponent("range.bin"))
+        var request = makeRequest(responder.url("/file"), headers: ["Range": "bytes=100-199"])
+        request.download = target
+        let cut = await runwayError { try await dut.send(dispatcher, request) }
+        #expect(cut?.code == .connectionLost, "\(String(describing: cut))")
+
+        // Again: the range asked for, whole, and only it (one Range field).
+        let response = try await dut.send(dispatcher, request)
+        #expect(response.status == 206)
+        #expect(try Data(contentsOf: target.file) == resource[100...199])
+        let heads = responder.exchanges.map(\.head)
+        #expect(heads.count == 2)
+        #expect(heads.allSatisfy { $0.lowercased().components(separatedBy: "\r\nrange:").count == 2 }, "\(heads)")
+
+        // Cut again, then the whole resource to the same file: the range's bytes are not its start.
+        let cutAgain = await runwayError { try await dut.send(dispatcher, request) }
+        #expect(cutAgain?.code == .connectionLost, "\(String(describing: cutAgain))")
+        request.headers["Range"] = nil
+        let whole = try await dut.send(dispatcher, request)
+        #expect(whole.status == 200)
+        #expect(try Data(contentsOf: target.file) == resource)
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-download-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

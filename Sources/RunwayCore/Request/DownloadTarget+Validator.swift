@@ -47,6 +47,20 @@ extension DownloadTarget {
         return nil
     }
 
+    /// Whether a download of `request` may resume the bytes in the partial file: with ``resume``
+    /// on, unless the request asks for a range of its own (`Range`). Those bytes are of that
+    /// range, not the resource's first ones, and a resume's `Range` would go beside the caller's.
+    package func resumes(_ request: Request) -> Bool {
+        resume && request.headers["Range"] == nil
+    }
+
+    /// The validator to keep for the bytes of a response that empties the partial file: its own
+    /// (``validator(of:)``), or none for one to a request that asks for a range of its own, whose
+    /// bytes a later resume would take for the resource's first ones.
+    package static func validator(of headers: HTTPHeaders, asksOwnRange: Bool) -> String? {
+        asksOwnRange ? nil : validator(of: headers)
+    }
+
     /// The validator kept for the partial file, or `nil`: none kept, the file unreadable, or what
     /// it holds not a validator (cut or corrupt), in which case the partial file is not resumed.
     package func storedValidator() -> String? {

@@ -194,7 +194,8 @@ public struct HTTPVersionPreference: Sendable, Equatable {
 public struct DownloadTarget: Sendable, Equatable {
     /// The final file.
     public var file: URL
-    /// Continue a previous partial download.
+    /// Continue a previous partial download. A request with a `Range` of its own never resumes:
+    /// it starts from zero, and its bytes are never resumed later.
     public var resume: Bool
 
     public init(file: URL, resume: Bool = true) {
