@@ -156,7 +156,7 @@ extension CurlTransfer {
                 return .failure(
                     RunwayError(
                         .responseInvalid,
-                        "the resumed download holds \(size) bytes, the resource \(expected) (Content-Range "
+                        "the resumed download holds \(size) bytes, not the \(expected) its Content-Range gives ("
                             + "\(headers["Content-Range"] ?? "none")): the partial file was removed, and the next attempt starts from zero")
                 )
             }

@@ -142,8 +142,8 @@ final class ResponseSink {
                 download.removePartialFiles()
                 throw RunwayError(
                     .responseInvalid,
-                    "the resumed download holds \(size ?? -1) bytes, the resource \(expectedSize): the partial file was removed, "
-                        + "and the next attempt starts from zero")
+                    "the resumed download holds \(size ?? -1) bytes, not the \(expectedSize) its Content-Range gives: the partial file was "
+                        + "removed, and the next attempt starts from zero")
             }
         }
         var isDirectory: ObjCBool = false

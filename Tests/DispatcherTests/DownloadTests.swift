@@ -551,6 +551,33 @@ extension DispatcherSuite {
         #expect(try Data(contentsOf: target.file) == resource)
     }
 
+    @Test(
+        "a 206 whose Content-Range gives no complete length (*) and whose body ends before the range does is .responseInvalid",
+        arguments: DispatcherUnderTest.all)
+    func rangeOfUnknownLengthCutShort(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let resource = DeterministicBytes.data(count: 1000)
+        // The rest of "v0" from byte 500 to 999 of a length it does not give, framed as 100 bytes.
+        let responder = try ScriptedResponder { _ in
+            let head = "HTTP/1.1 206 Partial Content\r\nETag: \"v0\"\r\nContent-Range: bytes 500-999/*\r\nContent-Length: 100\r\n\r\n"
+            return .reply(Array(head.utf8) + Array(resource[500..<600]))
+        }
+        defer { responder.stop() }
+        let target = DownloadTarget(file: directory.appendingPathComponent("unknown.bin"))
+        try resource.prefix(500).write(to: target.partialFile)
+        try Data("\"v0\"\n".utf8).write(to: target.validatorFile)
+        var request = makeRequest(responder.url("/file"))
+        request.download = target
+        let error = await runwayError { try await dut.send(dispatcher, request) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("holds 600 bytes, not the 1000") == true, "\(String(describing: error))")
+        #expect(responder.exchanges.first?.head.contains("Range: bytes=500-") == true)
+        #expect(!FileManager.default.fileExists(atPath: target.file.path))
+        #expect(!FileManager.default.fileExists(atPath: target.partialFile.path))
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("runway-download-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

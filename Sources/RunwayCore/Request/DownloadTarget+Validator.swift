@@ -97,7 +97,7 @@ extension DownloadTarget {
     package enum Landing: Equatable, Sendable {
         /// Into the partial file: emptied first, or (`append`) after the bytes it holds, which
         /// must then number `expectedSize` once the body is in (the range's complete length,
-        /// when the server said it).
+        /// or its end when the server gave the complete length as `*`).
         case file(append: Bool, expectedSize: Int64?)
         /// Nowhere: the partial file already holds the whole resource (a 416 for a range that
         /// starts at the resource's end, of the same version).
@@ -143,7 +143,8 @@ extension DownloadTarget {
                         + "\(contentRange ?? "none"), which ends before the resource does")
             }
             try checkVersion(sentValidator, headers, status: status, required: true)
-            return .file(append: true, expectedSize: range.complete)
+            // Its complete length; unknown (`*`), at least the range's end: never a range cut short.
+            return .file(append: true, expectedSize: range.complete ?? range.last + 1)
         case 416 where resumeOffset > 0:
             let complete = contentRange.flatMap(Self.completeLength)
             guard complete == resumeOffset else {
