@@ -16,10 +16,14 @@ struct CacheEntry: Sendable {
     var storedAt: Double
     /// Seconds since 1970 after which the entry is stale.
     var expiresAt: Double
+    /// The fields of the request it answered that its `Vary` names: a request must send the
+    /// same to be answered with it (``CacheVary``).
+    var selecting = HTTPHeaders()
 
     /// Bytes counted against the memory and disk limits.
     var size: Int {
-        body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 } + api.utf8.count + 64
+        func count(_ fields: HTTPHeaders) -> Int { fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 } }
+        return body.count + count(headers) + count(selecting) + api.utf8.count + 64
     }
 
     /// Whether the entry is fresh at `now`: before its expiry, and not stored after `now`. An

@@ -11,7 +11,8 @@ import Foundation
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
 /// through. A fresh entry is returned without calling `next` (its `Response.origin` is
 /// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
-/// successful answer is stored. A stale entry with an `ETag` or a `Last-Modified` makes the
+/// successful answer is stored. An entry whose `Vary` names request fields that this request
+/// sends with other values is a miss (``ResponseCache``). A stale entry with an `ETag` or a `Last-Modified` makes the
 /// `GET` conditional (`If-None-Match`, `If-Modified-Since`), unless the request has
 /// preconditions of its own: a `304 Not Modified` then answers with the stored body
 /// (`Response.origin` `.revalidated`), which is stored again with a new
@@ -53,7 +54,8 @@ public struct CacheInterceptor: Interceptor {
         let key = cache.key(for: request, context: context)
         let api = context.apiName ?? ""
         var stale: CacheEntry?
-        if let (entry, origin) = cache.lookup(key, policy: policy) {
+        // An entry stored for other values of the fields its `Vary` names is a miss.
+        if let (entry, origin) = cache.lookup(key, policy: policy), CacheVary.matches(request, entry) {
             let now = cache.clock()
             switch policy.mode {
             case .cacheFirst where entry.isFresh(at: now):
@@ -90,7 +92,7 @@ public struct CacheInterceptor: Interceptor {
                 ? CacheRevalidation.confirmed(stored, by: response) : try await next(request, context)
         }
         if response.bodyStream == nil {
-            await cache.store(response, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
+            await cache.store(response, for: request, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
         }
         return response
     }

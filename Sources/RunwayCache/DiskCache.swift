@@ -17,7 +17,8 @@ import Crypto
 /// `<file>.corrupt` and a new empty database is created in its place, at open and whenever a
 /// read or write reports corruption later. A lookup that hits corruption is a miss, never a
 /// crash or wrong data. SQLite does not check what a row holds, so each entry keeps the SHA-256
-/// of its status, headers and body: an entry whose bytes changed on disk is a miss too.
+/// of its status, headers, body and selecting request fields (``CacheEntry/selecting``): an
+/// entry whose bytes changed on disk is a miss too.
 /// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
 /// been set back) first, then the oldest stored.
 final class DiskCache: Sendable {
@@ -41,15 +42,18 @@ final class DiskCache: Sendable {
     func get(_ key: CacheKey) -> CacheEntry? {
         let found = try? store.read { db in
             try db.firstRow(
-                "SELECT api, status, headers, body, stored_at, expires_at, digest FROM entry WHERE key = ?", key.bytes
+                "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting FROM entry WHERE key = ?", key.bytes
             ) { row in
-                // Headers and body are nullable columns: NULL and an empty blob both mean "none".
-                let (encodedHeaders, body) = (row.data(2) ?? Data(), row.data(3) ?? Data())
+                // Headers, body and selecting are nullable columns: NULL and an empty blob both mean "none".
+                let (encodedHeaders, body, encodedSelecting) = (row.data(2) ?? Data(), row.data(3) ?? Data(), row.data(7) ?? Data())
                 guard let api = row.string(0), let status = row.int(1), let storedAt = row.double(4), let expiresAt = row.double(5),
-                    let digest = row.data(6), digest == Self.digest(status: status, headers: encodedHeaders, body: body),
-                    let headers = CacheEntry.decodeHeaders(encodedHeaders)
+                    let digest = row.data(6),
+                    digest == Self.digest(status: status, headers: encodedHeaders, body: body, selecting: encodedSelecting),
+                    let headers = CacheEntry.decodeHeaders(encodedHeaders), let selecting = CacheEntry.decodeHeaders(encodedSelecting)
                 else { return CacheEntry?.none }
-                return CacheEntry(api: api, status: status, headers: headers, body: body, storedAt: storedAt, expiresAt: expiresAt)
+                return CacheEntry(
+                    api: api, status: status, headers: headers, body: body, storedAt: storedAt, expiresAt: expiresAt,
+                    selecting: selecting)
             }
         }
         return found ?? nil
@@ -63,14 +67,15 @@ final class DiskCache: Sendable {
         }
         let maxBytes = self.maxBytes
         let headers = CacheEntry.encode(entry.headers)
-        let digest = Self.digest(status: entry.status, headers: headers, body: entry.body)
+        let selecting = CacheEntry.encode(entry.selecting)
+        let digest = Self.digest(status: entry.status, headers: headers, body: entry.body, selecting: selecting)
         await write { db in
             try db.execute(
                 """
-                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size, digest)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size, digest, selecting)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                key.bytes, entry.api, entry.status, headers, entry.body, entry.storedAt, entry.expiresAt, size, digest)
+                key.bytes, entry.api, entry.status, headers, entry.body, entry.storedAt, entry.expiresAt, size, digest, selecting)
             try Self.evict(db, maxBytes: maxBytes, now: now)
         }
     }
@@ -131,15 +136,18 @@ final class DiskCache: Sendable {
         }
     }
 
-    /// The SHA-256 of an entry's status, encoded headers and body, each apart from the next.
-    static func digest(status: Int, headers: Data, body: Data) -> Data {
+    /// The SHA-256 of an entry's status, encoded headers, body and encoded selecting fields, each
+    /// apart from the next. An entry written before the selecting fields were kept (their
+    /// response may have a `Vary`) has a digest without them: a miss.
+    static func digest(status: Int, headers: Data, body: Data, selecting: Data) -> Data {
         var hash = SHA256()
-        let numbers = [status, headers.count].flatMap { number in
+        let numbers = [status, headers.count, body.count, selecting.count].flatMap { number in
             stride(from: 0, to: 64, by: 8).map { UInt8(truncatingIfNeeded: number >> $0) }
         }
         hash.update(data: numbers)
         hash.update(data: headers)
         hash.update(data: body)
+        hash.update(data: selecting)
         return Data(hash.finalize())
     }
 
@@ -155,13 +163,15 @@ final class DiskCache: Sendable {
                 stored_at REAL NOT NULL,
                 expires_at REAL NOT NULL,
                 size INTEGER NOT NULL,
-                digest BLOB
+                digest BLOB,
+                selecting BLOB
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS entry_api ON entry(api);
             """)
-        // A file from before entries had a digest: its entries (digest NULL) are misses.
-        if try !db.rows("PRAGMA table_info(entry)", row: { $0.string(1) }).contains("digest") {
-            try db.execute("ALTER TABLE entry ADD COLUMN digest BLOB")
-        }
+        // A file from before entries had a digest (NULL: a miss) or selecting fields (a digest
+        // without them: a miss).
+        let columns = try db.rows("PRAGMA table_info(entry)", row: { $0.string(1) })
+        if !columns.contains("digest") { try db.execute("ALTER TABLE entry ADD COLUMN digest BLOB") }
+        if !columns.contains("selecting") { try db.execute("ALTER TABLE entry ADD COLUMN selecting BLOB") }
     }
 }

@@ -27,13 +27,15 @@ import Crypto
 /// ```
 /// Lookups go memory → disk → network. Only 2xx responses received in memory (not downloads)
 /// are stored, and not a `206 Partial Content` (a range of the resource, not the resource: the
-/// key has no `Range`), nor when they say `Cache-Control: no-store`, set a cookie (`Set-Cookie`:
-/// a session's, never replayed to another call), or are an error by their service's reading
-/// (`Service.error(for:json:)`: a business error sent with status 200; the service is the one
-/// the call's `RequestContext.service` names, set for every call through a `ServiceRegistry`).
-/// Other `Cache-Control` directives are not consulted:
-/// the policy of the API decides (a stale entry's `ETag` or `Last-Modified` is used to ask the
-/// server whether it is still current, see ``CacheInterceptor``). Safe to share between tasks.
+/// key has no `Range`), nor when they say `Cache-Control: no-store` or `Vary: *`, set a
+/// cookie (`Set-Cookie`: a session's, never replayed to another call), or are an error by their
+/// service's reading (`Service.error(for:json:)`: a business error sent with status 200; the
+/// service is the one the call's `RequestContext.service` names, set for every call through a
+/// `ServiceRegistry`). A response whose `Vary` names request header fields answers only a
+/// request that sends the same values for them as the one it answered did. Other
+/// `Cache-Control` directives are not consulted: the policy of the API decides (a stale
+/// entry's `ETag` or `Last-Modified` is used to ask the server whether it is still current, see
+/// ``CacheInterceptor``). Safe to share between tasks.
 ///
 /// ## Whose response
 /// Entries are kept apart per caller: a request's credential headers (when set before the
@@ -78,7 +80,7 @@ public final class ResponseCache: Sendable {
     /// meanwhile that wait for its outcome.
     private let refreshing = Locked<[CacheKey: [RefreshWaiter]]>([:])
     /// How many invalidations there have been: a response fetched before one is not stored after
-    /// it (``store(_:key:api:policy:service:fetchedAt:)``), so an invalidation is never undone by
+    /// it (``store(_:for:key:api:policy:service:fetchedAt:)``), so an invalidation is never undone by
     /// a call that was in flight.
     private let invalidations = Locked<UInt64>(0)
 
@@ -220,23 +222,26 @@ public final class ResponseCache: Sendable {
     }
 
     /// Where the invalidations stand as a request goes out: give it to
-    /// ``store(_:key:api:policy:service:fetchedAt:)`` with the response.
+    /// ``store(_:for:key:api:policy:service:fetchedAt:)`` with the response.
     var invalidationMark: UInt64 { invalidations.withLock { $0 } }
 
     /// Stores a network response under `key` if it may be cached, unless an invalidation came
     /// after `mark` (``invalidationMark`` as the request went out): its data may be what was
     /// invalidated. Any invalidation counts, of any API: a response not stored is only a miss.
     func store(
-        _ response: Response, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?, fetchedAt mark: UInt64
+        _ response: Response, for request: Request, key: CacheKey, api: String, policy: CachePolicy, service: (any Service)?,
+        fetchedAt mark: UInt64
     ) async {
         // A 206 holds part of the resource; a later call without (or with another) `Range` has the same key.
         guard response.isSuccess, response.status != 206, response.fileURL == nil, !Self.saysNoStore(response),
-            response.headers["Set-Cookie"] == nil, !Self.isServiceError(response, service: service), invalidationMark == mark
+            response.headers["Set-Cookie"] == nil, !CacheVary.isUnmatchable(response.headers),
+            !Self.isServiceError(response, service: service), invalidationMark == mark
         else { return }
         let now = clock()
         let entry = CacheEntry(
             api: api, status: response.status, headers: response.headers, body: response.body, storedAt: now,
-            expiresAt: now + Double(policy.ttl.components.seconds) + Double(policy.ttl.components.attoseconds) / 1e18)
+            expiresAt: now + Double(policy.ttl.components.seconds) + Double(policy.ttl.components.attoseconds) / 1e18,
+            selecting: CacheVary.selecting(request, responseHeaders: response.headers))
         if policy.storage.contains(.memory) { memory.set(key, entry) }
         if policy.storage.contains(.disk), let disk { await disk.set(key, entry, now: now) }
         // An invalidation that began while this was being stored may have run before it: undone.

@@ -250,6 +250,50 @@ import Testing
             #expect(cache.statistics.memoryEntries == 0)
         }
     }
+
+    /// `/vary`: the `Accept-Language` it got, with `Vary: Accept-Language`; `/vary-all`: the
+    /// same with `Vary: *`.
+    static func varyRoutes(_ router: Router<TestRequestContext>) {
+        for (path, vary) in [("/vary", "Accept-Language"), ("/vary-all", "*")] {
+            router.get(RouterPath(path)) { request, _ in
+                Hummingbird.Response(
+                    status: .ok, headers: [.contentType: "text/plain", .vary: vary],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: request.headers[.acceptLanguage] ?? "none")))
+            }
+        }
+    }
+
+    @Test func aResponseThatVariesAnswersOnlyRequestsThatSendTheSameFields() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        try await withTestServer(routes: Self.varyRoutes) { server in
+            let context = RequestContext(apiName: "doc")
+            func get(_ path: String, _ language: String?, from cache: ResponseCache) async throws -> (String, ResponseOrigin) {
+                let request = Runway.Request(url: server.url(path), headers: language.map { ["Accept-Language": $0] } ?? [:])
+                let response = try await Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+                    .send(request, context: context)
+                return (String(decoding: response.body, as: UTF8.self), response.origin)
+            }
+            let cache = try ResponseCache(policies: ["doc": .memoryAndDisk()], diskFile: file)
+            #expect(try await get("/vary", "en", from: cache) == ("en", .network))
+            // Another language (or none) is not answered with the English body.
+            #expect(try await get("/vary", "fr", from: cache) == ("fr", .network))
+            #expect(try await get("/vary", "fr", from: cache) == ("fr", .memoryCache))
+            #expect(try await get("/vary", " fr ", from: cache) == ("fr", .memoryCache))
+            #expect(try await get("/vary", nil, from: cache) == ("none", .network))
+            #expect(try await get("/vary", "de", from: cache) == ("de", .network))
+            // The disk keeps the fields the stored response was selected by.
+            let reopened = try ResponseCache(policies: ["doc": .disk()], diskFile: file)
+            #expect(try await get("/vary", "de", from: reopened) == ("de", .diskCache))
+            #expect(try await get("/vary", "en", from: reopened) == ("en", .network))
+            // `Vary: *` answers no other request: never stored.
+            #expect(try await get("/vary-all", "en", from: cache) == ("en", .network))
+            #expect(try await get("/vary-all", "en", from: cache) == ("en", .network))
+            #expect(server.stats.requests(path: "/vary") == 5)
+            #expect(server.stats.requests(path: "/vary-all") == 2)
+        }
+    }
 }
 
 /// Counts calls from any thread.
