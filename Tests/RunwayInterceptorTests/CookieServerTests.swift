@@ -168,4 +168,31 @@ import Testing
             #expect(try await send(pipeline, secure.url("/jar/me"), options: tls).cookie == "sid=s; open=o")
         }
     }
+
+    @Test func restoredCookiesAreHeldToTheRulesOfReceivedOnes() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            // A saved file, hand-edited or corrupt: a domain as a user writes it, blanks, a CR LF
+            // meant to inject a header, a broken prefix promise, a path that is no path, a stale one.
+            let jar = CookieJar(cookies: [
+                Cookie(name: " sid ", value: "abc ", domain: ".LocalHost.", hostOnly: false),
+                Cookie(name: "pin", value: "1", domain: "LOCALHOST", path: ""),
+                Cookie(name: "evil", value: "1\r\nX-Injected: 1", domain: "localhost"),
+                Cookie(name: "bad\nname", value: "1", domain: "localhost"),
+                Cookie(name: "a=b", value: "1", domain: "localhost"),
+                Cookie(name: "split", value: "1; admin=1", domain: "localhost"),
+                Cookie(name: "huge", value: String(repeating: "x", count: 5_000), domain: "localhost"),
+                Cookie(name: "__Host-forged", value: "1", domain: "localhost"),
+                Cookie(name: "relative", value: "1", domain: "localhost", path: "jar"),
+                Cookie(name: "blank", value: "1", domain: "."),
+                Cookie(name: "stale", value: "1", domain: "localhost", expires: Date(timeIntervalSinceNow: -60)),
+                Cookie(name: "far", value: "1", domain: "localhost", expires: Date.distantFuture),
+            ])
+            #expect(Set(jar.cookies.map(\.name)) == ["sid", "pin", "far"])
+            #expect(try #require(jar.cookies.first { $0.name == "far" }?.expires) < Date(timeIntervalSinceNow: 401 * 86_400))
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            let sent = try await send(pipeline, server.url("/jar/me", hostName: "localhost"))
+            #expect(sent.status == 200)
+            #expect(sent.cookie == "sid=abc; pin=1; far=1")
+        }
+    }
 }

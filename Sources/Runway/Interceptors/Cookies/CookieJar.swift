@@ -67,17 +67,22 @@ public final class CookieJar: Sendable {
 
     /// Creates a jar.
     /// - Parameters:
-    ///   - cookies: Cookies to start with (saved from an earlier launch); expired ones are dropped,
-    ///     domains lowercased, and the limits applied.
+    ///   - cookies: Cookies to start with (saved from an earlier launch), held to the rules of
+    ///     cookies a server sets, since a saved file may be corrupt or edited: a domain is
+    ///     lowercased and loses a leading and a trailing dot (and an IPv6 address its brackets),
+    ///     blanks around a name and value go, an expiry over 400 days ahead is brought back;
+    ///     a cookie the jar would never have kept is dropped (expired, an empty name or domain, a
+    ///     control character, `=` or `;` in its name, `;` in its value, a name and value over
+    ///     4,096 bytes, a path not starting with `/`, a `__Secure-` or `__Host-` name that breaks
+    ///     its prefix's promise); then the limits apply.
     ///   - now: The clock that expiries are measured by (a test's own).
     public init(cookies: [Cookie] = [], now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
         stored = Locked(Stored())
         let time = now()
         stored.withLock { stored in
-            for var cookie in cookies where !cookie.isExpired(at: time) {
-                cookie.domain = cookie.domain.lowercased()
-                Self.insert(cookie, into: &stored, now: time)
+            for cookie in cookies {
+                if let cookie = Self.restored(cookie, now: time) { Self.insert(cookie, into: &stored, now: time) }
             }
         }
     }
@@ -186,11 +191,43 @@ public final class CookieJar: Sendable {
         }
         // Name prefixes (RFC 6265bis §4.1.3), in any case: a server trusts a `__Secure-` cookie to
         // have come over HTTPS, and a `__Host-` one also to be its host's alone, for every path.
-        if hasPrefix(parsed.name, "__secure-"), !parsed.secure { return nil }
-        if hasPrefix(parsed.name, "__host-"), !parsed.secure || parsed.domain != nil || parsed.path != "/" { return nil }
+        guard keepsPrefixPromise(parsed.name, secure: parsed.secure, ownHostAlone: parsed.domain == nil, path: parsed.path) else {
+            return nil
+        }
         return Cookie(
             name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: parsed.path ?? origin.defaultPath,
             expires: parsed.expires, secure: parsed.secure, httpOnly: parsed.httpOnly, created: now)
+    }
+
+    /// Whether a cookie named `name` keeps what a `__Secure-` or `__Host-` prefix promises: it is
+    /// `secure`, and for `__Host-` also its own host's alone, for the path `/`.
+    private static func keepsPrefixPromise(_ name: String, secure: Bool, ownHostAlone: Bool, path: String?) -> Bool {
+        if hasPrefix(name, "__secure-"), !secure { return false }
+        if hasPrefix(name, "__host-"), !secure || !ownHostAlone || path != "/" { return false }
+        return true
+    }
+
+    /// `cookie`, restored from a saved jar, as the jar would have kept it from a server, or `nil`
+    /// when it would never have kept it (see ``init(cookies:now:)``).
+    private static func restored(_ cookie: Cookie, now: Date) -> Cookie? {
+        var cookie = cookie
+        cookie.name = SetCookie.trimmed(cookie.name[...])
+        cookie.value = SetCookie.trimmed(cookie.value[...])
+        var domain = Substring(cookie.domain.lowercased())
+        if domain.first == "[", domain.last == "]" { domain = domain.dropFirst().dropLast() }
+        if domain.first == "." { domain = domain.dropFirst() }
+        if domain.last == "." { domain = domain.dropLast() }
+        cookie.domain = String(domain)
+        if cookie.path.isEmpty { cookie.path = "/" }
+        guard !cookie.isExpired(at: now), !cookie.name.isEmpty, !cookie.domain.isEmpty, cookie.path.first == "/",
+            !cookie.name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: ";") }),
+            !cookie.value.utf8.contains(UInt8(ascii: ";")),
+            cookie.name.utf8.count + cookie.value.utf8.count <= SetCookie.maximumNameAndValueBytes,
+            ![cookie.name, cookie.value, cookie.domain, cookie.path].contains(where: SetCookie.hasControlCharacter),
+            keepsPrefixPromise(cookie.name, secure: cookie.secure, ownHostAlone: cookie.hostOnly, path: cookie.path)
+        else { return nil }
+        if let expires = cookie.expires { cookie.expires = min(expires, now.addingTimeInterval(SetCookie.maximumLifetime)) }
+        return cookie
     }
 
     /// Whether `name` starts with `prefix` (lowercase ASCII) in any case.

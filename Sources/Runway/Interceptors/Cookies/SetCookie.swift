@@ -32,9 +32,7 @@ struct SetCookie: Equatable {
     /// part, an empty name, a control character, or a name and value over 4,096 bytes.
     init?(_ text: String, now: Date) {
         // A control character (but tab) anywhere: the whole field is ignored (RFC 6265bis §5.6).
-        guard !text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0.value != 0x09) || $0.value == 0x7F }) else {
-            return nil
-        }
+        guard !Self.hasControlCharacter(text) else { return nil }
         var parts = text.split(separator: ";", omittingEmptySubsequences: false)[...]
         guard let pair = parts.popFirst(), let equals = pair.firstIndex(of: "=") else { return nil }
         name = Self.trimmed(pair[..<equals])
@@ -84,8 +82,13 @@ struct SetCookie: Equatable {
         return negative ? -number : number
     }
 
+    /// Whether `text` holds a control character other than tab, which no kept cookie has.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
+    }
+
     /// `text` without leading and trailing spaces and tabs (RFC 6265's WSP).
-    private static func trimmed(_ text: Substring) -> String {
+    static func trimmed(_ text: Substring) -> String {
         let bytes = text.utf8
         let isWhitespace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         guard let first = bytes.firstIndex(where: { !isWhitespace($0) }) else { return "" }
