@@ -195,4 +195,32 @@ import Testing
             #expect(sent.cookie == "sid=abc; pin=1; far=1")
         }
     }
+
+    @Test func aCookieSetByARetriedResponseIsKeptAndGoesWithTheNextAttempt() async throws {
+        // A busy backend answers 503 and pins the client to another with a sticky-session cookie.
+        let attempts = Counter()
+        let routes: TestServer.Routes = { router in
+            router.get("/sticky") { request, _ -> Response in
+                let cookie = request.headers[values: .cookie].joined(separator: " | ")
+                attempts.increment()
+                guard cookie.contains("backend=b2") else {
+                    let headers: HTTPFields = [.setCookie: "backend=b2; Path=/", .retryAfter: "0"]
+                    return Response(status: .serviceUnavailable, headers: headers)
+                }
+                return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: cookie)))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let jar = CookieJar()
+            jar.store(setCookie: ["sid=1"], from: server.url("/"))
+            let pipeline = Pipeline(
+                interceptors: [.cookies(jar), try .retry(maxAttempts: 3, initialBackoff: .milliseconds(1))], dispatcher: CurlDispatcher())
+            let response = try await pipeline.send(RunwayCore.Request(url: server.url("/sticky")), context: RequestContext(apiName: "x"))
+            // The second attempt went with the cookie the first one's 503 set.
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "sid=1; backend=b2")
+            #expect(attempts.value == 2)
+            #expect(Set(jar.cookies.map(\.name)) == ["sid", "backend"])
+        }
+    }
 }

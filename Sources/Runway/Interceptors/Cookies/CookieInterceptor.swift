@@ -1,5 +1,11 @@
 import RunwayCore
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Sends the cookies of a ``CookieJar`` with each request and keeps those each response sets:
 /// what an API that keeps its session in a cookie needs.
 ///
@@ -19,8 +25,9 @@ import RunwayCore
 /// ## Where it belongs
 /// After validation and **before the cache** (see ``DefaultOrder``): the cache keys a call by
 /// whose it is, and a `Cookie` header says whose; after it, one user's cached answer could reach
-/// the next user who signs in. A call the retry interceptor sends again carries the cookies of
-/// its first attempt.
+/// the next user who signs in. A response the retry interceptor retries (a `503` setting a
+/// sticky-session cookie) is kept all the same, and the next attempt carries the jar's cookies
+/// as they are then.
 public struct CookieInterceptor: Interceptor {
     /// The jar it sends from and stores into.
     public let jar: CookieJar
@@ -34,15 +41,34 @@ public struct CookieInterceptor: Interceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         var request = request
-        if request.headers["Cookie"] == nil, let header = jar.cookieHeader(for: request.url) {
+        let fromJar = request.headers["Cookie"] == nil
+        if fromJar, let header = jar.cookieHeader(for: request.url) {
             request.headers["Cookie"] = header
         }
-        let response = try await next(request, context)
-        if response.metrics.redirectCount == 0 {
-            let values = response.headers.values(for: "Set-Cookie")
-            if !values.isEmpty { jar.store(setCookie: values, from: request.url) }
+        // Each response a retry further down drops is kept too, and its next attempt gets the
+        // jar's cookies as they are then.
+        var context = context
+        let jar = jar
+        var handlers = context[RetryInterceptor.ResponseHandlers.self] ?? []
+        handlers.append { request, response in
+            Self.keep(response, from: request.url, in: jar)
+            guard fromJar else { return request }
+            var request = request
+            request.headers["Cookie"] = jar.cookieHeader(for: request.url)
+            return request
         }
+        context[RetryInterceptor.ResponseHandlers.self] = handlers
+        let response = try await next(request, context)
+        Self.keep(response, from: request.url, in: jar)
         return response
+    }
+
+    /// Offers `jar` what `response` sets, unless it came from a URL the chain does not see (a
+    /// redirect libcurl followed).
+    private static func keep(_ response: Response, from url: URL, in jar: CookieJar) {
+        guard response.metrics.redirectCount == 0 else { return }
+        let values = response.headers.values(for: "Set-Cookie")
+        if !values.isEmpty { jar.store(setCookie: values, from: url) }
     }
 }
 

@@ -70,6 +70,13 @@ public struct RetryInterceptor: PerAttemptInterceptor {
         public typealias Value = [@Sendable (Event) -> Void]
     }
 
+    /// What interceptors before retry in the chain do with a response about to be retried,
+    /// before the next attempt: keep what it set and bring the request up to date (the cookie
+    /// interceptor, so a cookie a `503` sets is kept and goes with the next attempt).
+    enum ResponseHandlers: ContextKey {
+        typealias Value = [@Sendable (Request, Response) -> Request]
+    }
+
     /// The policy in force.
     public let policy: RetryPolicy
     /// Called before each backoff.
@@ -109,6 +116,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
             || override?.allowsNonIdempotent
                 ?? (request.headers["Idempotency-Key"] != nil || context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false)
         var context = context
+        var request = request
         while true {
             let delay: Duration
             var event = Event(failedAttempt: context.attempt, delay: .zero, context: context)
@@ -121,6 +129,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 response.bodyStream?.cancel()
                 delay = wait
                 event.status = response.status
+                for handler in context[ResponseHandlers.self] ?? [] { request = handler(request, response) }
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
                 guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
