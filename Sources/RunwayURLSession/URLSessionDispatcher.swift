@@ -117,7 +117,9 @@ public final class URLSessionDispatcher: Dispatcher {
         defer { delegate.unregister(task) }
         let timer = request.options.timeout.map { timeout in
             Task { [weak transfer] in
-                try await Task.sleep(for: timeout)
+                // No longer than the session's own backstop: a sleep of `.seconds(.max)` (a
+                // timeout meant as "no limit") traps in the clock's arithmetic.
+                try await Task.sleep(for: min(timeout, .seconds(Self.backstopTimeout)))
                 transfer?.abort(RunwayError(.timeout, "no response within \(timeout)"))
             }
         }

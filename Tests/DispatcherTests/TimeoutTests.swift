@@ -49,6 +49,21 @@ extension DispatcherSuite {
         #expect(bodyBegan, "the server began no body within even the longest timeout")
     }
 
+    /// `.seconds(.max)` wrapped round libcurl's deadline in nanoseconds to one already passed (the
+    /// call failed at once with `.timeout`), and trapped the URLSession dispatcher's timer.
+    @Test("a total timeout of centuries is a long one, not one already passed", arguments: DispatcherUnderTest.all)
+    func aTimeoutOfCenturiesIsALongOne(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            // The second wrapped to 0.29 s; the answer comes after a second.
+            for timeout in [Duration.seconds(Int64.max), .seconds(18_446_744_074)] {
+                let request = makeRequest(server.url("/delay?ms=1000")) { $0.timeout = timeout }
+                let response = try await dut.send(dispatcher, request)
+                #expect(response.status == 200, "timeout \(timeout)")
+            }
+        }
+    }
+
     @Test("the total timeout bounds a connect that never completes", arguments: DispatcherUnderTest.all)
     func totalTimeoutDuringConnect(_ dut: DispatcherUnderTest) async throws {
         let blackhole = try BlackholeListener.start()
