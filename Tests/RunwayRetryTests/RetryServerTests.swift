@@ -98,6 +98,26 @@ import Testing
         #expect(counter.value == 4)
     }
 
+    /// A policy that honours any `Retry-After` (`maxRetryAfter` of `.seconds(.max)`) and a server
+    /// that asks for Int64.max seconds: the clock trapped on a sleep that long and the process died.
+    @Test("a Retry-After of Int64.max seconds under an unbounded maxRetryAfter waits, and a cancellation ends it")
+    func aRetryAfterOfInt64MaxSecondsWaitsUntilCancelled() async throws {
+        let server = try await TestServer.start { router in
+            router.get("/later") { _, _ in
+                Hummingbird.Response(status: .serviceUnavailable, headers: [.retryAfter: String(Int64.max)])
+            }
+        }
+        defer { Task { await server.shutdown() } }
+        let waits = Counter()
+        let policy = try RetryPolicy(maxAttempts: 2, maxRetryAfter: .seconds(Int64.max))
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in waits.increment() }], dispatcher: CurlDispatcher())
+        let call = Task { try await pipeline.send(Runway.Request(url: server.url("/later"))) }
+        #expect(await eventually { waits.value == 1 })
+        call.cancel()
+        await #expect { try await call.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+        #expect(server.stats.requests(path: "/later") == 1)
+    }
+
     @Test func aResetConnectionIsRetriedAndTheLastErrorThrown() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }

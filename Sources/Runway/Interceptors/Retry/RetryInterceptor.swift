@@ -15,7 +15,8 @@ import Foundation
 ///   attempt a retryable status is handed back as the response, a retryable error is thrown.
 /// - Waits `initialBackoff × multiplier^(n−1)`, capped at `maxBackoff`, minus up to `jitter` of
 ///   it at random; a `Retry-After` header (seconds or HTTP-date) replaces that delay, and one
-///   longer than `maxRetryAfter` ends the retries.
+///   longer than `maxRetryAfter` ends the retries. No wait is longer than a century, whatever
+///   the policy or the server asks.
 /// - Retries only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS), unless the request
 ///   carries an `Idempotency-Key` header (the server acts on a key once, so a POST with one is
 ///   safe to send again, as the dispatcher and a token refresh take it), the API is in
@@ -139,14 +140,16 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 delay = policy.backoff(beforeRetry: context.attempt, random: random())
                 event.error = failure
             }
-            event.delay = delay
+            // At most a century (a `Retry-After` of Int64.max seconds under a `maxRetryAfter` of
+            // `.seconds(.max)` trapped in the clock).
+            event.delay = min(delay, .longestSleep)
             onRetry?(event)
             if let observers = context[Observers.self] {
                 for observer in observers { observer(event) }
             }
             do {
                 try Task.checkCancellation()
-                try await sleep(delay)
+                try await sleep(event.delay)
                 try Task.checkCancellation()
             } catch {
                 throw RunwayError(
