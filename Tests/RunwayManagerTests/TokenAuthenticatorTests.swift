@@ -98,10 +98,7 @@ import Testing
         let gate = Gate()
         let safetyNet = gate.open(after: .seconds(120))
         defer { safetyNet.cancel() }
-        let authenticator = TokenAuthenticator(token: "stale") { _ in
-            await gate.wait()
-            return "fresh"
-        }
+        let authenticator = staleAuthenticator(refreshedWhen: gate)
         var service = TestService()
         service.authenticator = authenticator
         // The app's interceptors come before token refresh: a call seen here goes on to wait for it.

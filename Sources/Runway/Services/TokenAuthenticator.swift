@@ -32,7 +32,8 @@ import Foundation
 /// with `.needsLogin` instead, so that user's response neither answers the call nor is cached
 /// under the first user's ``credentialScope``. A call waiting for a refresh ends at once with
 /// `.cancelled` when it is cancelled (its task, or its manager's `cancelAll()`); the refresh goes
-/// on for the others.
+/// on for the others. It waits at most its request's `RequestOptions.timeout` (a refresh whose
+/// server never answers), then ends with `.timeout`; the refresh goes on for the others too.
 ///
 /// The refresh may call the same service (a refresh API on it, through a manager): calls made
 /// from inside `refresh` never wait for the refresh they are part of, and one that is refused
@@ -66,8 +67,8 @@ public final class TokenAuthenticator: Sendable {
         var failure: RunwayError?
         var waiters: [(id: UInt64, continuation: Waiter)] = []
         var lastWaiterID: UInt64 = 0
-        /// Waiters cancelled before they were registered.
-        var cancelledEarly: Set<UInt64> = []
+        /// Waiters cancelled or timed out before they were registered, with their error.
+        var endedEarly: [UInt64: RunwayError] = [:]
         var refreshCount = 0
     }
 
@@ -141,13 +142,14 @@ public final class TokenAuthenticator: Sendable {
         }
     }
 
-    /// The token to send now, waiting for a running refresh first (whose failure is thrown).
-    /// A call made by the refresh itself does not wait.
-    func current(context: RequestContext) async throws(RunwayError) -> Snapshot {
+    /// The token to send now, waiting for a running refresh first (whose failure is thrown), at
+    /// most `timeout` (`nil`: for as long as it takes). A call made by the refresh itself does
+    /// not wait.
+    func current(timeout: Duration?) async throws(RunwayError) -> Snapshot {
         if isInsideOwnRefresh {
             return state.withLock { Snapshot(token: $0.token, identity: $0.identity, generation: $0.generation) }
         }
-        return try await waitCancellably(context) { id, continuation in
+        return try await waitCancellably(timeout: timeout, sent: false) { id, continuation in
             state.withLock { state in
                 if state.refreshing {
                     state.waiters.append((id, continuation))
@@ -158,14 +160,15 @@ public final class TokenAuthenticator: Sendable {
         }.get()
     }
 
-    /// A token newer than the one of generation `used`, refreshing if nobody has yet.
-    func refreshed(after used: Int, context: RequestContext) async throws(RunwayError) -> Snapshot {
+    /// A token newer than the one of generation `used`, refreshing if nobody has yet; waits for
+    /// the refresh at most `timeout`.
+    func refreshed(after used: Int, timeout: Duration?) async throws(RunwayError) -> Snapshot {
         if isInsideOwnRefresh {
             throw RunwayError(
                 .needsLogin, "a call made by the token refresh was refused as expired", stage: .interceptor("token-refresh"))
         }
         var expired: String??
-        let result = await waitCancellably(context) { id, continuation in
+        let result = await waitCancellably(timeout: timeout, sent: true) { id, continuation in
             state.withLock { state -> Result<Snapshot, RunwayError>? in
                 if state.refreshing {
                     state.waiters.append((id, continuation))
@@ -188,38 +191,64 @@ public final class TokenAuthenticator: Sendable {
     }
 
     /// Waits for `register` to return an outcome or, having registered the continuation, for
-    /// a refresh to end; ends with `.cancelled` as soon as the call is cancelled.
+    /// a refresh to end; ends with `.cancelled` as soon as the call is cancelled, and with
+    /// `.timeout` once `timeout` has passed (`sent`: whether the call's request went out before).
     private func waitCancellably(
-        _ context: RequestContext, register: (UInt64, Waiter) -> Result<Snapshot, RunwayError>?,
+        timeout: Duration?, sent: Bool, register: (UInt64, Waiter) -> Result<Snapshot, RunwayError>?,
         started: () -> Void = {}
     ) async -> Result<Snapshot, RunwayError> {
         let id = state.withLock { state in
             state.lastWaiterID &+= 1
             return state.lastWaiterID
         }
+        // The request's total timeout bounds its wait for a refresh too: a refresh that never
+        // ends (its server never answers) must not hold the call past it.
+        var timer: Task<Void, Never>?
+        defer {
+            timer?.cancel()
+            _ = state.withLock { $0.endedEarly.removeValue(forKey: id) }
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
-                let cancelled = state.withLock { $0.cancelledEarly.remove(id) != nil }
-                if cancelled {
-                    continuation.resume(returning: .failure(Self.cancelled))
+                if let ended = state.withLock({ $0.endedEarly.removeValue(forKey: id) }) {
+                    continuation.resume(returning: .failure(ended))
                     return
                 }
                 if let ready = register(id, continuation) {
                     continuation.resume(returning: ready)
                 } else {
+                    timer = timeout.map { endWait(of: id, after: $0, sent: sent) }
                     started()
                 }
             }
         } onCancel: { [self] in
-            let waiting: Waiter? = state.withLock { state in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-                    state.cancelledEarly.insert(id)
-                    return nil
-                }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiting?.resume(returning: .failure(Self.cancelled))
+            end(waiter: id, with: Self.cancelled)
         }
+    }
+
+    /// Ends the wait of waiter `id` with `.timeout` after `timeout`, unless cancelled first.
+    private func endWait(of id: UInt64, after timeout: Duration, sent: Bool) -> Task<Void, Never> {
+        Task { [weak self] in
+            guard (try? await Task.sleep(for: min(timeout, .longestSleep))) != nil else { return }
+            self?.end(
+                waiter: id,
+                with: RunwayError(
+                    .timeout, "the token refresh did not end within the call's timeout of \(timeout)",
+                    stage: .interceptor("token-refresh"), neverSent: !sent))
+        }
+    }
+
+    /// Ends the wait of waiter `id` with `error`: at once if it waits, else as soon as it is
+    /// about to (a wait already over ignores it).
+    private func end(waiter id: UInt64, with error: RunwayError) {
+        let waiting: Waiter? = state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                if state.endedEarly[id] == nil { state.endedEarly[id] = error }
+                return nil
+            }
+            return state.waiters.remove(at: index).continuation
+        }
+        waiting?.resume(returning: .failure(error))
     }
 
     private static let cancelled = RunwayError(
@@ -257,7 +286,7 @@ public final class TokenAuthenticator: Sendable {
             }
             let waiters = state.waiters
             state.waiters = []
-            state.cancelledEarly = []
+            state.endedEarly = [:]
             let snapshot = Snapshot(token: state.token, identity: state.identity, generation: state.generation)
             return (waiters, replaced ? .success(snapshot) : outcome.map { _ in snapshot })
         }

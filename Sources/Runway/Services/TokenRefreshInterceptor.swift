@@ -14,11 +14,11 @@ struct TokenRefreshInterceptor: Interceptor {
     var name: String { "token-refresh" }
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        let sent = try await authenticator.current(context: context)
+        let sent = try await authenticator.current(timeout: request.options.timeout)
         try checkIdentity(of: sent, context: context)
         let response = try await next(authenticator.authorize(request, with: sent.token), context)
         guard isExpired(response) else { return response }
-        let fresh = try await authenticator.refreshed(after: sent.generation, context: context)
+        let fresh = try await authenticator.refreshed(after: sent.generation, timeout: request.options.timeout)
         try checkIdentity(of: fresh, context: context)
         guard Self.mayReplay(request, after: response) else {
             throw RunwayError(

@@ -13,7 +13,8 @@ public struct RequestOptions: Sendable, Equatable {
     /// in ``timeout``.
     public var connectTimeout: Duration
     /// The longest the whole transfer may take, a wait for a free connection included, or `nil`
-    /// for no limit (large downloads).
+    /// for no limit (large downloads). Each attempt of a retried call has its own; a call of a
+    /// service with a token authenticator also waits at most this long for a token refresh.
     public var timeout: Duration?
     /// The largest response body accepted in memory, counted after decompression, in bytes.
     /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.

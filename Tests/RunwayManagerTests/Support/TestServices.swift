@@ -35,6 +35,14 @@ struct TestService: Service {
     }
 }
 
+/// An authenticator holding the token `stale`, whose refresh returns `fresh` once `gate` opens.
+func staleAuthenticator(refreshedWhen gate: Gate) -> TokenAuthenticator {
+    TokenAuthenticator(token: "stale") { _ in
+        await gate.wait()
+        return "fresh"
+    }
+}
+
 /// Builds a registry around a dispatcher.
 func makeRegistry(
     _ dispatcher: any Dispatcher, services: [any Service] = [TestService()], interceptors: [any Interceptor] = [],

@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Runway
+import RunwayCurl
+import RunwayTestServer
+import Testing
+
+/// How long a call of a service with a ``TokenAuthenticator`` waits for a refresh, against the
+/// test server.
+@Suite struct TokenRefreshTimeoutTests {
+    /// `GET /v1/items` with a one-second timeout.
+    final class ItemsAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "items"
+        let serviceID: ServiceID = .listings
+        let loadPolicy: LoadPolicy = .concurrent
+        var requestOptions: RequestOptions { RequestOptions(timeout: .seconds(1)) }
+
+        init(registry: ServiceRegistry) {
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+        }
+    }
+
+    /// A refresh whose server never answers: the call that found the token expired, and one
+    /// made while the refresh runs, end with `.timeout` at their own timeout (they waited for
+    /// as long as the refresh took, here until the gate opens after two minutes).
+    @Test func aCallWaitsForARefreshThatNeverEndsNoLongerThanItsTimeout() async throws {
+        let routes: TestServer.Routes = { router in
+            router.get("/v1/items") { request, _ -> Hummingbird.Response in
+                let fresh = request.headers[.authorization] == "Bearer fresh"
+                return Hummingbird.Response(
+                    status: fresh ? .ok : .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"ok":\#(fresh)}"#)))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let gate = Gate()
+            let safetyNet = gate.open(after: .seconds(120))
+            defer { safetyNet.cancel() }
+            let authenticator = staleAuthenticator(refreshedWhen: gate)
+            var service = TestService(baseURL: server.url("/v1").absoluteString)
+            service.authenticator = authenticator
+            let registry = try makeRegistry(CurlDispatcher(), services: [service])
+            let expired = Task { await outcome { try await ItemsAPIManager(registry: registry).load() } }
+            #expect(await eventually { authenticator.refreshCount == 1 })
+            let later = Task { await outcome { try await ItemsAPIManager(registry: registry).load() } }
+            let first = await expired.value.failure
+            #expect(first?.code == .timeout && first?.neverSent == false, "\(String(describing: first))")
+            let second = await later.value.failure
+            #expect(second?.code == .timeout && second?.neverSent == true, "\(String(describing: second))")
+            #expect(!gate.isOpened, "the calls waited for the refresh")
+            #expect(server.stats.requests(path: "/v1/items") == 1)
+            // The refresh ends: calls go with its token.
+            gate.open()
+            #expect(try await ItemsAPIManager(registry: registry).load() == ["ok": true])
+            #expect(authenticator.refreshCount == 1)
+        }
+    }
+}
