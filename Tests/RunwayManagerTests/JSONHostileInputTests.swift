@@ -72,7 +72,8 @@ import Testing
         for bytes in cases {
             #expect(failure(bytes)?.message.contains("invalid UTF-8") == true, "\(bytes)")
         }
-        #expect(failure([0xEF, 0xBB, 0xBF] + Array("{}".utf8))?.message.contains("unexpected character") == true)
+        // A byte order mark is ignored at the very start only (JSONTests), not after whitespace.
+        #expect(failure(Array(" ".utf8) + [0xEF, 0xBB, 0xBF] + Array("{}".utf8))?.message.contains("unexpected character") == true)
         #expect(failure([UInt8(ascii: "["), 0xFF, UInt8(ascii: "]")])?.message.contains("unexpected character") == true)
     }
 
