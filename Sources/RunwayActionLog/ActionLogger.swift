@@ -116,7 +116,7 @@ public final class ActionLogger: Sendable {
         intervalTask = configuration.flushInterval.map { interval in
             Task { [weak uploader] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
+                    try? await Task.sleep(for: min(interval, .longestSleep))
                     uploader?.ring(.interval)
                 }
             }

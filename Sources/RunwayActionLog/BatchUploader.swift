@@ -83,7 +83,7 @@ final class BatchUploader: Sendable {
             if let failure, let retryDelay {
                 core.report(ActionLogEvent(.uploadFailed, count: 0, error: failure, retryDelay: retryDelay))
                 retryTimer = Task { [weak self] in
-                    try? await Task.sleep(for: retryDelay)
+                    try? await Task.sleep(for: min(retryDelay, .longestSleep))
                     if !Task.isCancelled { self?.ring(.retry) }
                 }
             }

@@ -46,6 +46,35 @@ import Testing
         }
     }
 
+    @Test("a flush interval and a backoff of Int64.max seconds (\"never\") are long waits, not a crash")
+    func endlessIntervalsAreLongWaits() async throws {
+        let sink = ActionSink(.init(failures: 1, failureStatus: 503))
+        let folder = TestFolder()
+        defer { folder.remove() }
+        try await withTestServer(routes: sink.routes) { server in
+            let source = ScriptedReachabilitySource(.reachable)
+            // Polling "never" again after the first poll.
+            let monitor = ReachabilityMonitor(source: source, interval: .seconds(Int64.max))
+            monitor.start()
+            defer { monitor.stop() }
+            var builder = ServiceRegistry.Builder(
+                environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: CurlDispatcher()), reachability: monitor)
+            builder.register(AnalyticsService(baseURLs: BaseURLs(server.url("/v1").absoluteString)))
+            var configuration = testConfiguration(folder, registry: try builder.build())
+            configuration.flushInterval = .seconds(Int64.max)
+            configuration.initialBackoff = .seconds(Int64.max)
+            configuration.maxBackoff = .seconds(Int64.max)
+            let actions = try ActionLogger(configuration)
+            for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
+            // The failed upload's retry waits "forever"; a flush sends the batch now.
+            #expect(await eventually { actions.statistics.uploadFailures == 1 })
+            try await actions.flush()
+            #expect(sink.requests.map(\.status) == [503, 200])
+            #expect(monitor.status == .reachable)
+            await actions.shutdown()
+        }
+    }
+
     @Test func theNetworkComingBackCutsTheBackoffShort() async throws {
         let sink = ActionSink(.init(failures: 1, failureStatus: 503))
         let folder = TestFolder()

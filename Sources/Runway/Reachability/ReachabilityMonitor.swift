@@ -93,7 +93,7 @@ public final class ReachabilityMonitor: Sendable {
                 while !Task.isCancelled {
                     guard let monitor = self else { return }
                     monitor.poll()
-                    try? await Task.sleep(for: interval)
+                    try? await Task.sleep(for: min(interval, .longestSleep))
                 }
             }
         }
