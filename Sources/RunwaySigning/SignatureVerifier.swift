@@ -230,7 +230,10 @@ public struct SignatureVerifier: Sendable {
     /// the cache.
     private func remember(_ nonce: String, seconds: Int64, now: Date) throws(SignatureVerificationError) {
         let current = Int64(now.timeIntervalSince1970.rounded(.down))
-        let expiry = max(seconds, current) + maxClockSkew.components.seconds + 1
+        // Clamped: a skew of `.seconds(.max)` ("any") with a timestamp near Int64.max would
+        // overflow, and a trap here is a request that stops the server.
+        let (sum, overflow) = max(seconds, current).addingReportingOverflow(maxClockSkew.components.seconds)
+        let expiry = overflow || sum == .max ? Int64.max : sum + 1
         guard try nonces.insert(nonce, expiry: expiry, now: current) else {
             throw SignatureVerificationError(.replayedNonce, "the nonce was already used", header: headers.nonce)
         }

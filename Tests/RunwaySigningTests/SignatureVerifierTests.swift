@@ -180,6 +180,20 @@ import Testing
         #expect(code { try verifier.verify(recent) } == nil)
     }
 
+    @Test("a skew of Int64.max seconds accepts any timestamp, a far one included, without overflowing")
+    func endlessSkew() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret, maxClockSkew: .seconds(Int64.max))
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        let signed = try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil)
+        #expect(code { try verifier.verify(signed) } == nil)
+        #expect(code { try verifier.verify(signed) } == .replayedNonce)
+        // A timestamp some 285 billion years ahead is fresh under that skew, and its nonce is
+        // remembered until the end of time rather than overflowing.
+        let far = try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil, now: Date(timeIntervalSince1970: 9e18))
+        #expect(code { try verifier.verify(far) } == nil)
+        #expect(code { try verifier.verify(far) } == .replayedNonce)
+    }
+
     @Test func wrongSecretMissingAndMalformedHeaders() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         let wrong = try await signed(try Request("https://api.test/v1/rent"), with: try .signing(secret: "another secret"))
