@@ -45,8 +45,10 @@ enum TCPConnectProbe {
             guard remaining > .zero else { break }
             let order = Array(pending)
             var fds = order.map { pollfd(fd: sockets[$0], events: Int16(POLLOUT), revents: 0) }
-            let milliseconds = Int32(
-                clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            // At most a day per wait (the loop waits again): a timeout of `.seconds(.max)`
+            // would overflow in milliseconds.
+            let wait = min(remaining, .seconds(86_400))
+            let milliseconds = Int32(clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&fds, nfds_t(fds.count), milliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }

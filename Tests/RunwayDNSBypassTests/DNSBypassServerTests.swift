@@ -242,13 +242,15 @@ import Testing
         #expect(bypass.endpoints(for: Self.host).first?.address == "127.0.0.9")
     }
 
-    @Test func aProbeRanksADeadAddressLastAndTCPProbingWorksAgainstTheServer() async throws {
+    /// A probe timeout of Int64.max seconds ("wait as long as it takes") is a long one too.
+    @Test(arguments: [Duration.seconds(1), .seconds(Int64.max)])
+    func aProbeRanksADeadAddressLastAndTCPProbingWorksAgainstTheServer(_ probeTimeout: Duration) async throws {
         let pki = try await TestPKI.load()
         let live = try await server("127.0.0.6", delay: .zero, identity: pki.server)
         defer { Task { await live.shutdown() } }
         let bypass = try DNSBypass(
             .init(
-                hosts: [Self.host: ["127.0.0.7:\(live.port)", "127.0.0.6:\(live.port)"]], probe: .tcpConnect(), probeTimeout: .seconds(1)))
+                hosts: [Self.host: ["127.0.0.7:\(live.port)", "127.0.0.6:\(live.port)"]], probe: .tcpConnect(), probeTimeout: probeTimeout))
         await bypass.probe()
         #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.6", "127.0.0.7"])
     }
