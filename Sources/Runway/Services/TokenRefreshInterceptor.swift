@@ -29,7 +29,11 @@ struct TokenRefreshInterceptor: Interceptor {
         }
         var replayContext = context
         replayContext.attempt += 1
-        return try await next(authenticator.authorize(request, with: fresh.token), replayContext)
+        // What the interceptors before this one do with a response that is sent again (the
+        // cookie jar keeps what the 401 set, and the replay carries it), as retry does.
+        var replay = request
+        for handler in context[RetryInterceptor.ResponseHandlers.self] ?? [] { replay = handler(replay, response) }
+        return try await next(authenticator.authorize(replay, with: fresh.token), replayContext)
     }
 
     /// Refuses to send a call that started under one identity with another's token (a user who

@@ -56,4 +56,28 @@ import Testing
             #expect(authenticator.refreshCount == 1)
         }
     }
+
+    /// A `401` that also renews the session cookie: the jar keeps the cookie, and the call
+    /// replayed after the refresh carries it, not the cookie the server just replaced.
+    @Test func aCookieSetByTheExpiredResponseGoesWithTheReplay() async throws {
+        let routes: TestServer.Routes = { router in
+            router.get("/v1/items") { request, _ -> Hummingbird.Response in
+                let cookie = request.headers[values: .cookie].joined(separator: "; ")
+                guard request.headers[.authorization] == "Bearer fresh" else {
+                    return Hummingbird.Response(status: .unauthorized, headers: [.setCookie: "session=renewed; Path=/"])
+                }
+                return Hummingbird.Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"cookie":"\#(cookie)"}"#)))
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let jar = CookieJar()
+            jar.store(setCookie: ["session=old; Path=/"], from: server.url("/"))
+            var service = TestService(baseURL: server.url("/v1").absoluteString)
+            service.authenticator = TokenAuthenticator(token: "stale") { _ in "fresh" }
+            let registry = try makeRegistry(CurlDispatcher(), services: [service], interceptors: [.cookies(jar)])
+            #expect(try await ItemsAPIManager(registry: registry).load() == ["cookie": "session=renewed"])
+            #expect(jar.cookieHeader(for: server.url("/")) == "session=renewed")
+            #expect(server.stats.requests(path: "/v1/items") == 2)
+        }
+    }
 }

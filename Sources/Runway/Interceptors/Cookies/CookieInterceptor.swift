@@ -26,8 +26,8 @@ import Foundation
 /// After validation and **before the cache** (see ``DefaultOrder``): the cache keys a call by
 /// whose it is, and a `Cookie` header says whose; after it, one user's cached answer could reach
 /// the next user who signs in. A response the retry interceptor retries (a `503` setting a
-/// sticky-session cookie) is kept all the same, and the next attempt carries the jar's cookies
-/// as they are then.
+/// sticky-session cookie), or a `401` a token refresh replays (renewing the session cookie), is
+/// kept all the same, and the next attempt carries the jar's cookies as they are then.
 public struct CookieInterceptor: Interceptor {
     /// The jar it sends from and stores into.
     public let jar: CookieJar

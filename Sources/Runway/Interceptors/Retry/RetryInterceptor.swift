@@ -73,7 +73,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
 
     /// What interceptors before retry in the chain do with a response about to be retried,
     /// before the next attempt: keep what it set and bring the request up to date (the cookie
-    /// interceptor, so a cookie a `503` sets is kept and goes with the next attempt).
+    /// interceptor, so a cookie a `503` sets is kept and goes with the next attempt). The token
+    /// refresh runs them too before it replays a call.
     enum ResponseHandlers: ContextKey {
         typealias Value = [@Sendable (Request, Response) -> Request]
     }
