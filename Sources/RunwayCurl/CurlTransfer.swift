@@ -47,9 +47,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// timeout and a grace after it was added (``CurlMulti``), in ``SocketWatch/now()``'s
     /// nanoseconds. The driver's only.
     var deadline = UInt64.max
-    /// The longest total timeout the loop keeps, a century: the monotonic clock's nanoseconds
-    /// plus it (and the grace) stay far inside UInt64.
-    static let longestTimeoutSeconds: UInt64 = 100 * 365 * 86_400
     /// The request's total timeout in nanoseconds (`nil`: none), read out of its options on the
     /// caller's thread: the loop reads it for every transfer it starts.
     let timeoutNanoseconds: UInt64?
@@ -188,10 +185,11 @@ final class CurlTransfer: @unchecked Sendable {
         let decodes = options.acceptCompressedResponses && !streams
         maxResponseSize = options.maxResponseSize
         timeoutNanoseconds = options.timeout.map { timeout in
-            // At most a century: a longer one (`.seconds(.max)` for "no limit") wrapped round
-            // UInt64's nanoseconds to a deadline already passed, and the transfer timed out at once.
-            let (seconds, attoseconds) = timeout.components
-            return min(UInt64(clamping: seconds), Self.longestTimeoutSeconds) * 1_000_000_000
+            // At most a century (`Duration.longestSleep`, whose nanoseconds plus the monotonic
+            // clock's stay far inside UInt64): a longer one (`.seconds(.max)` for "no limit")
+            // wrapped round to a deadline already passed, and the transfer timed out at once.
+            let (seconds, attoseconds) = min(timeout, .longestSleep).components
+            return UInt64(clamping: seconds) * 1_000_000_000
                 + UInt64(clamping: attoseconds / 1_000_000_000)
         }
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil

@@ -209,3 +209,10 @@ public struct DownloadTarget: Sendable, Equatable {
         file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent + ".part")
     }
 }
+
+extension Duration {
+    /// The longest Runway waits for anything, a century: a sleep or a deadline of
+    /// `.seconds(.max)` (a timeout or an interval meant as "no limit") would overflow the
+    /// clock's arithmetic and trap, or wrap round to a time already passed.
+    package static let longestSleep: Duration = .seconds(100 * 365 * 86_400)
+}

@@ -136,10 +136,6 @@ public struct RetryPolicy: Sendable, Equatable {
 }
 
 extension Duration {
-    /// The longest a task of Runway's sleeps, a century: the clock traps on a sleep whose end is
-    /// past Int64's seconds (a `.seconds(.max)` meant as "no limit").
-    package static let longestSleep: Duration = .seconds(100 * 365 * 86_400)
-
     /// The duration in seconds as a `Double`.
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
