@@ -29,10 +29,8 @@ struct TokenRefreshInterceptor: Interceptor {
         }
         var replayContext = context
         replayContext.attempt += 1
-        // What the interceptors before this one do with a response that is sent again (the
-        // cookie jar keeps what the 401 set, and the replay carries it), as retry does.
-        var replay = request
-        for handler in context[RetryInterceptor.ResponseHandlers.self] ?? [] { replay = handler(replay, response) }
+        // The cookie jar keeps what the 401 set, and the replay carries it, as after a retry.
+        let replay = ResendHandlers.request(request, resentAfter: response, in: context)
         return try await next(authenticator.authorize(replay, with: fresh.token), replayContext)
     }
 

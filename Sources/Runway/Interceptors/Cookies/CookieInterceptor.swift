@@ -45,19 +45,17 @@ public struct CookieInterceptor: Interceptor {
         if fromJar, let header = jar.cookieHeader(for: request.url) {
             request.headers["Cookie"] = header
         }
-        // Each response a retry further down drops is kept too, and its next attempt gets the
-        // jar's cookies as they are then.
-        var context = context
+        // Each response that retry or the token refresh further down answers by sending the
+        // request again is kept too, and the next attempt gets the jar's cookies as they are then.
         let jar = jar
-        var handlers = context[RetryInterceptor.ResponseHandlers.self] ?? []
-        handlers.append { request, response in
-            Self.keep(response, from: request.url, in: jar)
-            guard fromJar else { return request }
-            var request = request
-            request.headers["Cookie"] = jar.cookieHeader(for: request.url)
-            return request
-        }
-        context[RetryInterceptor.ResponseHandlers.self] = handlers
+        let context = ResendHandlers.adding(
+            { request, response in
+                Self.keep(response, from: request.url, in: jar)
+                guard fromJar else { return request }
+                var request = request
+                request.headers["Cookie"] = jar.cookieHeader(for: request.url)
+                return request
+            }, to: context)
         let response = try await next(request, context)
         Self.keep(response, from: request.url, in: jar)
         return response

@@ -71,14 +71,6 @@ public struct RetryInterceptor: PerAttemptInterceptor {
         public typealias Value = [@Sendable (Event) -> Void]
     }
 
-    /// What interceptors before retry in the chain do with a response about to be retried,
-    /// before the next attempt: keep what it set and bring the request up to date (the cookie
-    /// interceptor, so a cookie a `503` sets is kept and goes with the next attempt). The token
-    /// refresh runs them too before it replays a call.
-    enum ResponseHandlers: ContextKey {
-        typealias Value = [@Sendable (Request, Response) -> Request]
-    }
-
     /// The policy in force.
     public let policy: RetryPolicy
     /// Called before each backoff.
@@ -131,7 +123,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 response.bodyStream?.cancel()
                 delay = wait
                 event.status = response.status
-                for handler in context[ResponseHandlers.self] ?? [] { request = handler(request, response) }
+                request = ResendHandlers.request(request, resentAfter: response, in: context)
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
                 guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
