@@ -25,7 +25,7 @@ extension CurlTransfer {
             // The blank line that ends a header section, or the trailer section after a chunked
             // body (see below), which has nothing more to check.
             if headerSectionEnded { return true }
-            if status == 101, !headerSectionEnded, request.headers["Upgrade"] == nil {
+            if status == 101, request.headers["Upgrade"] == nil {
                 // libcurl reads on as a body whatever the connection carries after it.
                 failure = RunwayError(
                     .responseInvalid,
