@@ -1,8 +1,9 @@
 import Foundation
-import Runway
 import RunwayTestServer
 import RunwayTesting
 import Testing
+
+@testable import Runway
 
 @Suite struct TokenAuthenticatorTests {
     struct RefreshFailed: Error {}
@@ -144,8 +145,8 @@ import Testing
     }
 
     /// A login or a logout while a refresh runs: the refresh's outcome, for the session just
-    /// replaced, never overwrites the token the app set, and the waiting call replays with the
-    /// app's token (it replayed with the refreshed one, and a logout was undone).
+    /// replaced, never overwrites the token the app set (a logout is not undone), and the
+    /// waiting call replays with the app's token, not the refreshed one.
     @Test(arguments: [(false, "fresh"), (true, "fresh"), (false, nil)] as [(Bool, String?)])
     func aTokenSetDuringARefreshIsKept(refreshFails: Bool, newToken: String?) async throws {
         let gate = Gate()
@@ -168,6 +169,7 @@ import Testing
         authenticator.setToken(newToken, identity: "user-2")
         gate.open()
         let result = await waiting.value
+        #expect(await eventually { authenticator.endedRefreshCount == 1 })
         #expect(authenticator.token == newToken && authenticator.identity == "user-2")
         if newToken == nil {
             #expect(result.failure?.code == .needsLogin)

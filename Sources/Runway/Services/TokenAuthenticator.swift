@@ -60,9 +60,10 @@ public final class TokenAuthenticator: Sendable {
         /// Increases when a refresh ends, successfully or not.
         var generation = 0
         var refreshing = false
-        /// `setToken` was called while the refresh ran: its outcome belongs to the session the
-        /// app has just replaced (a logout, another user's login), and is dropped.
-        var replacedDuringRefresh = false
+        /// Which refresh is the running one: one that `setToken` abandoned (its outcome belongs
+        /// to the session the app has just replaced) finds another number when it ends, and its
+        /// outcome is dropped.
+        var refreshNumber = 0
         /// The error of the refresh that produced `generation`, if it failed.
         var failure: RunwayError?
         var waiters: [(id: UInt64, continuation: Waiter)] = []
@@ -70,6 +71,7 @@ public final class TokenAuthenticator: Sendable {
         /// Waiters cancelled or timed out before they were registered, with their error.
         var endedEarly: [UInt64: RunwayError] = [:]
         var refreshCount = 0
+        var endedRefreshCount = 0
     }
 
     private typealias Waiter = CheckedContinuation<Result<Snapshot, RunwayError>, Never>
@@ -126,20 +128,31 @@ public final class TokenAuthenticator: Sendable {
     /// How many refreshes have been started.
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
 
+    /// How many refreshes have ended, those `setToken` abandoned included.
+    var endedRefreshCount: Int { state.withLock { $0.endedRefreshCount } }
+
     /// Replaces the token (after a login or a logout), and who it belongs to.
     ///
-    /// A refresh running meanwhile was for the token replaced: when it ends, its token (or its
-    /// failure) is dropped, and the calls waiting for it replay with the token set here (none
-    /// after a logout, so they end with `.needsLogin` when the server refuses them); those that
-    /// started under another identity end with `.needsLogin` instead.
+    /// A refresh running meanwhile was for the token replaced, and is abandoned: the calls
+    /// waiting for it replay at once with the token set here (none after a logout, so they end
+    /// with `.needsLogin` when the server refuses them), those that started under another
+    /// identity end with `.needsLogin` instead, and calls made from now on do not wait for it.
+    /// Its token (or its failure), whenever it comes, is dropped. So `setToken` also rescues
+    /// calls from a refresh that never ends.
     public func setToken(_ token: String?, identity: String? = nil) {
-        state.withLock { state in
+        let (waiters, snapshot) = state.withLock { state -> ([(id: UInt64, continuation: Waiter)], Snapshot) in
             state.token = token
             state.identity = identity
             state.generation += 1
             state.failure = nil
-            if state.refreshing { state.replacedDuringRefresh = true }
+            let snapshot = Snapshot(token: token, identity: identity, generation: state.generation)
+            guard state.refreshing else { return ([], snapshot) }
+            state.refreshing = false
+            let waiters = state.waiters
+            state.waiters = []
+            return (waiters, snapshot)
         }
+        for waiter in waiters { waiter.continuation.resume(returning: .success(snapshot)) }
     }
 
     /// The token to send now, waiting for a running refresh first (whose failure is thrown), at
@@ -168,6 +181,7 @@ public final class TokenAuthenticator: Sendable {
                 .needsLogin, "a call made by the token refresh was refused as expired", stage: .interceptor("token-refresh"))
         }
         var expired: String??
+        var number = 0
         let result = await waitCancellably(timeout: timeout, sent: true) { id, continuation in
             state.withLock { state -> Result<Snapshot, RunwayError>? in
                 if state.refreshing {
@@ -179,13 +193,15 @@ public final class TokenAuthenticator: Sendable {
                     return .success(Snapshot(token: state.token, identity: state.identity, generation: state.generation))
                 }
                 state.refreshing = true
+                state.refreshNumber += 1
                 state.refreshCount += 1
                 state.waiters.append((id, continuation))
                 expired = .some(state.token)
+                number = state.refreshNumber
                 return nil
             }
         } started: {
-            if let expired { startRefresh(expired: expired) }
+            if let expired { startRefresh(expired: expired, number: number) }
         }
         return try result.get()
     }
@@ -254,7 +270,8 @@ public final class TokenAuthenticator: Sendable {
     private static let cancelled = RunwayError(
         .cancelled, "cancelled while waiting for the token refresh", stage: .interceptor("token-refresh"), underlying: CancellationError())
 
-    private func startRefresh(expired: String?) {
+    /// Runs refresh `number` in a task of its own.
+    private func startRefresh(expired: String?, number: Int) {
         let refresh = self.refresh
         let me = ObjectIdentifier(self)
         Task {
@@ -265,19 +282,19 @@ public final class TokenAuthenticator: Sendable {
                 outcome = .failure(
                     RunwayError(.needsLogin, "token refresh failed: \(error)", stage: .interceptor("token-refresh"), underlying: error))
             }
-            finish(outcome)
+            finish(outcome, number: number)
         }
     }
 
-    private func finish(_ outcome: Result<String, RunwayError>) {
-        let (waiters, result) = state.withLock { state -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>) in
-            let replaced = state.replacedDuringRefresh
+    /// Ends refresh `number` with `outcome`, unless `setToken` abandoned it (its outcome is then
+    /// dropped: the app's own token, set meanwhile, stays).
+    private func finish(_ outcome: Result<String, RunwayError>, number: Int) {
+        let ended = state.withLock { state -> ([(id: UInt64, continuation: Waiter)], Result<Snapshot, RunwayError>)? in
+            state.endedRefreshCount += 1
+            guard state.refreshing, state.refreshNumber == number else { return nil }
             state.refreshing = false
-            state.replacedDuringRefresh = false
             state.generation += 1
             switch outcome {
-            case _ where replaced:
-                break  // the app's own token, set meanwhile, stays
             case .success(let token):
                 state.token = token
                 state.failure = nil
@@ -288,8 +305,9 @@ public final class TokenAuthenticator: Sendable {
             state.waiters = []
             state.endedEarly = [:]
             let snapshot = Snapshot(token: state.token, identity: state.identity, generation: state.generation)
-            return (waiters, replaced ? .success(snapshot) : outcome.map { _ in snapshot })
+            return (waiters, outcome.map { _ in snapshot })
         }
+        guard let (waiters, result) = ended else { return }
         for waiter in waiters { waiter.continuation.resume(returning: result) }
     }
 
