@@ -156,8 +156,9 @@ final class Transfer: @unchecked Sendable {
     /// recorded error. The target is read from the response's `Location` as the server wrote it,
     /// since FoundationNetworking rewrites a `file:` or `mailto:` target into a path on the same
     /// host. Credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) do not follow to
-    /// another origin. A 307 or 308 sends the request's body again, as libcurl does, where
-    /// URLSession can (not FoundationNetworking: there it is `.configuration`).
+    /// another origin. A 307 or 308, and a 301 or 302 of a method other than POST, sends the
+    /// request's body again, as libcurl does, where URLSession can (not FoundationNetworking:
+    /// there it is `.configuration`).
     func redirect(to next: URLRequest, response: HTTPURLResponse) -> URLRequest? {
         let limit = request.options.redirects.maxRedirects
         return state.withLock { state -> URLRequest? in
@@ -187,14 +188,19 @@ final class Transfer: @unchecked Sendable {
             if let from = response.url ?? Optional(request.url), !Self.sameOrigin(from, target) {
                 for name in ["Authorization", "Proxy-Authorization", "Cookie"] { next.setValue(nil, forHTTPHeaderField: name) }
             }
-            if response.statusCode == 307 || response.statusCode == 308, let body = request.body {
+            // The redirects that keep the method, and so the body, as libcurl follows them: a 307
+            // or 308, and a 301 or 302 of any method but POST (which becomes a GET).
+            let keepsMethod =
+                [307, 308].contains(response.statusCode) || ([301, 302].contains(response.statusCode) && request.method != .post)
+            if keepsMethod, let body = request.body {
                 #if canImport(FoundationNetworking)
                 // FoundationNetworking sends the next request with an empty body (and the old
                 // Content-Type): refused rather than sent wrong.
                 state.redirectError = RunwayError(
                     .configuration,
-                    "URLSessionDispatcher cannot send a request body again on a \(response.statusCode) redirect (FoundationNetworking "
-                        + "sends it empty); use CurlDispatcher, or send the request to \(RunwayError.text(forURL: target))",
+                    "URLSessionDispatcher cannot send a request body again on a \(response.statusCode) redirect of a \(request.method) "
+                        + "(FoundationNetworking sends it empty); use CurlDispatcher, or send the request to "
+                        + RunwayError.text(forURL: target),
                     field: "redirects")
                 return nil
                 #else

@@ -33,8 +33,9 @@ import FoundationNetworking
 /// inside FoundationNetworking; a body-less POST goes out a second time when a reused connection
 /// dies before the answer; a gzip body cut short arrives as complete; repeated header fields are
 /// joined into one value (`Set-Cookie` is split back into one field per cookie, at each comma
-/// a `name=` follows); a 307 or 308 would send the request's body empty (refused here with
-/// `.configuration`); a status line without a reason phrase, bare LF line ends and header values
+/// a `name=` follows); a 307 or 308, or a 301 or 302 of a method other than POST, would send
+/// the request's body empty (refused here with `.configuration`); a status line without a
+/// reason phrase, bare LF line ends and header values
 /// that are not UTF-8 are refused (`.responseInvalid`). Use `CurlDispatcher` for servers you do not control. What can be checked is,
 /// as `CurlDispatcher` does: a status outside 100–599, a `Content-Length` that is not one number
 /// or a body its coding cannot decode is `.responseInvalid`; a redirect goes only to the HTTP(S) URL its `Location` names, without

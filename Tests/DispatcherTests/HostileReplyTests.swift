@@ -69,6 +69,33 @@ extension DispatcherSuite {
     }
 
     @Test(
+        "a 301 or 302 of a PUT, PATCH or DELETE with a body sends it again, or is refused: never sent empty",
+        arguments: DispatcherUnderTest.all)
+    func redirectOfOtherMethodsWithABody(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for status in [301, 302] {
+                for method in [HTTPMethod.put, .patch, .delete] {
+                    let request = makeRequest(
+                        method, server.url("/redirect-to?status=\(status)&url=/echo"), headers: ["Content-Type": "text/plain"],
+                        body: Data("payload".utf8)
+                    ) { $0.redirects = .follow(max: 2) }
+                    guard dut.capabilities.contains(.bodyOnRedirect) else {
+                        let error = await runwayError { try await dut.send(dispatcher, request) }
+                        #expect(
+                            error?.code == .configuration && error?.field == "redirects",
+                            "\(status) \(method): \(String(describing: error))")
+                        continue
+                    }
+                    let echo = try decodeEcho(try await dut.send(dispatcher, request))
+                    #expect(echo.method == method.rawValue && echo.body == "payload", "\(status) \(method)")
+                }
+            }
+            #expect(server.stats.requests(path: "/echo") == (dut.capabilities.contains(.bodyOnRedirect) ? 6 : 0))
+        }
+    }
+
+    @Test(
         "a 301 or 302 keeps a PUT, PATCH or DELETE with its body; a 303 to one is returned, never followed with that method",
         arguments: DispatcherUnderTest.all(supporting: .bodyOnRedirect))
     func redirectOfOtherMethods(_ dut: DispatcherUnderTest) async throws {
