@@ -19,7 +19,8 @@ import FoundationNetworking
 /// being ignored: a custom CA bundle, public-key pinning, turning verification off, connect
 /// overrides and proxies (swift-corelibs-foundation on Linux has no API for any of them), a
 /// streamed response body (`Request.streamsResponseBody`: FoundationNetworking cannot hold the
-/// server back for a slow reader), a streamed request body (`Request.bodyStream`), and a
+/// server back for a slow reader), a streamed request body (`Request.bodyStream`), (on Linux) a
+/// GET with a body, and a
 /// request while the environment names a proxy for it, which FoundationNetworking would follow on
 /// its own, and (on Linux) a URL whose host is an IPv6 address, which it cannot reach. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
@@ -99,6 +100,7 @@ public final class URLSessionDispatcher: Dispatcher {
             try Self.checkNotStreamed(request)
             try Self.checkNoProxy(request)
             try Self.checkReachableHost(request)
+            try Self.checkBodyWithMethod(request)
             if Task.isCancelled {
                 throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
             }
@@ -142,6 +144,21 @@ public final class URLSessionDispatcher: Dispatcher {
                 "URLSessionDispatcher cannot reach an IPv6 address written in the URL (\(host)): FoundationNetworking fails every "
                     + "such request; use CurlDispatcher, or a host name",
                 field: "url")
+        }
+        #endif
+    }
+
+    /// Refuses, on Linux, a GET with a body: FoundationNetworking fails it before sending with
+    /// `NSURLErrorDataLengthExceedsMaximum` ("resource exceeds maximum size"), which would read as a
+    /// response over the size limit (`CurlDispatcher` sends it).
+    static func checkBodyWithMethod(_ request: Request) throws(RunwayError) {
+        #if canImport(FoundationNetworking)
+        if request.method == .get, let body = request.body, !body.isEmpty {
+            throw RunwayError(
+                .configuration,
+                "URLSessionDispatcher cannot send a GET with a body (FoundationNetworking refuses it); use CurlDispatcher, or "
+                    + "another method",
+                field: "body")
         }
         #endif
     }

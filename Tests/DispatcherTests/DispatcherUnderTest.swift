@@ -38,6 +38,9 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
         static let ipv6Literals = Capability(description: "IPv6 address hosts")
         /// Presenting a client certificate (``TLSOptions/clientCertificate``).
         static let clientCertificates = Capability(description: "client certificates")
+        /// Sending a GET with a body (FoundationNetworking refuses it; `URLSessionDispatcher`
+        /// refuses it first, on Linux).
+        static let bodyWithGET = Capability(description: "GET with a body")
     }
 
     /// The name shown in test results.
@@ -55,7 +58,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
-                .ipv6Literals, .clientCertificates,
+                .ipv6Literals, .clientCertificates, .bodyWithGET,
             ],
             make: { CurlDispatcher() }),
         // The same loop waiting with poll(2), as it does where there is no epoll.
@@ -63,7 +66,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
             name: "libcurl (poll)",
             capabilities: [
                 .customCA, .pinning, .http2, .connectTimeout, .connectOverrides, .proxies, .bodyOnRedirect, .closesUntrustedConnections,
-                .ipv6Literals, .clientCertificates,
+                .ipv6Literals, .clientCertificates, .bodyWithGET,
             ],
             make: { CurlDispatcher(socketBackend: .poll) }),
         DispatcherUnderTest(name: "URLSession", capabilities: urlSessionCapabilities, make: { URLSessionDispatcher() }),
@@ -72,7 +75,7 @@ struct DispatcherUnderTest: Sendable, CustomTestStringConvertible {
     #if canImport(FoundationNetworking)
     static let urlSessionCapabilities: Set<Capability> = []
     #else
-    static let urlSessionCapabilities: Set<Capability> = [.bodyOnRedirect, .ipv6Literals]
+    static let urlSessionCapabilities: Set<Capability> = [.bodyOnRedirect, .ipv6Literals, .bodyWithGET]
     #endif
 
     /// The dispatchers that support every capability in `required`.

@@ -35,6 +35,26 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a GET with a body is sent with it, or refused before it goes: never a size error", arguments: DispatcherUnderTest.all)
+    func getWithBody(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let request = makeRequest(.get, server.url("/echo"), headers: ["Content-Type": "text/plain"], body: Data("query".utf8))
+            guard dut.capabilities.contains(.bodyWithGET) else {
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .configuration && error?.field == "body", "\(String(describing: error))")
+                #expect(server.stats.requests(path: "/echo") == 0)
+                // An empty body is no body: it goes.
+                let empty = makeRequest(.get, server.url("/echo"), body: Data())
+                #expect(try decodeEcho(try await dut.send(dispatcher, empty)).bodyLength == 0)
+                return
+            }
+            let echo = try decodeEcho(try await dut.send(dispatcher, request))
+            #expect(echo.method == "GET")
+            #expect(echo.body == "query")
+        }
+    }
+
     @Test("a body goes with the request's Content-Type, or with none", arguments: DispatcherUnderTest.all)
     func bodyContentType(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
