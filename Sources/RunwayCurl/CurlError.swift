@@ -14,6 +14,8 @@ enum CurlError {
         let target = "(curl \(code.rawValue)) for \(request.method) \(RunwayError.text(forURL: request.url))"
         let message = "\(detail ?? String(cString: curl_easy_strerror(code))) \(target)"
         switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL where (300..<400).contains(lastStatus) && isPinnedHTTPS(request):
+            return pinnedDowngrade(request, target: target)
         case CURLE_UNSUPPORTED_PROTOCOL where !(300..<400).contains(lastStatus):
             // The request's own scheme was checked before dispatch and no redirect was being
             // followed: libcurl says this of a reply that is not HTTP (no valid status line).
@@ -65,6 +67,21 @@ enum CurlError {
         default:
             return RunwayError(self.code(for: code), message)
         }
+    }
+
+    /// Whether `request` is `https` with pinned public keys, whose redirects libcurl follows to
+    /// `https` only (a redirect to another scheme ends with `CURLE_UNSUPPORTED_PROTOCOL`).
+    static func isPinnedHTTPS(_ request: Request) -> Bool {
+        request.url.scheme?.lowercased() == "https" && !request.options.tls.pinnedPublicKeys.isEmpty
+    }
+
+    /// A pinned `https` request redirected to plain `http`, not followed: no key could be
+    /// checked there. `.tls`, as a pin that does not match; the first request went out.
+    static func pinnedDowngrade(_ request: Request, target: String) -> RunwayError {
+        RunwayError(
+            .tls,
+            "a redirect to plain http was not followed: the request pins public keys, which only https can check \(target)",
+            field: "tls.pinnedPublicKeys")
     }
 
     /// Whether libcurl's words are those of its chunked-body parser finding the framing broken

@@ -137,7 +137,10 @@ extension CurlTransfer {
         // Total timeout and redirects.
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         if options.redirects.maxRedirects > 0 {
-            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+            // A pinned `https` request follows `https` only: over plain `http` no key is checked,
+            // and the pin would be skipped without a word (see `CurlError.pinnedDowngrade`).
+            let pinned = isHTTPS && !options.tls.pinnedPublicKeys.isEmpty
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, pinned ? "https" : "http,https")
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
             try set(easy, CURLOPT_MAXREDIRS, options.redirects.maxRedirects)
             // libcurl keeps a custom method (PUT, PATCH, DELETE) on a 301 or 302 and drops its

@@ -83,6 +83,50 @@ extension DispatcherSuite {
         }
     }
 
+    /// Over plain `http` no key is checked: following a pinned request there would skip its pin.
+    @Test(
+        "a pinned https request is not redirected to plain http; to https it is, pinned",
+        arguments: DispatcherUnderTest.all(supporting: .customCA, .pinning))
+    func pinnedRedirectStaysOnHTTPS(_ dut: DispatcherUnderTest) async throws {
+        let pki = try await TestPKI.load()
+        let dispatcher = dut.make()
+        try await withTestServer { plain in
+            try await withTestServer(tls: pki.server) { server in
+                func redirect(to target: URL) throws -> URL {
+                    var components = URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false)
+                    components?.queryItems = [URLQueryItem(name: "url", value: target.absoluteString)]
+                    return try #require(components?.url)
+                }
+                let downgrade = makeRequest(try redirect(to: plain.url("/json"))) {
+                    $0.redirects = .follow()
+                    $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                    $0.tls.pinnedPublicKeys = [pki.serverKeyPin]
+                }
+                let error = await runwayError { try await dut.send(dispatcher, downgrade) }
+                #expect(error?.code == .tls, "\(String(describing: error))")
+                #expect(error?.field == "tls.pinnedPublicKeys")
+                #expect(error?.neverSent == false)
+                #expect(error?.message.contains("redirect to plain http was not followed") == true, "\(String(describing: error))")
+                #expect(server.stats.requests(path: "/redirect-to") == 1)
+                #expect(plain.stats.totalRequests == 0)
+
+                let staysOnHTTPS = makeRequest(try redirect(to: server.url("/json"))) {
+                    $0.redirects = .follow()
+                    $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                    $0.tls.pinnedPublicKeys = [pki.serverKeyPin]
+                }
+                #expect(try await dut.send(dispatcher, staysOnHTTPS).body == TestServer.fixedJSON)
+                // Without a pin the redirect policy is as documented: http and https.
+                let unpinned = makeRequest(try redirect(to: plain.url("/json"))) {
+                    $0.redirects = .follow()
+                    $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                }
+                #expect(try await dut.send(dispatcher, unpinned).body == TestServer.fixedJSON)
+                #expect(plain.stats.requests(path: "/json") == 1)
+            }
+        }
+    }
+
     @Test("TLS options a dispatcher cannot honour are refused, not ignored", arguments: DispatcherUnderTest.all(lacking: .customCA))
     func unsupportedTLSOptions(_ dut: DispatcherUnderTest) async throws {
         let pki = try await TestPKI.load()

@@ -74,7 +74,9 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// Redirects are returned to the caller as 3xx responses (the default for API calls).
     public static let none = RedirectPolicy(maxRedirects: 0)
 
-    /// Follows up to `max` redirects, to `http` and `https` URLs only.
+    /// Follows up to `max` redirects, to `http` and `https` URLs only; an `https` request with
+    /// ``TLSOptions/pinnedPublicKeys`` to `https` only (`CurlDispatcher` fails a redirect to plain
+    /// `http`, where no key could be checked, with `.tls`).
     ///
     /// A 307 or 308 sends the method and body again. A 301 or 302 turns a POST into a GET
     /// without its body, and sends any other method again with its body. A 303 turns a POST into
@@ -97,7 +99,8 @@ public struct TLSOptions: Sendable, Equatable {
     /// Trusted certificate authorities, replacing the system bundle when set.
     public var certificateAuthorities: CertificateAuthorities?
     /// Accepted public keys, as `sha256//BASE64` pins; the connection fails unless the server's
-    /// key matches one of them. Empty means no pinning.
+    /// key matches one of them, and a redirect to plain `http` is not followed. Empty means no
+    /// pinning.
     public var pinnedPublicKeys: [String]
     /// The certificate and key presented when the server asks for one (mutual TLS); `nil`
     /// presents none.
