@@ -50,6 +50,11 @@ enum CurlError {
                     neverSent: true)
             }
             return RunwayError(self.code(for: code), message, neverSent: neverSent)
+        case CURLE_SSL_CACERT_BADFILE:
+            // libcurl could not load the request's CA bundle (an empty file, one that holds no PEM
+            // certificate, a directory; PEM bytes in memory that hold none): before the handshake.
+            return RunwayError(
+                .configuration, "the CA bundle cannot be used: \(message)", field: "tls.certificateAuthorities", neverSent: true)
         case CURLE_SSL_CERTPROBLEM:
             // libcurl could not load the client certificate or its key (a file that is not one, a
             // wrong password, a key of another certificate): before the handshake began.
@@ -190,6 +195,13 @@ enum CurlError {
             guard proxy.isHTTP else { return nil }
             var connectStatus = 0
             runway_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+            if proxy.kind == .https, connectStatus == 0, code == CURLE_SSL_CACERT_BADFILE {
+                // The proxy's own CA bundle, loaded before its handshake: no tunnel was asked for yet.
+                let text = detail ?? String(cString: curl_easy_strerror(code))
+                return RunwayError(
+                    .configuration, "the \(proxy.name)'s CA bundle cannot be used: \(text) (curl \(code.rawValue)) \(target)",
+                    field: "proxy", neverSent: true)
+            }
             if proxy.kind == .https, connectStatus == 0, self.code(for: code) == .tls {
                 // No tunnel was answered (or none was asked for, for plain `http`): the TLS that
                 // failed is the proxy's own, its certificate most likely.

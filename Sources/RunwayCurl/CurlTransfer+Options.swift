@@ -173,7 +173,8 @@ extension CurlTransfer {
         if let authorities = tls.certificateAuthorities {
             if let path = authorities.filePath {
                 guard Self.isReadable(path, known: readableCAFiles) else {
-                    throw RunwayError(.configuration, "CA bundle \(path) is not a readable file")
+                    throw RunwayError(
+                        .configuration, "CA bundle \(path) is not a readable file", field: "tls.certificateAuthorities", neverSent: true)
                 }
                 try set(easy, CURLOPT_CAINFO, path)
                 try set(easy, CURLOPT_CAPATH, nil as String?)

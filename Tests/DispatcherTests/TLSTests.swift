@@ -83,6 +83,55 @@ extension DispatcherSuite {
         }
     }
 
+    /// A bundle libcurl cannot load is the caller's to fix, as a missing one is, not the server's
+    /// TLS failing: `.configuration`, before anything is sent.
+    @Test(
+        "a CA bundle that cannot be used is .configuration, the request's or a proxy's",
+        arguments: DispatcherUnderTest.all(supporting: .customCA))
+    func unusableCABundle(_ dut: DispatcherUnderTest) async throws {
+        let pki = try await TestPKI.load()
+        let dispatcher = dut.make()
+        let directory = pki.directory.appendingPathComponent("unusable-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let empty = directory.appendingPathComponent("empty.pem")
+        let garbage = directory.appendingPathComponent("garbage.pem")
+        try Data().write(to: empty)
+        try Data("not a certificate\n".utf8).write(to: garbage)
+        let bundles: [CertificateAuthorities] = [
+            .file(directory.appendingPathComponent("missing.pem").path), .file(empty.path), .file(garbage.path),
+            .file(directory.path), .pem(Data()), .pem(Data("not a certificate".utf8)),
+        ]
+        try await withTestServer(tls: pki.server) { server in
+            for bundle in bundles {
+                let request = makeRequest(server.url("/json")) { $0.tls.certificateAuthorities = bundle }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .configuration, "\(bundle): \(String(describing: error))")
+                #expect(error?.field == "tls.certificateAuthorities", "\(bundle)")
+                #expect(error?.neverSent == true, "\(bundle)")
+            }
+            #expect(server.stats.totalRequests == 0)
+        }
+        guard dut.supports(.proxies) else { return }
+        // An HTTPS proxy's own bundle: loaded once its TCP connection is up, before its handshake.
+        try await withTestServer(tls: pki.server) { proxy in
+            try await withTestServer { server in
+                for bundle in bundles {
+                    let request = makeRequest(server.url("/json")) {
+                        $0.proxy = .https(host: "127.0.0.1", port: proxy.port, certificateAuthorities: bundle)
+                    }
+                    let error = await runwayError { try await dut.send(dispatcher, request) }
+                    #expect(error?.code == .configuration, "\(bundle): \(String(describing: error))")
+                    #expect(error?.field == "proxy", "\(bundle)")
+                    #expect(
+                        error?.message.contains("HTTPS proxy 127.0.0.1:\(proxy.port)'s CA bundle") == true, "\(String(describing: error))")
+                }
+                #expect(server.stats.totalRequests == 0)
+            }
+            #expect(proxy.stats.totalRequests == 0)
+        }
+    }
+
     /// Over plain `http` no key is checked: following a pinned request there would skip its pin.
     @Test(
         "a pinned https request is not redirected to plain http; to https it is, pinned",
