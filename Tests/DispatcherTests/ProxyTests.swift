@@ -338,6 +338,7 @@ struct ProxyTests {
         for text in [
             "ftp://proxy:21", "socks4://bob:hunter2@proxy:1080", "http://:8080", "http://proxy:0",
             "http://proxy:70000", "http://proxy:8080/path", "http://bob:hunter2@proxy host:1",
+            "http://corp%3Abob:hunter2@proxy:3128",
         ] {
             do {
                 let proxy = try Proxy(url: text)
@@ -348,6 +349,8 @@ struct ProxyTests {
                 #expect(!error.message.contains("hunter2"), "\(error.message)")
             }
         }
+        // SOCKS5 sends the user name in a field of its own (RFC 1929): a colon is fine there.
+        #expect(try Proxy(url: "socks5://corp%3Abob:pw@proxy").description == "socks5://<redacted>@proxy:1080")
         let read = try Proxy(url: "socks5h://bob:p%40ss@[::1]:1081")
         #expect(read == .socks5(host: "::1", port: 1081, credentials: .init(user: "bob", password: "p@ss")))
         #expect(read.description == "socks5h://<redacted>@[::1]:1081")
@@ -363,6 +366,7 @@ struct ProxyTests {
         for proxy in [
             Proxy.http(host: "", port: 8080), .http(host: "proxy", port: 0), .socks5(host: "proxy", port: 65536),
             .socks5(host: "pro/xy"), .http(host: "proxy", port: 3128, credentials: .init(user: "", password: "x")),
+            .https(host: "proxy", port: 3128, credentials: .init(user: "corp:bob", password: "x")),
         ] {
             let request = try Request(method: .get, "http://127.0.0.1:1/", options: RequestOptions(proxy: proxy))
             let error = await runwayError { try await CurlDispatcher().dispatch(request, context: RequestContext()) }

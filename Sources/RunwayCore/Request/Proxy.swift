@@ -269,6 +269,12 @@ extension Proxy {
             guard !credentials.user.utf8.contains(0), !credentials.password.utf8.contains(0) else {
                 throw RunwayError(.configuration, "\(what): the credentials hold a NUL byte", field: "proxy")
             }
+            // Basic authentication joins the two with a colon (RFC 7617 §2): a user name holding
+            // one would reach the proxy split in the wrong place, as another user.
+            if isHTTP, credentials.user.utf8.contains(UInt8(ascii: ":")) {
+                throw RunwayError(
+                    .configuration, "\(what): an HTTP proxy's user name cannot hold a ':' (Basic authentication)", field: "proxy")
+            }
             if !isHTTP, credentials.user.utf8.count > 255 || credentials.password.utf8.count > 255 {
                 throw RunwayError(
                     .configuration, "\(what): SOCKS5 user names and passwords are 255 bytes at most (RFC 1929)", field: "proxy")
