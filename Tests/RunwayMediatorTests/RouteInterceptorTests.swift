@@ -25,6 +25,14 @@ struct SneakyRedirect: RouteInterceptor {
     }
 }
 
+/// Redirects by opening the call's URL again through the mediator: a loop, since it comes back here.
+struct ReopeningRedirect: RouteInterceptor {
+    func intercept(_ call: MediatorCall, next: Mediator.Next) async throws -> any Sendable {
+        guard let mediator = call.mediator, let url = call.url else { return try await next(call) }
+        return try await mediator.perform(url: url)
+    }
+}
+
 @Suite("Route interceptors")
 struct RouteInterceptorTests {
     @Test func callsGoFirstToLastResultsComeBackLastToFirst() async throws {
@@ -82,6 +90,29 @@ struct RouteInterceptorTests {
         builder.add(Cached())
         let mediator = try builder.build()
         #expect(try await mediator.perform(url: "app://listing/1", as: Screen.self) == Screen(name: "cached"))
+    }
+
+    @Test func aRedirectLoopEndsInATypedErrorAtTheDepthLimit() async throws {
+        let calls = Counter()
+        var builder = try standardBuilder()
+        builder.add(.analytics { _ in _ = calls.increment() })
+        builder.add(ReopeningRedirect())
+        let mediator = try builder.build()
+        await #expect { try await mediator.perform(url: "app://listing/1") } throws: {
+            ($0 as? MediatorError)?.code == .callDepthExceeded && ($0 as? MediatorError)?.url == "app://listing/1"
+        }
+        // Every level passed the analytics interceptor once before the limit stopped the next one.
+        #expect(calls.value == Mediator.maxCallDepth)
+
+        // An unmatched-URL handler that opens the URL again loops the same way, and ends the same way.
+        let box = Box<Mediator>()
+        var unmatched = try standardBuilder()
+        unmatched.onUnmatchedURL { request in try await box.value?.perform(url: request.url ?? "") }
+        let looping = try unmatched.build()
+        box.value = looping
+        await #expect { try await looping.perform(url: "app://nowhere/x") } throws: {
+            ($0 as? MediatorError)?.code == .callDepthExceeded
+        }
     }
 
     @Test func anInterceptorsOwnErrorReachesTheCallerAsItself() async throws {

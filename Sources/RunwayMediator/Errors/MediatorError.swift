@@ -47,7 +47,7 @@ extension MediatorError {
             case malformedURL, malformedPattern, notFound, remoteCallForbidden
             case duplicateTarget, duplicateAction, conflictingRoute, invalidRegistration
             case parameterMissing, parameterInvalid, unexpectedResult
-            case actionFailed, interceptorFailed, cannotBuildURL, lifecycle, cancelled
+            case actionFailed, interceptorFailed, cannotBuildURL, lifecycle, cancelled, callDepthExceeded
         }
 
         private let base: Base
@@ -89,6 +89,9 @@ extension MediatorError {
         /// The call was cancelled: its action or a route interceptor threw `CancellationError`
         /// (a cancelled task's `Task.sleep`, `Task.checkCancellation()`).
         public static let cancelled = Code(base: .cancelled)
+        /// Calls nested more than ``Mediator/maxCallDepth`` deep: an action, a route interceptor or
+        /// the unmatched-URL handler calls the mediator in a loop (a redirect back to itself).
+        public static let callDepthExceeded = Code(base: .callDepthExceeded)
     }
 }
 

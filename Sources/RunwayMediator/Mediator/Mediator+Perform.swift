@@ -76,7 +76,7 @@ extension Mediator {
     /// The unmatched-URL handler, then the fallback.
     private func performUnmatched(_ unmatched: UnmatchedRequest, url: String) async throws -> any Sendable {
         if let handler = storage.unmatchedHandler,
-            let handled = try await Self.mappingCancellation(url: url, target: nil, action: nil, { try await handler(unmatched) })
+            let handled = try await Self.nested(url: url, target: nil, action: nil, { try await handler(unmatched) })
         {
             return handled
         }
@@ -96,15 +96,31 @@ extension Mediator {
 
     /// Runs a call through the route interceptors and its action.
     private func run(_ call: MediatorCall) async throws -> any Sendable {
-        try await Self.mappingCancellation(url: call.url, target: call.target, action: call.action) { try await storage.chain(call) }
+        try await Self.nested(url: call.url, target: call.target, action: call.action) { try await storage.chain(call) }
     }
 
-    /// Runs `body`, turning a `CancellationError` into `.cancelled`; other errors pass as they are.
-    private static func mappingCancellation<T>(
+    /// How deeply calls may nest: an action, a route interceptor or the unmatched-URL handler that
+    /// calls the mediator in turn is one level deeper. Past it the call throws
+    /// `.callDepthExceeded` instead of looping until memory runs out.
+    public static let maxCallDepth = 64
+
+    /// How many calls through the mediator the current task is inside.
+    @TaskLocal static var callDepth = 0
+
+    /// Runs `body` one call deeper (`.callDepthExceeded` past ``maxCallDepth``), turning a
+    /// `CancellationError` into `.cancelled`; other errors pass as they are.
+    private static func nested<T>(
         url: String?, target: String?, action: String?, _ body: () async throws -> T
     ) async throws -> T {
+        let depth = callDepth + 1
+        guard depth <= maxCallDepth else {
+            throw MediatorError(
+                .callDepthExceeded,
+                "calls through the mediator nest more than \(maxCallDepth) deep: an action, a route interceptor or the "
+                    + "unmatched-URL handler calls the mediator in a loop", url: url, target: target, action: action)
+        }
         do {
-            return try await body()
+            return try await $callDepth.withValue(depth) { try await body() }
         } catch let error as CancellationError {
             throw MediatorError(.cancelled, "the call was cancelled", url: url, target: target, action: action, underlying: error)
         }
