@@ -222,7 +222,8 @@ package enum TargetScanner {
     // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
     private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
         pattern:
-            #"((?:(?:public|open|internal|package|fileprivate|private|final|@\w+(?:\([^)]*\))?)\s+)*)\b(struct|class|enum|actor|"#
+            #"((?:(?:public|open|internal|package|fileprivate|private|final|indirect|nonisolated|@\w+(?:\([^)]*\))?)\s+)*)\b"#
+            + #"(struct|class|enum|actor|"#
             + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
     )
     // protocol Name (<associated types>)? (: inheritance)? (where requirements)? {

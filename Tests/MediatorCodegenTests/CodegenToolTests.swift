@@ -67,6 +67,32 @@ struct CodegenToolTests {
         #expect(!outcome.output.contains("error:"), "\(outcome)")
     }
 
+    @Test func modifiersBetweenPublicAndTheKeywordKeepATargetPublic() async throws {
+        let module = """
+            import RunwayMediator
+
+            public nonisolated struct PlainTarget: MediatorTarget {
+                public static let name = "plain"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<PlainTarget>) {}
+            }
+
+            public indirect enum TreeTarget: MediatorTarget {
+                case leaf
+                public static let name = "tree"
+                public init() { self = .leaf }
+                public static func declareActions(_ actions: inout MediatorActions<TreeTarget>) {}
+            }
+            """
+        let (outcome, folder, generated) = try await generate(["Shapes": ["Shapes.swift": module]])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(outcome.status == 0, "\(outcome)")
+        // Both are public: registered, and no warning calls them otherwise.
+        #expect(generated?.contains("try register(Shapes::PlainTarget.self") == true, "\(generated ?? "")")
+        #expect(generated?.contains("try register(Shapes::TreeTarget.self") == true, "\(generated ?? "")")
+        #expect(!outcome.output.contains("not public"), "\(outcome)")
+    }
+
     @Test func aNestedPublicTargetStillFailsTheBuild() async throws {
         let module = """
             import RunwayMediator
