@@ -32,14 +32,15 @@ package enum TargetScanner {
                 let keyword = ns.substring(with: match.range(at: 2))
                 let name = ns.substring(with: match.range(at: 3))
                 let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
-                let inherits = match.range(at: 4).location == NSNotFound ? [] : conformanceNames(ns.substring(with: match.range(at: 4)))
+                let inherits = match.range(at: 5).location == NSNotFound ? [] : conformanceNames(ns.substring(with: match.range(at: 5)))
                 let offset = utf8Offset(code, match.range(at: 2).location)
                 let open = utf8Offset(code, match.range.location + match.range.length - 1)
                 guard !source.text.inString[offset] else { continue }
                 declarations[name, default: []].append(
                     Declaration(
                         file: fileIndex, offset: offset, open: open, modifiers: modifiers, inherits: inherits,
-                        isExtension: keyword == "extension", conditions: source.text.conditions(at: offset)))
+                        isExtension: keyword == "extension", isGeneric: match.range(at: 4).location != NSNotFound,
+                        conditions: source.text.conditions(at: offset)))
             }
         }
 
@@ -119,26 +120,31 @@ package enum TargetScanner {
     ) -> TargetDeclaration? {
         let file = sources[primary.file]
         let line = file.text.line(at: primary.offset)
+        func skip(_ severity: CodegenDiagnostic.Severity, _ why: String) -> TargetDeclaration? {
+            diagnostics.append(
+                CodegenDiagnostic(
+                    module: module, file: file.path, line: line, severity: severity,
+                    message: "\(name) conforms to \(protocolName) but \(why)"))
+            return nil
+        }
         // A non-public target is the module's own business (its MediatorModule may register
         // it): skipped with a warning, never an error that fails the app's build.
         let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
         guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
-            diagnostics.append(
-                CodegenDiagnostic(
-                    module: module, file: file.path, line: line, severity: .warning,
-                    message: "\(name) conforms to \(protocolName) but is not public, so it is not registered; "
-                        + "if it should be, make it public, or register it in the module's MediatorModule (register(into:))")
-            )
-            return nil
+            return skip(
+                .warning,
+                "is not public, so it is not registered; "
+                    + "if it should be, make it public, or register it in the module's MediatorModule (register(into:))")
         }
         if file.text.depth(at: primary.offset) > 0 {
-            diagnostics.append(
-                CodegenDiagnostic(
-                    module: module, file: file.path, line: line,
-                    message: "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"
-                )
-            )
-            return nil
+            return skip(.error, "is nested; declare targets at file scope so the app can register them")
+        }
+        if primary.isGeneric {
+            // `Module::Pager.self` cannot infer the parameters: the generated file would not compile.
+            return skip(
+                .warning,
+                "is generic, so it is not registered (the app cannot name its type arguments); "
+                    + "register a specialization in the module's MediatorModule (register(into:))")
         }
         var targetName: String?
         var actions: [ActionDeclaration] = []
@@ -173,6 +179,8 @@ package enum TargetScanner {
         /// The inheritance clause's names.
         var inherits: [String]
         var isExtension = false
+        /// Whether it declares generic parameters (`struct Pager<Item>`).
+        var isGeneric = false
         /// The `#if` branches it is in.
         var conditions: [ConditionalBranch]
 
@@ -220,11 +228,12 @@ package enum TargetScanner {
     }
 
     // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
+    // Groups: 1 modifiers, 2 keyword, 3 name, 4 generic parameters, 5 inheritance clause.
     private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
         pattern:
             #"((?:(?:public|open|internal|package|fileprivate|private|final|indirect|nonisolated|@\w+(?:\([^)]*\))?)\s+)*)\b"#
             + #"(struct|class|enum|actor|"#
-            + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
+            + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
     )
     // protocol Name (<associated types>)? (: inheritance)? (where requirements)? {
     private static let protocolRegex = try! NSRegularExpression(  // a constant pattern

@@ -93,6 +93,32 @@ struct CodegenToolTests {
         #expect(!outcome.output.contains("not public"), "\(outcome)")
     }
 
+    @Test func aGenericTargetIsSkippedWithAWarningNotRegisteredAsCodeThatCannotCompile() async throws {
+        let module = """
+            import RunwayMediator
+
+            public struct PagerTarget<Item: Sendable>: MediatorTarget {
+                public static var name: String { "pager" }
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<PagerTarget>) {}
+            }
+
+            public struct PlainTarget: MediatorTarget {
+                public static let name = "plain"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<PlainTarget>) {}
+            }
+            """
+        let (outcome, folder, generated) = try await generate(["Paging": ["Paging.swift": module]])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(outcome.status == 0, "\(outcome)")
+        // `Paging::PagerTarget.self` would not compile (its parameter cannot be inferred): left out, with a warning.
+        #expect(generated?.contains("PagerTarget") == false, "\(generated ?? "")")
+        #expect(generated?.contains("try register(Paging::PlainTarget.self") == true, "\(generated ?? "")")
+        let path = folder.appendingPathComponent("Paging/Paging.swift").path
+        #expect(outcome.output.contains("\(path):3: warning: PagerTarget conforms to MediatorTarget but is generic"), "\(outcome)")
+    }
+
     @Test func aNestedPublicTargetStillFailsTheBuild() async throws {
         let module = """
             import RunwayMediator
