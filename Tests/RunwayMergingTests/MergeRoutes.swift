@@ -14,6 +14,8 @@ final class MergeRouteState: Sendable {
     enum BatchAnswer: Sendable {
         case items
         case status(Int)
+        /// The status to the first batch request, the items to the ones after it.
+        case statusOnce(Int)
         case oneItemShort, reset
     }
     let answer: BatchAnswer
@@ -63,6 +65,9 @@ func mergeRoutes(_ state: MergeRouteState) -> TestServer.Routes {
                 return json(JSON.object(["items": .array(ids.dropLast().map { JSON.object(["id": .string($0)]) })]))
             case .status(let code):
                 return Response(status: HTTPResponse.Status(code: code))
+            case .statusOnce(let code):
+                if state.batches.count == 1 { return Response(status: HTTPResponse.Status(code: code)) }
+                return json(JSON.object(["items": .array(ids.map { item($0, user: request.headers[.authorization]) })]))
             case .reset:
                 await context.abortConnection()
                 throw HTTPError(.internalServerError)

@@ -152,6 +152,30 @@ import Testing
         }
     }
 
+    /// The guide's chain: retry after merging sees the combined request as it goes on the wire,
+    /// a `POST`, which it repeats only when its API is opted in (`nonIdempotentAPIs`); each `GET`
+    /// alone would have been retried, so without the opt-in a 503 fails every caller.
+    @Test(arguments: [true, false])
+    func aCombinedPostIsRetriedOnlyWhenItsAPIIsOptedIn(optedIn: Bool) async throws {
+        let state = MergeRouteState(answer: .statusOnce(503))
+        try await withTestServer(routes: mergeRoutes(state)) { server in
+            let merging = try RequestMergingInterceptor.merging(["item": ItemMerger(batchURL: server.url("/m/items/batch"))])
+            let retry = try RetryPolicy(maxAttempts: 3, initialBackoff: .zero, nonIdempotentAPIs: optedIn ? ["item"] : [])
+            let pipeline = Pipeline(interceptors: [merging, .retry(retry)], dispatcher: CurlDispatcher())
+            let (first, queued) = try await queue(["1", "2", "3"], behind: pipeline, merging: merging, server: server)
+            state.itemGate.open()
+            #expect(try await first.value == "0")
+            for (id, task) in queued {
+                if optedIn {
+                    #expect(try await task.value == id)
+                } else {
+                    await #expect { try await task.value } throws: { ($0 as? RunwayError)?.code == .serverError }
+                }
+            }
+            #expect(state.batches.count == (optedIn ? 2 : 1))
+        }
+    }
+
     @Test func aSplitWithTheWrongCountFailsEachCallerNeverCrashes() async throws {
         let state = MergeRouteState(answer: .oneItemShort)
         try await withTestServer(routes: mergeRoutes(state)) { server in

@@ -8,7 +8,8 @@ import RunwayCore
 /// let pipeline = Pipeline(interceptors: [
 ///     logging, validation, cache,
 ///     try .merging(["item": ItemMerger(batchURL: itemsBatchURL)]),   // after the cache, before retry and signing
-///     try .retry(maxAttempts: 3), signing,
+///     .retry(try RetryPolicy(maxAttempts: 3, nonIdempotentAPIs: ["item"])),   // the batch POST only reads
+///     signing,
 /// ], dispatcher: CurlDispatcher())
 /// ```
 /// For an API with a merger (matched on `RequestContext.apiName`, one queue per service and
@@ -18,7 +19,9 @@ import RunwayCore
 /// 2. Calls that arrive while one is in flight wait. When it ends, the waiting calls (up to
 ///    ``RequestMerger/maxMerged``) are combined with ``RequestMerger/combine(_:)`` into **one**
 ///    request that goes down the rest of the chain (so it is retried, compressed, signed like any
-///    call); one waiting call goes on alone. Calls arriving meanwhile wait for the next round.
+///    call: retried by its own method, so a `POST` batch only when its API is in
+///    `RetryPolicy.nonIdempotentAPIs` or it carries an `Idempotency-Key`); one waiting call goes
+///    on alone. Calls arriving meanwhile wait for the next round.
 /// 3. A 2xx combined response is split with ``RequestMerger/split(_:count:)`` and each caller
 ///    gets its own result.
 ///
