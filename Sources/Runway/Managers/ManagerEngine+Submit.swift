@@ -111,13 +111,15 @@ extension ManagerEngine {
             // Parameters that fill the path's placeholders are not sent again in the query or body.
             var sent = params
             var path = manager.path
+            // A URL error names what the manager declared: its `path`, when it has one of its own.
+            let pathField = path == manager.apiName ? "apiName" : "path"
             if PathTemplate.hasPlaceholders(path) {
                 path = try PathTemplate.fill(path, from: &sent)
                 pathParameters = params.filter { sent[$0.key] == nil }
             }
             let sendsQuery = ServiceEntry.sendsQuery(method)
             if sendsQuery { nullParameters = Set(sent.lazy.filter { $0.value == .null }.map(\.key)) }
-            let url = try entry.url(path, query: sendsQuery ? sent : nil)
+            let url = try entry.url(path, query: sendsQuery ? sent : nil, field: pathField)
             request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: policy)

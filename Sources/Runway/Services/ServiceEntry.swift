@@ -50,17 +50,20 @@ final class ServiceEntry: Sendable {
 
     /// The URL of `apiName` under the service's base, with `parameters` as its query (for the
     /// methods that send one, ``sendsQuery(_:)``); parsed once.
-    func url(_ apiName: String, query parameters: [String: JSON]? = nil) throws(RunwayError) -> URL {
+    /// - Parameter field: What `apiName` is, as errors name it: `"apiName"`, or `"path"` for a
+    ///   manager's ``APIManager/path`` that is not its API name.
+    func url(_ apiName: String, query parameters: [String: JSON]? = nil, field: String = "apiName") throws(RunwayError) -> URL {
+        let what = field == "path" ? "path" : "API name"
         do {
-            try Request.checkURLText(apiName, what: "API name")
+            try Request.checkURLText(apiName, what: what)
         } catch {
-            throw RunwayError(.invalidURL, error.message, stage: .service(id), field: "apiName")
+            throw RunwayError(.invalidURL, error.message, stage: .service(id), field: field)
         }
         // A fragment is never sent, and the parameters would be appended to it, unsent.
         if apiName.utf8.contains(UInt8(ascii: "#")) {
             throw RunwayError(
-                .invalidURL, "API name \"\(apiName)\" holds a '#': a fragment is never sent (write %23 for a '#' in the path)",
-                stage: .service(id), field: "apiName")
+                .invalidURL, "\(what) \"\(apiName)\" holds a '#': a fragment is never sent (write %23 for a '#' in the path)",
+                stage: .service(id), field: field)
         }
         // One string, grown once: this runs for every call.
         var text = ""
@@ -81,7 +84,7 @@ final class ServiceEntry: Sendable {
         if let url = URL(string: text) { return url }
         guard URL(string: String(decoding: text.utf8.prefix(pathBytes), as: UTF8.self)) != nil else {
             throw RunwayError(
-                .invalidURL, "API name \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: "apiName")
+                .invalidURL, "\(what) \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: field)
         }
         throw RunwayError(.invalidURL, "parameters do not make a URL: \(text)", stage: .service(id))
     }

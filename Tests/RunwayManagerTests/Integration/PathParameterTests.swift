@@ -63,6 +63,20 @@ import Testing
         }
     }
 
+    /// A URL error names what the manager declared: a `path` of its own is blamed as the path,
+    /// not the API name the user finds nothing wrong with.
+    @Test(arguments: ["search results/{id}", "items/{id}#top", "it\u{7F}ems/{id}"])
+    func aPathThatMakesNoURLIsNamedAsThePathAndNothingIsSent(_ path: String) async throws {
+        try await withShop(interceptors: []) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "search", path: path)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["id": 1]) }
+            #expect(error?.code == .invalidURL)
+            #expect(error?.field == "path")
+            #expect(error?.message.hasPrefix("path ") == true)
+            #expect(requests.value == 0)
+        }
+    }
+
     @Test func validationRulesCheckTheParametersThatWentIntoThePath() async throws {
         let rules = try ValidationInterceptor.validation([
             "product": APIValidation(parameters: [ParameterRule("id", .required, .type(.integer), .range(1...1000))])
