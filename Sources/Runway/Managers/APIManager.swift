@@ -51,7 +51,9 @@ import Foundation
 /// which. Releasing the manager cancels its calls at the dispatcher (the server sees the abort).
 /// A delivery stopped by a `before` hook makes `load()` throw `.cancelled` too.
 public protocol APIManager: AnyObject, Sendable {
-    /// The base mechanism's state; declare it as `let engine = ManagerEngine()`.
+    /// The base mechanism's state; declare it as `let engine = ManagerEngine()`. A computed
+    /// `engine` (a new one on each read) fails every call with `.configuration`, before anything
+    /// is sent.
     var engine: ManagerEngine { get }
     /// The API's name: its identity for the per-API policies (validation, cache, compression,
     /// retry, merging, signing scope), logs, metrics and cache keys, e.g. `"listings/rent"` or

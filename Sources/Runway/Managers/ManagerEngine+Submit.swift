@@ -33,6 +33,7 @@ extension ManagerEngine {
         afterSuccess: (@Sendable (JSON) -> Void)? = nil
     ) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
+        if let refused = Self.unstoredEngine(manager, self, stage) { return refused }
         let serviceID = manager.serviceID
         // One lock for every read of the state a call needs before it starts.
         let identity = ObjectIdentifier(manager)
@@ -61,6 +62,7 @@ extension ManagerEngine {
     /// failure before the network.
     func fail<Manager: APIManager>(_ manager: Manager, error: RunwayError, awaiting: Bool) -> Submission {
         let stage = RunwayError.Stage.manager(manager.apiName)
+        if let refused = Self.unstoredEngine(manager, self, stage) { return refused }
         let identity = ObjectIdentifier(manager)
         let owner = lock.withLock {
             if state.owner == nil { state.owner = identity }
@@ -68,6 +70,21 @@ extension ManagerEngine {
         }
         guard owner == identity else { return Self.sharedEngine(stage) }
         return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: nil)
+    }
+
+    /// A call through an engine the manager does not keep: an `engine` that is a computed
+    /// property (`var engine: ManagerEngine { ManagerEngine() }`) hands out a new engine on every
+    /// read, released as soon as the call is made, which would cancel the call as if the manager
+    /// were gone. Refused before anything is sent, naming the property.
+    private static func unstoredEngine<Manager: APIManager>(
+        _ manager: Manager, _ engine: ManagerEngine, _ stage: RunwayError.Stage
+    ) -> Submission? {
+        guard manager.engine !== engine else { return nil }
+        return .notStarted(
+            RunwayError(
+                .configuration,
+                "\(Manager.self).engine returns a new ManagerEngine on each read: store it (let engine = ManagerEngine()), "
+                    + "or every call is cancelled as soon as it starts", stage: stage, field: "engine"))
     }
 
     /// A call on an engine another manager owns: not delivered (the delegate in the engine is

@@ -67,6 +67,30 @@ import Testing
         }
     }
 
+    /// A manager whose `engine` is computed gets a new engine on every read: refused as
+    /// `.configuration` naming the property, with nothing sent, rather than cancelled as if the
+    /// manager had been released.
+    @Test func aManagerWhoseEngineIsComputedIsAConfigurationErrorAndNothingIsSent() async throws {
+        final class ComputedEngine: APIManager {
+            let registry: ServiceRegistry
+            var engine: ManagerEngine { ManagerEngine(registry: registry, delivery: .inline) }
+            let apiName = "search"
+            let serviceID: ServiceID = .listings
+            init(registry: ServiceRegistry) { self.registry = registry }
+        }
+        try await withServer { server, registry, _ in
+            let manager = ComputedEngine(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["ms": 0]) }
+            #expect(error?.code == .configuration)
+            #expect(error?.field == "engine")
+            #expect(manager.loadData() == false)
+            #expect(server.stats.requests(path: "/v1/search") == 0)
+            // The same API through a manager that stores its engine goes out.
+            _ = try await ItemListAPIManager(registry: registry, apiName: "search").load(params: ["ms": 0])
+            #expect(server.stats.requests(path: "/v1/search") == 1)
+        }
+    }
+
     @Test func aSupersededLoadIsAbortedAtTheServerAndLeavesItsCallersTaskAlone() async throws {
         // An awaited call runs in the caller's task: cancelPrevious must stop it at the
         // dispatcher (the server sees the abort) without cancelling that task.
