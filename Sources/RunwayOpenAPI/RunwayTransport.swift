@@ -51,8 +51,8 @@ public struct RunwayTransport: ClientTransport {
     /// - Throws: `RunwayError`: what the pipeline throws, or, before anything is
     ///   sent, `.invalidURL`, `.invalidRequest` or `.invalidHeader` for a request that cannot be
     ///   converted or a body that fails while it is read into memory (stage
-    ///   `transport RunwayTransport`); `.responseInvalid` for a response `HTTPResponse` cannot
-    ///   hold.
+    ///   `transport RunwayTransport`); `.cancelled` when the calling task is cancelled
+    ///   meanwhile; `.responseInvalid` for a response `HTTPResponse` cannot hold.
     public func send(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
@@ -118,6 +118,8 @@ public struct RunwayTransport: ClientTransport {
                 do {
                     request.body = try await Data(collecting: body, upTo: length)
                 } catch {
+                    // The caller's cancellation, seen by the body's sequence, is not a bad body.
+                    if error is CancellationError || Task.isCancelled { throw cancelledWhileReading(error) }
                     throw RunwayError(
                         .invalidRequest, "the request body could not be read (\(length) bytes announced): \(error)", underlying: error)
                 }
@@ -127,6 +129,11 @@ public struct RunwayTransport: ClientTransport {
         case .single:
             request.bodyStream = .sequence(RequestBodyChunks(body: body), length: length)
         }
+    }
+
+    /// The error of a call whose caller was cancelled while its request body was read into memory.
+    private static func cancelledWhileReading(_ error: any Error) -> RunwayError {
+        RunwayError(.cancelled, "the calling task was cancelled while the request body was read", underlying: error)
     }
 
     /// The response's body as the runtime takes it: `nil` for `HEAD`, empty for a 1xx, 204 or 304,

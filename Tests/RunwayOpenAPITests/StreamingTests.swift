@@ -83,6 +83,23 @@ import Testing
         }
     }
 
+    @Test func cancellingTheCallerWhileTheRequestBodyIsReadIsCancelledNotABadBody() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            // Under the buffer limit, read into memory before anything is sent; its sequence
+            // waits after its first chunk until the caller is cancelled, and throws then.
+            let waiting = AsyncStream<Void>.makeStream()
+            let body = HTTPBody(
+                StallingBody(firstChunk: 500, waiting: waiting.continuation), length: .known(1000), iterationBehavior: .multiple)
+            let task = Task { try await makeClient(server).uploadBlob(path: .init(name: "c"), body: .binary(body)) }
+            var waits = waiting.stream.makeAsyncIterator()
+            _ = await waits.next()
+            task.cancel()
+            let error = try #require(await clientError { try await task.value })
+            #expect(error.runwayError?.code == .cancelled, "\(error)")
+            #expect(server.stats.requests(path: "/blobs/c") == 0)
+        }
+    }
+
     @Test func anOctetStreamResponseIsStreamedByDefault() async throws {
         try await withTestServer { server in
             let output = try await makeClient(server).downloadBytes(path: .init(count: 3_000_000))

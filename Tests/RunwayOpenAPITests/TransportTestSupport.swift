@@ -102,3 +102,30 @@ struct StreamEndRecorder: Interceptor {
         return response
     }
 }
+
+/// A request body that can be read more than once: `firstChunk` bytes, then a wait that only
+/// the reading task's cancellation ends (it throws `CancellationError`), told to `waiting`.
+struct StallingBody: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+
+    let firstChunk: Int
+    let waiting: AsyncStream<Void>.Continuation
+
+    func makeAsyncIterator() -> Iterator { Iterator(firstChunk: firstChunk, waiting: waiting) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let firstChunk: Int
+        let waiting: AsyncStream<Void>.Continuation
+        var sentFirst = false
+
+        mutating func next() async throws -> HTTPBody.ByteChunk? {
+            if !sentFirst {
+                sentFirst = true
+                return ArraySlice(repeating: UInt8(ascii: "b"), count: firstChunk)
+            }
+            waiting.yield()
+            try await Task.sleep(for: .seconds(600))  // ended by cancellation, never by time
+            return nil
+        }
+    }
+}
