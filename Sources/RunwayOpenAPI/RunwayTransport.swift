@@ -50,9 +50,9 @@ public struct RunwayTransport: ClientTransport {
     /// Sends one operation's request through the pipeline and hands back the response.
     /// - Throws: `RunwayError`: what the pipeline throws, or, before anything is
     ///   sent, `.invalidURL`, `.invalidRequest` or `.invalidHeader` for a request that cannot be
-    ///   converted or a body that fails while it is read into memory (stage
-    ///   `transport RunwayTransport`); `.cancelled` when the calling task is cancelled
-    ///   meanwhile; `.responseInvalid` for a response `HTTPResponse` cannot hold.
+    ///   converted or a body that fails while it is read into memory or ends before its known
+    ///   length (stage `transport RunwayTransport`); `.cancelled` when the calling task is
+    ///   cancelled meanwhile; `.responseInvalid` for a response `HTTPResponse` cannot hold.
     public func send(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
@@ -115,14 +115,22 @@ public struct RunwayTransport: ClientTransport {
         switch body.iterationBehavior {
         case .multiple:
             if let length, length <= bufferLimit {
+                let data: Data
                 do {
-                    request.body = try await Data(collecting: body, upTo: length)
+                    data = try await Data(collecting: body, upTo: length)
                 } catch {
                     // The caller's cancellation, seen by the body's sequence, is not a bad body.
                     if error is CancellationError || Task.isCancelled { throw cancelledWhileReading(error) }
                     throw RunwayError(
                         .invalidRequest, "the request body could not be read (\(length) bytes announced): \(error)", underlying: error)
                 }
+                // The runtime sends the announced length as Content-Length: a body that ends
+                // short is the body's fault, said here, not a header the caller never set.
+                guard data.count == length else {
+                    if Task.isCancelled { throw cancelledWhileReading(nil) }
+                    throw RunwayError(.invalidRequest, "the request body ended after \(data.count) of the \(length) bytes it announced")
+                }
+                request.body = data
             } else {
                 request.bodyStream = .sequence(length: length) { RequestBodyChunks(body: body) }
             }
@@ -132,7 +140,7 @@ public struct RunwayTransport: ClientTransport {
     }
 
     /// The error of a call whose caller was cancelled while its request body was read into memory.
-    private static func cancelledWhileReading(_ error: any Error) -> RunwayError {
+    private static func cancelledWhileReading(_ error: (any Error)?) -> RunwayError {
         RunwayError(.cancelled, "the calling task was cancelled while the request body was read", underlying: error)
     }
 

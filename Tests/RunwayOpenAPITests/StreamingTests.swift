@@ -100,6 +100,21 @@ import Testing
         }
     }
 
+    @Test func aBufferedBodyShorterThanItsLengthIsABadBodyNotABadHeader() async throws {
+        try await withTestServer(routes: ItemRoutes().routes) { server in
+            // Read more than once, 1000 bytes announced (the generated code sends that as
+            // Content-Length, which the caller never set), 500 yielded.
+            let body = HTTPBody(
+                ChunkList(chunks: [ArraySlice(DeterministicBytes.data(count: 500))]), length: .known(1000), iterationBehavior: .multiple)
+            let error = try #require(
+                await clientError { try await makeClient(server).uploadBlob(path: .init(name: "s"), body: .binary(body)) })
+            #expect(error.runwayError?.code == .invalidRequest, "\(error)")
+            #expect(error.runwayError?.stage == RunwayTransport.stage)
+            #expect(error.runwayError?.message.contains("500 of the 1000 bytes") == true, "\(error)")
+            #expect(server.stats.requests(path: "/blobs/s") == 0)
+        }
+    }
+
     @Test func anOctetStreamResponseIsStreamedByDefault() async throws {
         try await withTestServer { server in
             let output = try await makeClient(server).downloadBytes(path: .init(count: 3_000_000))

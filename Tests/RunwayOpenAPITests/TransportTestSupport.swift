@@ -129,3 +129,18 @@ struct StallingBody: AsyncSequence, Sendable {
         }
     }
 }
+
+/// A request body that yields `chunks`, each time it is read.
+struct ChunkList: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+
+    let chunks: [HTTPBody.ByteChunk]
+
+    func makeAsyncIterator() -> Iterator { Iterator(rest: chunks[...]) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var rest: ArraySlice<HTTPBody.ByteChunk>
+
+        mutating func next() async -> HTTPBody.ByteChunk? { rest.popFirst() }
+    }
+}
