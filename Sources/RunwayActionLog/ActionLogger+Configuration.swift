@@ -66,7 +66,9 @@ extension ActionLogger {
         public var maxRefusals: Int
         /// The first wait after a failed upload (default 1 s); doubles per failure, with jitter.
         public var initialBackoff: Duration
-        /// The longest wait between failed uploads (default 5 minutes).
+        /// The longest wait between failed uploads (default 5 minutes). A failed upload whose
+        /// answer carries `Retry-After` (seconds or an HTTP-date, as on a 429 or 503) waits at
+        /// least that long, up to this.
         public var maxBackoff: Duration
         /// Transport options of the upload (default: 30 s timeout).
         public var requestOptions: RequestOptions

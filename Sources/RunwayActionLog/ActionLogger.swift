@@ -36,7 +36,8 @@ import Foundation
 ///    ``Configuration/apiName``. Fewer than 30 go out on ``flush()``, every
 ///    ``Configuration/flushInterval``, and at the next start-up.
 /// 4. Only after a 2xx are the batch and its actions deleted. A failure keeps them and retries
-///    with exponential backoff and jitter, re-sending the same batch ID and records; the server
+///    with exponential backoff and jitter (no sooner than the answer's `Retry-After`, up to
+///    ``Configuration/maxBackoff``), re-sending the same batch ID and records; the server
 ///    de-duplicates by record ID (``ActionDeduplicator``): at-least-once from the client,
 ///    exactly-once after de-duplication.
 ///

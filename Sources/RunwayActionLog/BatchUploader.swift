@@ -13,8 +13,9 @@ import Foundation
 /// previous run's, or one whose upload failed — same batch ID, same records), then new full
 /// batches, and on `flush()` or the interval a last partial one. For each batch: assign it (one
 /// transaction), send it, and only after a 2xx delete it (one transaction). A failure ends the
-/// pass and starts a backoff (exponential with jitter, ``RetryPolicy/backoff(beforeRetry:random:)``);
-/// during a backoff only `flush()` sends.
+/// pass and starts a backoff (exponential with jitter, ``RetryPolicy/backoff(beforeRetry:random:)``,
+/// lengthened to a `Retry-After` the answer carries, up to `maxBackoff`); during a backoff only
+/// `flush()` and the network coming back send.
 ///
 /// ## Why through the `ServiceRegistry`, not an `APIManager`
 /// The upload uses ``ServiceRegistry/send(api:of:method:headers:body:options:context:)``: the
@@ -80,7 +81,8 @@ final class BatchUploader: Sendable {
             for continuation in answered { continuation.resume(returning: failure.map { .failure($0) } ?? .success(())) }
             retryTimer?.cancel()
             retryTimer = nil
-            if let failure, let retryDelay {
+            if let failure, let backoffDelay = retryDelay {
+                let retryDelay = delay(backoffDelay, after: failure)
                 core.report(ActionLogEvent(.uploadFailed, count: 0, error: failure, retryDelay: retryDelay))
                 retryTimer = Task { [weak self] in
                     try? await Task.sleep(for: min(retryDelay, .longestSleep))
@@ -89,6 +91,15 @@ final class BatchUploader: Sendable {
             }
         }
         retryTimer?.cancel()
+    }
+
+    /// The wait after a failed upload: the backoff, or longer when the answer carries a
+    /// `Retry-After` (a 429 or 503 asking for time), up to ``ActionLogger/Configuration/maxBackoff``.
+    private func delay(_ backoffDelay: Duration, after failure: RunwayError) -> Duration {
+        guard let value = failure.response?.headers["Retry-After"], let asked = RetryAfter.delay(from: value) else {
+            return backoffDelay
+        }
+        return max(backoffDelay, min(asked, configuration.maxBackoff))
     }
 
     /// Sends due batches until none is left; returns the failure that ended the pass early.

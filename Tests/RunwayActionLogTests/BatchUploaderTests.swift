@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import InMemoryLogging
 import Logging
 import Runway
@@ -7,6 +9,7 @@ import RunwayCompression
 import RunwayCurl
 import RunwayLogging
 import RunwaySigning
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -18,12 +21,8 @@ import Testing
         let folder = TestFolder()
         defer { folder.remove() }
         try await withTestServer(routes: sink.routes) { server in
-            let events = EventRecorder()
-            var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
-            configuration.initialBackoff = .milliseconds(100)
-            configuration.maxBackoff = .seconds(2)
-            let actions = try ActionLogger(configuration)
-            for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
+            let (actions, events) = try loggerWithOneBatch(
+                folder, registry: try analyticsRegistry(server), initialBackoff: .milliseconds(100), maxBackoff: .seconds(2))
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 30 })
             let requests = sink.requests
             #expect(requests.map(\.status) == [500, 500, 500, 200])
@@ -42,6 +41,45 @@ import Testing
             #expect(events.of(.uploadFailed).allSatisfy { $0.error?.code == .serverError })
             #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
             #expect(actions.statistics.uploadFailures == 3)
+            await actions.shutdown()
+        }
+    }
+
+    /// A server that answers 429 (or 503) with `Retry-After` asks for time: the next attempt
+    /// waits that long (up to `maxBackoff`), not the much shorter backoff.
+    @Test(arguments: [("2", Duration.seconds(2)), ("3600", Duration.seconds(30))])
+    func aRetryAfterOnTheAnswerLengthensTheBackoff(retryAfter: String, expected: Duration) async throws {
+        let arrivals = Locked<[ContinuousClock.Instant]>([])
+        let folder = TestFolder()
+        defer { folder.remove() }
+        let routes: TestServer.Routes = { router in
+            router.post("/v1/actions/batch") { request, _ in
+                var request = request
+                _ = try await request.collectBody(upTo: 1 << 20)
+                let count = arrivals.withLock { arrivals in
+                    arrivals.append(.now)
+                    return arrivals.count
+                }
+                guard count == 1 else { return Response(status: .ok) }
+                return Response(status: .tooManyRequests, headers: [HTTPField.Name("Retry-After")!: retryAfter])
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let (actions, events) = try loggerWithOneBatch(
+                folder, registry: try analyticsRegistry(server), initialBackoff: .milliseconds(20), maxBackoff: .seconds(30))
+            #expect(await eventually { !events.of(.uploadFailed).isEmpty })
+            let failed = try #require(events.of(.uploadFailed).first)
+            #expect(failed.error?.response?.status == 429)
+            // Without it, the backoff after a first failure is 10-20 ms.
+            #expect(failed.retryDelay == expected, "\(failed)")
+            if expected <= .seconds(2) {
+                #expect(await eventually { arrivals.withLock { $0.count } == 2 })
+                let times = arrivals.withLock { $0 }
+                #expect(times[1] - times[0] >= expected)
+            } else {
+                try await actions.flush()  // a flush sends during the backoff
+            }
+            #expect(actions.statistics.uploaded == 30)
             await actions.shutdown()
         }
     }

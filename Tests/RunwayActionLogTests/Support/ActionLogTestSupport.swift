@@ -48,6 +48,20 @@ func testConfiguration(_ folder: TestFolder, registry: ServiceRegistry, events: 
     return configuration
 }
 
+/// A logger on `registry` whose failed uploads back off from `initialBackoff` up to
+/// `maxBackoff`, the events it reports, and one batch (30 actions, `n` 0-29) recorded.
+func loggerWithOneBatch(
+    _ folder: TestFolder, registry: ServiceRegistry, initialBackoff: Duration, maxBackoff: Duration
+) throws -> (ActionLogger, EventRecorder) {
+    let events = EventRecorder()
+    var configuration = testConfiguration(folder, registry: registry, events: events)
+    configuration.initialBackoff = initialBackoff
+    configuration.maxBackoff = maxBackoff
+    let actions = try ActionLogger(configuration)
+    for n in 0..<30 { actions.record("tap", attributes: ["n": String(n)]) }
+    return (actions, events)
+}
+
 /// Every event a logger reported, thread-safe.
 final class EventRecorder: Sendable {
     private let stored = Locked<[ActionLogEvent]>([])
