@@ -73,7 +73,9 @@ public final class ActionLogger: Sendable {
     /// - Throws: `RunwayError` `.configuration` for a value that cannot work (`RunwayError.field`
     ///   names it), an outbox file that cannot be opened or created or is another program's
     ///   database (a table named like the outbox's, other columns), or one another logger has
-    ///   open (in this process or another, until its ``shutdown()`` or release). A corrupt file is not an
+    ///   open (in this process or another, until its ``shutdown()`` or release); `.fileIO` when
+    ///   the actions an earlier run left cannot be put into batches (a write that fails, on a
+    ///   full disk: they stay in the file for the next start). A corrupt file is not an
     ///   error: it is moved aside to `<file>.corrupt`, rebuilt empty, and the loss is logged.
     public init(_ configuration: Configuration) throws(RunwayError) {
         let backoff = try configuration.validated()
