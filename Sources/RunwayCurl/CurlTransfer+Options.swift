@@ -138,9 +138,9 @@ extension CurlTransfer {
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         if options.redirects.maxRedirects > 0 {
             // A pinned `https` request follows `https` only: over plain `http` no key is checked,
-            // and the pin would be skipped without a word (see `CurlError.pinnedDowngrade`).
-            let pinned = isHTTPS && !options.tls.pinnedPublicKeys.isEmpty
-            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, pinned ? "https" : "http,https")
+            // and the pin would be skipped without a word. One test decides both this and the
+            // error a refused redirect maps to (`CurlError.pinnedDowngrade`).
+            try set(easy, CURLOPT_REDIR_PROTOCOLS_STR, CurlError.isPinnedHTTPS(request) ? "https" : "http,https")
             try set(easy, CURLOPT_FOLLOWLOCATION, 1)
             try set(easy, CURLOPT_MAXREDIRS, options.redirects.maxRedirects)
             // libcurl keeps a custom method (PUT, PATCH, DELETE) on a 301 or 302 and drops its
