@@ -94,6 +94,29 @@ struct URLHygieneTests {
         }
     }
 
+    @Test func anErrorQuotesAHugeURLCutWhileItKeepsTheWholeURL() async throws {
+        let mediator = try Mediator.Builder(implicitRoutes: false).build()
+        let huge = "app://listing/detail?q=" + String(repeating: "é", count: 500_000)
+        do {
+            _ = try await mediator.perform(url: huge)
+            Issue.record("a 1 MB URL was accepted")
+        } catch let error as MediatorError {
+            #expect(error.code == .malformedURL)
+            #expect(error.url == huge)
+            let text = error.description
+            #expect(text.utf8.count < 1_000, "description of \(text.utf8.count) bytes")
+            #expect(text.contains("[url app://listing/detail?q=éé"))
+            #expect(text.contains("… (\(huge.utf8.count) bytes)]"))
+        }
+        let short = "app://nowhere/at/all"
+        do {
+            _ = try await mediator.perform(url: short)
+            Issue.record("an unknown target was found")
+        } catch let error as MediatorError {
+            #expect(error.description.contains("[url \(short)]"))
+        }
+    }
+
     @Test func queryNeverTakesPartInMatchingAndPathWins() throws {
         let mediator = try standardBuilder().build()
         let match = try #require(try mediator.resolve("app://listing/42?id=99&id=100&other=x"))

@@ -96,13 +96,34 @@ extension MediatorError {
 }
 
 extension MediatorError: CustomStringConvertible {
+    /// One line for a log. A URL, target or action name over 512 bytes is cut there, with its
+    /// size: a URL from outside can be megabytes long (the properties keep the whole of it).
     public var description: String {
         var text = "MediatorError.\(code): \(message)"
-        if let url { text += " [url \(url)]" }
-        if let target { text += " [target \(target)" + (action.map { " action \($0)" } ?? "") + "]" }
+        if let url { text += " [url \(Self.quoted(url))]" }
+        if let target { text += " [target \(Self.quoted(target))" + (action.map { " action \(Self.quoted($0))" } ?? "") + "]" }
         if let field { text += " [field \(field)]" }
         if !sources.isEmpty { text += " [declared at \(sources.joined(separator: " and "))]" }
         if let underlying, !(underlying is MediatorError) { text += " (\(underlying))" }
         return text
+    }
+}
+
+extension MediatorError {
+    /// The most bytes of a URL or a name that ``description`` quotes.
+    static let quotedURLLimit = 512
+
+    /// `text`, or its first ``quotedURLLimit`` bytes (whole characters) and its size.
+    static func quoted(_ text: String) -> String {
+        let size = text.utf8.count
+        guard size > quotedURLLimit else { return text }
+        var bytes = 0
+        var end = text.startIndex
+        for index in text.indices {
+            bytes += text[index].utf8.count
+            guard bytes <= quotedURLLimit else { break }
+            end = text.index(after: index)
+        }
+        return "\(text[..<end])… (\(size) bytes)"
     }
 }
