@@ -17,7 +17,8 @@ import Tracing
 /// name: a span name must be low-cardinality (OpenTelemetry's HTTP conventions forbid the URL
 /// path there), and a path carries IDs (`/users/12345`), so it goes in `url.full` only. The span
 /// is of kind `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (as
-/// sent, without credentials, query and fragment, which may carry secrets), `server.address`,
+/// sent, without credentials, path segments' `;name=value` parameters, query and fragment,
+/// which may carry secrets), `server.address`,
 /// `server.port`, `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
 /// `runway.service`, `runway.call_id` and `runway.origin` (`memory-cache` for a cache hit). A
 /// thrown error is recorded and sets the span's status to error; so does a 5xx status. The span
@@ -109,13 +110,19 @@ public struct TracingInterceptor: Interceptor {
     }
 
     /// `url.full`: the URL as sent (path percent-encoded, an IPv6 host in brackets), without
-    /// credentials, query and fragment, which may carry secrets.
+    /// credentials, the `;name=value` parameters of its path segments (`;jsessionid=`), query and
+    /// fragment, which may carry secrets (as error messages leave them out).
     static func fullURL(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
         components.user = nil
         components.password = nil
         components.query = nil
         components.fragment = nil
+        let path = components.percentEncodedPath
+        if path.contains(";") {
+            components.percentEncodedPath = path.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.prefix { $0 != ";" } }.joined(separator: "/")
+        }
         return components.string ?? ""
     }
 }

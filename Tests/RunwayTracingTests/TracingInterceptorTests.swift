@@ -43,6 +43,21 @@ import Tracing
         #expect(span.operationName == "GET")
     }
 
+    /// A path segment's `;name=value` parameters carry session ids (`;jsessionid=`) and tokens
+    /// as a query does: `url.full` leaves them out, as error messages do, and keeps the rest of
+    /// the path as it was sent.
+    @Test func thePathSegmentsParametersAreLeftOutOfTheURL() async throws {
+        try await withTestServer { server in
+            let tracer = InMemoryTracer()
+            let pipeline = Pipeline(dispatcher: CurlDispatcher()) { TracingInterceptor.tracing(tracer) }
+            let sent = server.url("/cart;jsessionid=sess-9F2/items;v=2;token=tok-77/a%3Bb?page=1")
+            _ = try await pipeline.send(Request(url: sent))
+            let span = try #require(tracer.finishedSpans.first)
+            let full = try #require(span.attributes["url.full"]?.toSpanAttribute())
+            #expect(full == .string(server.url("/cart/items/a%3Bb").absoluteString), "\(full)")
+        }
+    }
+
     /// OpenTelemetry wants `server.port` on every client span: the scheme's default when the URL
     /// names none.
     @Test(arguments: [("https://api.test/v1", 443), ("http://api.test/v1", 80), ("HTTPS://api.test:8443/v1", 8443)])
