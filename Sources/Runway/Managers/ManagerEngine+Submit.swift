@@ -79,12 +79,20 @@ extension ManagerEngine {
     private static func unstoredEngine<Manager: APIManager>(
         _ manager: Manager, _ engine: ManagerEngine, _ stage: RunwayError.Stage
     ) -> Submission? {
+        unstoredEngineError(manager, engine, stage).map { .notStarted($0) }
+    }
+
+    /// The `.configuration` error of a call through an engine the manager does not keep, or
+    /// `nil` (see ``unstoredEngine(_:_:_:)``); paging checks it before it takes the engine's
+    /// page gate and cursor.
+    static func unstoredEngineError<Manager: APIManager>(
+        _ manager: Manager, _ engine: ManagerEngine, _ stage: RunwayError.Stage
+    ) -> RunwayError? {
         guard manager.engine !== engine else { return nil }
-        return .notStarted(
-            RunwayError(
-                .configuration,
-                "\(Manager.self).engine returns a new ManagerEngine on each read: store it (let engine = ManagerEngine()), "
-                    + "or every call is cancelled as soon as it starts", stage: stage, field: "engine"))
+        return RunwayError(
+            .configuration,
+            "\(Manager.self).engine returns a new ManagerEngine on each read: store it (let engine = ManagerEngine()), "
+                + "or every call is cancelled as soon as it starts", stage: stage, field: "engine")
     }
 
     /// A call on an engine another manager owns: not delivered (the delegate in the engine is

@@ -104,7 +104,10 @@ extension PagedAPIManager {
     @discardableResult
     @concurrent
     public func loadNextPage(params: [String: JSON]? = nil) async throws(RunwayError) -> JSON {
-        try await Self.nextPage(
+        // Read once: a computed `engine` hands out a new one on each read (refused below).
+        let engine = self.engine
+        if let error = ManagerEngine.unstoredEngineError(self, engine, .manager(apiName)) { throw error }
+        return try await Self.nextPage(
             WeakReference(self), engine: WeakReference(engine), gate: engine.pageGate,
             cancellations: engine.read { $0.paging.cancellations },
             params: params, awaiting: true
@@ -114,11 +117,14 @@ extension PagedAPIManager {
     /// Loads the page after the last one loaded; the landing goes to the delegate. Calls made
     /// while one is loading are queued, not dropped. Holds the manager only weakly.
     public func loadNextPageData(params: [String: JSON]? = nil) {
+        let strongEngine = self.engine
+        // A computed `engine`: not started, as `loadData` is not (nothing would ever land).
+        if ManagerEngine.unstoredEngineError(self, strongEngine, .manager(apiName)) != nil { return }
         let manager = WeakReference(self)
-        let engine = WeakReference(self.engine)
-        let gate = self.engine.pageGate
+        let engine = WeakReference(strongEngine)
+        let gate = strongEngine.pageGate
         // Read now, not when the task starts: a `cancelAll()` right after this call cancels it.
-        let cancellations = self.engine.read { $0.paging.cancellations }
+        let cancellations = strongEngine.read { $0.paging.cancellations }
         Task {
             _ = await Self.nextPage(manager, engine: engine, gate: gate, cancellations: cancellations, params: params, awaiting: false)
         }

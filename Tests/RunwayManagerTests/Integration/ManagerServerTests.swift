@@ -91,6 +91,30 @@ import Testing
         }
     }
 
+    /// The paged calls too: a `PagedAPIManager` whose `engine` is computed is refused as
+    /// `.configuration` naming the property, with nothing sent, rather than ending each page as if
+    /// the manager had been released.
+    @Test func aPagedManagerWhoseEngineIsComputedIsAConfigurationErrorAndNothingIsSent() async throws {
+        final class ComputedEnginePages: PagedAPIManager {
+            let registry: ServiceRegistry
+            var engine: ManagerEngine { ManagerEngine(registry: registry, delivery: .inline) }
+            let apiName = "pages"
+            let serviceID: ServiceID = .listings
+            init(registry: ServiceRegistry) { self.registry = registry }
+        }
+        let state = ManagerRouteState()
+        try await withServer(state) { server, registry, _ in
+            let manager = ComputedEnginePages(registry: registry)
+            let error = await #expect(throws: RunwayError.self) { try await manager.loadNextPage() }
+            #expect(error?.code == .configuration, "\(String(describing: error))")
+            #expect(error?.field == "engine")
+            #expect(server.stats.requests(path: "/v1/pages") == 0)
+            // The same pages through a manager that stores its engine go out.
+            _ = try await PagedAPIManagerOverServer(registry: registry).loadNextPage()
+            #expect(state.pages.events == ["1"])
+        }
+    }
+
     @Test func aSupersededLoadIsAbortedAtTheServerAndLeavesItsCallersTaskAlone() async throws {
         // An awaited call runs in the caller's task: cancelPrevious must stop it at the
         // dispatcher (the server sees the abort) without cancelling that task.
