@@ -64,7 +64,8 @@ public protocol APIManager: AnyObject, Sendable {
     /// filled for each call from its parameters: `"products/{id}"` with `["id": 42]` goes to
     /// `products/42`, and `id` leaves the query or body. Each value is percent-encoded as one
     /// path segment; a missing or empty one fails the call with `.paramsInvalid` naming it,
-    /// before the network.
+    /// before the network. A `..` segment (`../admin`), which would leave the base URL's path,
+    /// fails the call with `.invalidURL`, before the network.
     var path: String { get }
     /// The service (API provider) this API belongs to.
     var serviceID: ServiceID { get }

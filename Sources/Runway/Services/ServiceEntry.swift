@@ -48,6 +48,26 @@ final class ServiceEntry: Sendable {
         return common.merging(own) { _, manager in manager }
     }
 
+    /// Whether the path of `apiName` (before any `?`) has a segment that is exactly `..`; one
+    /// pass over the bytes, nothing allocated (it runs for every call).
+    static func hasDotDotSegment(_ apiName: String) -> Bool {
+        var dots = 0  // dots since the segment began; -1 once it holds anything else
+        for byte in apiName.utf8 {
+            switch byte {
+            case UInt8(ascii: "/"):
+                if dots == 2 { return true }
+                dots = 0
+            case UInt8(ascii: "?"):
+                return dots == 2
+            case UInt8(ascii: "."):
+                if dots >= 0 { dots += 1 }
+            default:
+                dots = -1
+            }
+        }
+        return dots == 2
+    }
+
     /// The URL of `apiName` under the service's base, with `parameters` as its query (for the
     /// methods that send one, ``sendsQuery(_:)``); parsed once.
     /// - Parameter field: What `apiName` is, as errors name it: `"apiName"`, or `"path"` for a
@@ -63,6 +83,14 @@ final class ServiceEntry: Sendable {
         if apiName.utf8.contains(UInt8(ascii: "#")) {
             throw RunwayError(
                 .invalidURL, "\(what) \"\(apiName)\" holds a '#': a fragment is never sent (write %23 for a '#' in the path)",
+                stage: .service(id), field: field)
+        }
+        // libcurl removes dot segments before it sends: a `..` would climb out of the base URL's
+        // path (`../admin` under `/v1` calls `/admin`). Only whole literal segments of the path
+        // count (`..1`, `...` and `%2E%2E` are names); the query is not a path.
+        if Self.hasDotDotSegment(apiName) {
+            throw RunwayError(
+                .invalidURL, "\(what) \"\(apiName)\" holds a '..' segment, which would leave the service's base URL \(base)",
                 stage: .service(id), field: field)
         }
         // One string, grown once: this runs for every call.

@@ -29,17 +29,20 @@ import Testing
         }
     }
 
-    /// A server echoing the path it was asked for, and the number of requests it answered.
+    /// A server echoing the path it was asked for, under the base `/shop` and at `/admin` above
+    /// it, and the number of requests it answered.
     private func withShop(
         interceptors: [any Interceptor], _ body: (ServiceRegistry, Counter) async throws -> Void
     ) async throws {
         let requests = Counter()
         let server = try await TestServer.start(routes: { router in
-            router.get("/shop/**") { request, _ -> Response in
-                _ = requests.increment()
-                let text = #"{"path": "\#(request.uri.path)"}"#
-                return Response(
-                    status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            for route in ["/shop/**", "/admin"] {
+                router.get(RouterPath(route)) { request, _ -> Response in
+                    _ = requests.increment()
+                    let text = #"{"path": "\#(request.uri.path)"}"#
+                    return Response(
+                        status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+                }
             }
         })
         let registry = try makeRegistry(
@@ -74,6 +77,27 @@ import Testing
             #expect(error?.field == "path")
             #expect(error?.message.hasPrefix("path ") == true)
             #expect(requests.value == 0)
+        }
+    }
+
+    /// A `..` segment in what the manager declared would climb above the service's base URL
+    /// (libcurl removes dot segments before it sends): refused as `.invalidURL` naming the
+    /// declaration, and nothing is sent, above the base or under it.
+    @Test(arguments: [
+        ("admin", "../admin"), ("admin", "items/../../admin"), ("admin", "items/{id}/../../../admin"), ("admin", ".."),
+        ("../admin", "../admin"), ("admin", "/../admin?x=1"),
+    ])
+    func aPathWithADotDotSegmentIsRefusedAndNothingIsSent(_ apiName: String, _ path: String) async throws {
+        try await withShop(interceptors: []) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: apiName, path: path)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["id": 1]) }
+            #expect(error?.code == .invalidURL, "\(String(describing: error))")
+            #expect(error?.field == (apiName == path ? "apiName" : "path"))
+            #expect(requests.value == 0)
+            // Dots that are not a whole segment stay, and the call goes out under the base.
+            let dotted = PathAPIManager(registry: registry, apiName: "dotted", path: "items/..{id}/v1.2/...")
+            let json = try await dotted.load(params: ["id": 1])
+            #expect(json["path"]?.string == "/shop/items/..1/v1.2/...")
         }
     }
 
