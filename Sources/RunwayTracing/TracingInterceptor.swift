@@ -18,12 +18,11 @@ import Tracing
 /// path there), and a path carries IDs (`/users/12345`), so it goes in `url.full` only. The span
 /// is of kind `client`, with OpenTelemetry attributes: `http.request.method`, `url.full` (as
 /// sent, without credentials, path segments' `;name=value` parameters, query and fragment,
-/// which may carry secrets), `server.address`,
-/// `server.port`, `http.response.status_code`, `network.protocol.version`, plus `runway.api`,
-/// `runway.service`, `runway.call_id` and `runway.origin` (`memory-cache` for a cache hit). A
-/// thrown error is recorded and sets the span's status to error; so does a 5xx status. The span
-/// of a streamed call (`Response.bodyStream`) ends when its body does, with the body's failure
-/// recorded if it failed.
+/// which may carry secrets), `server.address`, `server.port`, `http.response.status_code`,
+/// `network.protocol.version`, plus `runway.api`, `runway.service`, `runway.call_id` and
+/// `runway.origin` (`memory-cache` for a cache hit). A thrown error is recorded and sets the
+/// span's status to error; so does a 5xx status. The span of a streamed call
+/// (`Response.bodyStream`) ends when its body does, with the body's failure recorded if it failed.
 ///
 /// ## Position
 /// First in the chain (before metrics is fine too), so the span covers cache hits, validation
