@@ -83,14 +83,21 @@ extension DNSBypass {
         }
 
         /// Parses a host → addresses table, rejecting bad host names, bad addresses and empty lists.
+        ///
+        /// Spellings of one name (`api.example.com`, `API.example.com.`) are one host: their
+        /// addresses are joined, in the order of the spellings as text, an address in both once.
         static func parse(_ table: [String: [String]]) throws(DNSBypassError) -> [String: [Endpoint]] {
             var parsed: [String: [Endpoint]] = [:]
-            for (host, addresses) in table {
+            for (host, addresses) in table.sorted(by: { $0.key < $1.key }) {
                 let name = DNSBypass.key(host)
                 guard isHostName(name) else { throw .invalidHost(host) }
                 guard !addresses.isEmpty else { throw .emptyAddressList(host) }
                 var endpoints: [Endpoint] = []
                 for address in addresses { endpoints.append(try Endpoint(address)) }
+                if let earlier = parsed[name] {
+                    let known = Set(earlier)
+                    endpoints = earlier + endpoints.filter { !known.contains($0) }
+                }
                 parsed[name] = endpoints
             }
             return parsed

@@ -112,6 +112,26 @@ import Testing
         #expect(try JSONDecoder().decode(EchoResponse.self, from: response.body).authority == "xn--bcher-kva.test")
     }
 
+    /// `api.runway.test` and `API.runway.test.` are one host: the addresses of both spellings
+    /// are kept (one list used to replace the other, whichever the dictionary gave last).
+    @Test func twoSpellingsOfAHostKeepTheAddressesOfBoth() async throws {
+        let gone = try await TestServer.start(host: "127.0.0.15")
+        let deadAddress = "127.0.0.15:\(gone.port)"
+        await gone.shutdown()
+        let live = try await TestServer.start(host: "127.0.0.16") { router in
+            router.get("/whoami") { _, _ in "127.0.0.16" }
+        }
+        defer { Task { await live.shutdown() } }
+        let liveAddress = "127.0.0.16:\(live.port)"
+        let bypass = try DNSBypass(
+            .init(hosts: ["api.runway.test": [deadAddress], "API.runway.test.": [liveAddress]], fallsBackToDNS: false))
+        // In the order of the spellings as text: "API..." before "api...".
+        #expect(bypass.endpoints(for: Self.host).map(\.description) == [liveAddress, deadAddress])
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(try Runway.Request("http://\(Self.host)/whoami"))
+        #expect(String(decoding: response.body, as: UTF8.self) == "127.0.0.16")
+    }
+
     /// The IP list a test serves, which it changes between fetches.
     final class ServedList: @unchecked Sendable {
         // @unchecked: `text` is read and written under `lock` only.
