@@ -28,6 +28,11 @@ import Foundation
 /// - **The end.** A `204 No Content` ends the sequence, as a server's way of saying there is no
 ///   more; so does reaching ``Configuration/maxReconnections``, with the last error (or normally
 ///   when the last connection ended normally).
+/// - **Sent once.** A request that is not safe to repeat (a POST or PATCH without an
+///   `Idempotency-Key` header) is never sent again once it may have reached the server: the end
+///   of its connection ends the sequence (normally, or with the connection's error). Only a
+///   failure to connect that sent nothing (`RunwayError.neverSent`) is followed by another
+///   connection.
 /// - **Failures.** A status other than 200 is `.serverError`, and a `Content-Type` other than
 ///   `text/event-stream` or a `Content-Encoding` (gzip, ...) is `.responseInvalid`, each with the
 ///   response and without reconnecting; so is any error the pipeline throws that is not a lost
@@ -100,6 +105,10 @@ public struct EventStream: AsyncSequence, Sendable {
         /// Reconnections since the last event.
         private var reconnections = 0
         private var lastError: RunwayError?
+        /// Whether the request may have reached the server (a connection answered, or failed
+        /// after something of it may have left): one that is not safe to repeat is then never
+        /// sent again.
+        private var maybeSent = false
         /// Ends the sequence once the events that came before it are handed over.
         private var failure: RunwayError?
         private var finished = false
@@ -176,6 +185,12 @@ public struct EventStream: AsyncSequence, Sendable {
         /// Opens the next connection, after the reconnection time unless it is the first.
         private mutating func connect() async throws(RunwayError) {
             if connections > 0 {
+                // A POST or PATCH without an `Idempotency-Key` goes once: sending it again could
+                // have the server act on it again (a second order, a second paid completion).
+                guard !maybeSent || Self.repeatable(stream.request) else {
+                    finished = true
+                    return
+                }
                 if let limit = stream.configuration.maxReconnections, reconnections >= limit {
                     finished = true
                     return
@@ -206,9 +221,11 @@ public struct EventStream: AsyncSequence, Sendable {
                     finished = true
                     throw error
                 }
+                if !error.neverSent { maybeSent = true }
                 lastError = error
                 return
             }
+            maybeSent = true
             if response.status == 204 {
                 response.bodyStream?.cancel()
                 finished = true
@@ -243,6 +260,12 @@ public struct EventStream: AsyncSequence, Sendable {
                 throw RunwayError(.configuration, "the dispatcher did not stream the response body (use CurlDispatcher)")
             }
             body = bodyStream.makeAsyncIterator()
+        }
+
+        /// Whether `request` may be sent again: an idempotent method, or an `Idempotency-Key` (the
+        /// server acts on a key once), as the retry interceptor and the dispatcher take it.
+        private static func repeatable(_ request: Request) -> Bool {
+            request.method.isIdempotent || request.headers["Idempotency-Key"] != nil
         }
 
         /// A lost connection, a timeout or a failure to connect is worth another connection;

@@ -348,4 +348,69 @@ struct Stamp: Interceptor {
             #expect(connections.value == 1)
         }
     }
+
+    /// A responder whose first connection gets one event and then the end of the stream (or,
+    /// `cut`, a lost connection); later connections get 204.
+    static func oneAnswer(cut: Bool) throws -> ScriptedResponder {
+        try ScriptedResponder { exchange in
+            guard exchange.connection == 0 else {
+                return .replyAndClose(Array("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            let event = "retry: 10\ndata: answer\n\n"
+            let chunk = String(event.utf8.count, radix: 16) + "\r\n" + event + "\r\n"
+            return .replyAndClose(Array((head + chunk + (cut ? "" : "0\r\n\r\n")).utf8))
+        }
+    }
+
+    @Test(
+        "a POST without an Idempotency-Key is sent once: the end of its stream, normal or cut, ends the sequence", arguments: [false, true])
+    func postsAreSentOnce(cut: Bool) async throws {
+        let responder = try Self.oneAnswer(cut: cut)
+        defer { responder.stop() }
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let request = Runway.Request(method: .post, url: responder.url("/complete"), body: Data("prompt".utf8))
+        var received: [String] = []
+        var failure: RunwayError?
+        do throws(RunwayError) {
+            for try await event in pipeline.events(for: request) { received.append(event.data) }
+        } catch {
+            failure = error
+        }
+        #expect(received == ["answer"])
+        #expect(failure?.code == (cut ? .connectionLost : nil), "\(String(describing: failure))")
+        // Sent again, the server would have acted on the prompt twice.
+        #expect(responder.exchanges.map(\.method) == ["POST"])
+    }
+
+    @Test("a POST with an Idempotency-Key reconnects, sending its key and body again")
+    func keyedPostsReconnect() async throws {
+        let responder = try Self.oneAnswer(cut: false)
+        defer { responder.stop() }
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let request = Runway.Request(
+            method: .post, url: responder.url("/complete"), headers: ["Idempotency-Key": "k-1"], body: Data("prompt".utf8))
+        var received: [String] = []
+        for try await event in pipeline.events(for: request) { received.append(event.data) }
+        #expect(received == ["answer"])
+        let exchanges = responder.exchanges
+        #expect(exchanges.count == 2)
+        #expect(exchanges.allSatisfy { $0.head.contains("Idempotency-Key: k-1") && $0.body == Array("prompt".utf8) })
+    }
+
+    @Test("a POST whose connection was never made (nothing sent) is tried again")
+    func unsentPostsReconnect() async throws {
+        let blackhole = try BlackholeListener.start()
+        let stamp = Stamp()
+        let pipeline = Pipeline(interceptors: [stamp], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.connectTimeout = .milliseconds(200)
+        let request = Runway.Request(method: .post, url: blackhole.url("/complete"), body: Data("prompt".utf8), options: options)
+        let configuration = EventStream.Configuration(reconnectionTime: .milliseconds(10), maxReconnections: 1)
+        var iterator = pipeline.events(for: request, configuration: configuration).makeAsyncIterator()
+        let failure = await Self.firstFailure(&iterator)
+        #expect(failure?.code == .timeout, "\(String(describing: failure))")
+        #expect(failure?.neverSent == true)
+        #expect(stamp.count.value == 2)
+    }
 }
