@@ -88,16 +88,40 @@ extension CurlTransfer {
             case CURL_HTTP_VERSION_3: "3"
             default: ""
             }
+        // libcurl times a phase the transfer skipped too, at a few microseconds: the lookup of
+        // an IP literal, and the lookup, connect and handshake of a reused connection. Zero
+        // says it did not happen, as `TransferMetrics` promises.
+        let reused = long(CURLINFO_NUM_CONNECTS) == 0
         return TransferMetrics(
-            nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
-            connect: time(CURLINFO_CONNECT_TIME_T),
-            tlsHandshake: time(CURLINFO_APPCONNECT_TIME_T),
+            nameLookup: reused || Self.isIPLiteral(lookedUpName) ? .zero : time(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: reused ? .zero : time(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: reused ? .zero : time(CURLINFO_APPCONNECT_TIME_T),
             preTransfer: time(CURLINFO_PRETRANSFER_TIME_T),
             firstByte: time(CURLINFO_STARTTRANSFER_TIME_T),
             total: time(CURLINFO_TOTAL_TIME_T),
-            connectionReused: long(CURLINFO_NUM_CONNECTS) == 0,
+            connectionReused: reused,
             httpVersion: version,
             remoteAddress: address.isEmpty ? "" : address.utf8.contains(UInt8(ascii: ":")) ? "[\(address)]:\(port)" : "\(address):\(port)",
             redirectCount: long(CURLINFO_REDIRECT_COUNT))
+    }
+
+    /// The name libcurl looked up to connect: the proxy's, else the address of a connect
+    /// override for the URL's host, else the URL's host.
+    var lookedUpName: String {
+        if let proxy { return proxy.host }
+        let host = request.url.host(percentEncoded: false) ?? ""
+        let override = request.options.connectOverrides.first { $0.host.caseInsensitiveEquals(host) }
+        return override?.connectHost ?? host
+    }
+
+    /// Whether `name` is an IPv4 address in dotted-quad form or an IPv6 address (in brackets
+    /// or not): a name libcurl connects to without a lookup.
+    static func isIPLiteral(_ name: String) -> Bool {
+        if name.utf8.contains(UInt8(ascii: ":")) { return true }  // no host name holds a ':'
+        let parts = name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                (1...3).contains(part.count) && part.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            }
     }
 }

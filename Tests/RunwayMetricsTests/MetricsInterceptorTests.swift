@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import MetricsTestKit
 import Runway
+import RunwayCurl
 import RunwayMetrics
 import RunwaySync
 import RunwayTestServer
@@ -136,6 +137,33 @@ import Testing
 
     /// Each metric is made once, at its first use, and kept: a backend registers a metric when
     /// it is made. A phase's timer is made when a transfer first goes through that phase.
+    /// libcurl times the lookup of an IP literal and the phases of a reused connection at a
+    /// few microseconds; none of them happened, so none is recorded (and the response's metrics
+    /// say zero).
+    @Test func phasesATransferSkippedAreNotRecorded() async throws {
+        try await withTestServer { server in
+            let pipeline = try pipeline(CurlDispatcher())
+            let context = RequestContext(apiName: "listing.rent", serviceID: "listings")
+            var responses: [Response] = []
+            for _ in 0..<3 { responses.append(try await pipeline.send(Request(url: server.url("/json")), context: context)) }
+            let first = responses[0].metrics
+            #expect(!first.connectionReused && first.connect > .zero)
+            #expect(first.nameLookup == .zero, "no lookup for 127.0.0.1: \(first)")
+            for later in responses.dropFirst().map(\.metrics) {
+                #expect(later.connectionReused)
+                #expect(later.nameLookup == .zero && later.connect == .zero && later.tlsHandshake == .zero, "\(later)")
+                #expect(later.firstByte > .zero && later.total > .zero)
+            }
+            func phase(_ name: String) -> [Int64]? {
+                try? metrics.expectTimer("runway_transfer_phase", [("service", "listings"), ("api", "listing.rent"), ("phase", name)])
+                    .values
+            }
+            #expect(phase("dns") == nil && phase("tls") == nil)
+            #expect(phase("connect")?.count == 1)
+            #expect(phase("total")?.count == 3)
+        }
+    }
+
     @Test func eachMetricIsMadeOnceAndAPhaseTimerWhenATransferFirstHasThePhase() async throws {
         let made = MadeMetrics(metrics)
         let plain = TransferMetrics(
