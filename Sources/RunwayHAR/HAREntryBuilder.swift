@@ -83,6 +83,7 @@ struct HAREntryBuilder {
             content.comment = "\(streamed.byteCount) bytes streamed to the caller, not recorded"
             bodySize = streamed.byteCount
         } else if let file = response.fileURL {
+            content.size = Self.downloadedSize(file, response) ?? 0
             content.comment = "the body was written to \(file.path)"
             bodySize = -1
         } else if !response.body.isEmpty {
@@ -95,6 +96,16 @@ struct HAREntryBuilder {
             status: response.status, statusText: Self.reasonPhrase(response.status), httpVersion: httpVersion,
             headers: headers(response.headers), content: content,
             redirectURL: response.headers["Location"].map(redaction.apply(toURLText:)) ?? "", bodySize: fromCache ? 0 : bodySize)
+    }
+
+    /// The bytes a download wrote to `file` in this response: the file's size, less the bytes
+    /// a resumed download (`206`) had before (where its `Content-Range` starts); `nil` when the
+    /// file cannot be read.
+    static func downloadedSize(_ file: URL, _ response: Response) -> Int? {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int else { return nil }
+        guard response.status == 206, let range = response.headers["Content-Range"], range.hasPrefix("bytes ") else { return size }
+        let start = range.dropFirst("bytes ".count).prefix { $0 != "-" }
+        return Int(start).map { max(0, size - $0) } ?? size
     }
 
     private func headers(_ headers: HTTPHeaders) -> [HAR.NameValue] {

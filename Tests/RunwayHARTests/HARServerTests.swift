@@ -179,6 +179,36 @@ import Testing
         }
     }
 
+    /// A body written to a file is recorded by the bytes this response wrote: all of them, or
+    /// for a resumed download (`206`) those after the part the file held.
+    @Test func aDownloadToAFileIsRecordedWithTheSizeItWrote() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("har-download-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let recorder = HARRecorder()
+            let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+            var whole = Request(url: server.url("/download/5000"))
+            whole.download = DownloadTarget(file: directory.appendingPathComponent("whole.bin"))
+            #expect(try await pipeline.send(whole).status == 200)
+            // The first attempt is cut part way; the second resumes from the partial file.
+            let size = 2_000_000
+            let target = DownloadTarget(file: directory.appendingPathComponent("resumed.bin"), resume: true)
+            var cut = Request(url: server.url("/download/\(size)?cut=\(UUID().uuidString)"))
+            cut.download = target
+            await #expect(throws: RunwayError.self) { try await pipeline.send(cut) }
+            let partial = try Data(contentsOf: target.partialFile).count
+            #expect(partial > 0 && partial < size)
+            #expect(try await pipeline.send(cut).status == 206)
+
+            let entries = try await writeAndCheck(recorder, entries: 3).log.entries
+            try #require(entries.count == 3)
+            #expect(entries[0].response.content.size == 5000)
+            #expect(entries[0].response.content.comment == "the body was written to \(directory.path)/whole.bin")
+            #expect(entries[2].response.status == 206 && entries[2].response.content.size == size - partial)
+        }
+    }
+
     @Test func theRecorderKeepsTheLastCallsOnly() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder(maxEntries: 2)
