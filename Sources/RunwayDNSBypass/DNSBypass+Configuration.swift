@@ -68,6 +68,9 @@ extension DNSBypass {
             guard perAddressConnectTimeout > .zero else {
                 throw bad("perAddressConnectTimeout", "perAddressConnectTimeout must be positive")
             }
+            if case .tcpConnect(let port) = probe.kind, !(1...65535).contains(port) {
+                throw bad("probe", "the TCP probe's default port \(port) is not within 1...65535")
+            }
             if case .httpPing(let path, let scheme, let samples, _, _) = probe.kind {
                 guard (1...10).contains(samples) else { throw bad("probe", "ping samples must be within 1...10") }
                 guard scheme == "http" || scheme == "https" else { throw bad("probe", "ping scheme must be http or https") }

@@ -17,7 +17,8 @@ public struct ProbeMethod: Sendable {
 
     /// The time to open a TCP connection (non-blocking sockets, all addresses at once). Cheap
     /// and needs no server support; says nothing about how busy the server is.
-    /// - Parameter defaultPort: The port for addresses listed without one.
+    /// - Parameter defaultPort: The port for addresses listed without one, 1...65535 (another is
+    ///   `.configuration`, field `probe`, when the ``DNSBypass`` is made).
     public static func tcpConnect(defaultPort: Int = 443) -> ProbeMethod {
         ProbeMethod(kind: .tcpConnect(defaultPort: defaultPort))
     }

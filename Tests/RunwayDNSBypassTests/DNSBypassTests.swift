@@ -310,6 +310,10 @@ extension Response {
         #expect(field(.init(hosts: [host: ["127.0.0.1"]], perAddressConnectTimeout: .seconds(-1))) == "perAddressConnectTimeout")
         #expect(
             field(.init(hosts: [host: ["127.0.0.1"]], probe: .httpPing(scheme: "ftp", dispatcher: StubDispatcher(status: 200)))) == "probe")
+        for port in [0, -1, 65536, 70000] {
+            #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: .tcpConnect(defaultPort: port))) == "probe", "\(port)")
+        }
+        #expect(field(.init(hosts: [host: ["127.0.0.1"]], probe: .tcpConnect(defaultPort: 65535))) == nil)
         #expect(field(.init(hosts: [host: ["127.0.0.1", "[::1]:8443"]])) == nil)
         // Host names: labels of 1 to 63 letters, digits and inner hyphens; one trailing dot is the same name.
         let label63 = String(repeating: "a", count: 63)
