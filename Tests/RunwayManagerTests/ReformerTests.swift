@@ -147,6 +147,18 @@ struct MapPinReformer: Reformer {
             #expect(error.code == .responseInvalid)
             #expect((error.underlying as? PropertyListReformer.MissingKey)?.key == "name")
         }
+        // A reformer's own RunwayError goes on as it is, its field kept.
+        struct StrictReformer: Reformer {
+            func reform(_ data: JSON, from manager: any APIManager) throws -> Int {
+                throw RunwayError(.responseInvalid, "no total", field: "total")
+            }
+        }
+        do {
+            _ = try manager.fetchData(with: StrictReformer())
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .responseInvalid && error.field == "total" && error.message == "no total" && error.underlying == nil)
+        }
     }
 
     @Test func reformedRecordsCompareByTypedValues() {

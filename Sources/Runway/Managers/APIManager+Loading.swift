@@ -87,8 +87,9 @@ extension APIManager {
     public func fetchData() -> JSON? { rawData }
 
     /// The raw data reformed for one view.
-    /// - Throws: `RunwayError` `.noContent` before any successful call; `.responseInvalid`
-    ///   when the reformer throws (its error is the `RunwayError.underlying`).
+    /// - Throws: `RunwayError` `.noContent` before any successful call; a `RunwayError` the
+    ///   reformer throws, as it is; `.responseInvalid` when it throws any other error (that error
+    ///   is the `RunwayError.underlying`).
     public func fetchData<R: Reformer>(with reformer: R) throws(RunwayError) -> R.Output {
         guard let raw = rawData else {
             throw RunwayError(.noContent, "\(apiName) has no data yet", stage: .manager(apiName))

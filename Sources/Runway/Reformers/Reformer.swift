@@ -14,6 +14,8 @@ public protocol Reformer {
     associatedtype Output
 
     /// Reforms `data`, the raw data of `manager`.
-    /// - Throws: Any error; ``APIManager/fetchData(with:)`` reports it as `.responseInvalid`.
+    /// - Throws: Any error. ``APIManager/fetchData(with:)`` passes a `RunwayError` on as it is
+    ///   (so a reformer can say `.responseInvalid` with a `field`), and reports any other error
+    ///   as `.responseInvalid` with it as the `underlying` error.
     func reform(_ data: JSON, from manager: any APIManager) throws -> Output
 }
