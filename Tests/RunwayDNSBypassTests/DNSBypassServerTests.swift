@@ -57,7 +57,11 @@ import Testing
             })
         #expect(ranked, "no probe ranked the servers by their delays: \(bypass.endpoints(for: Self.host))")
 
-        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: curl)
+        // Retry before the bypass, as apps register them (DefaultOrder). After the fast server
+        // dies, libcurl may reuse its kept-alive connection before it sees it closed, send the
+        // request on it, and fail to connect again: that attempt may have reached the server, so
+        // the bypass does not fail over; the retry does, and the bypass then fails over.
+        let pipeline = Pipeline(interceptors: [try .retry(maxAttempts: 2), .dnsBypass(bypass)], dispatcher: curl)
         let first = try await pipeline.send(try request("/whoami", pki))
         #expect(String(decoding: first.body, as: UTF8.self) == "127.0.0.2")
         #expect(first.metrics.remoteAddress.hasPrefix("127.0.0.2"))
