@@ -103,9 +103,8 @@ struct HAREntryBuilder {
     /// file cannot be read.
     static func downloadedSize(_ file: URL, _ response: Response) -> Int? {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int else { return nil }
-        guard response.status == 206, let range = response.headers["Content-Range"], range.hasPrefix("bytes ") else { return size }
-        let start = range.dropFirst("bytes ".count).prefix { $0 != "-" }
-        return Int(start).map { max(0, size - $0) } ?? size
+        guard response.status == 206, let range = response.headers["Content-Range"].flatMap(DownloadTarget.byteRange) else { return size }
+        return max(0, size - Int(range.first))
     }
 
     private func headers(_ headers: HTTPHeaders) -> [HAR.NameValue] {

@@ -186,8 +186,9 @@ extension DownloadTarget {
     }
 
     /// The numbers of a `Content-Range: bytes first-last/complete` header (`complete` `nil`
-    /// for `*`), `nil` for any other form or a range that makes no sense.
-    static func byteRange(_ value: String) -> (first: Int64, last: Int64, complete: Int64?)? {
+    /// for `*`), `nil` for any other form or a range that makes no sense. (`package`: the HAR
+    /// recorder sizes a resumed download by it.)
+    package static func byteRange(_ value: String) -> (first: Int64, last: Int64, complete: Int64?)? {
         let value = value.trimmingBlanks()
         guard value.hasPrefix("bytes ") else { return nil }
         let parts = value.dropFirst("bytes ".count).split(separator: "/", omittingEmptySubsequences: false)
