@@ -111,17 +111,17 @@ extension MediatorError: CustomStringConvertible {
 
 extension MediatorError {
     /// The most bytes of a URL or a name that ``description`` quotes.
-    static let quotedURLLimit = 512
+    static let quoteLimit = 512
 
-    /// `text`, or its first ``quotedURLLimit`` bytes (whole characters) and its size.
+    /// `text`, or its first ``quoteLimit`` bytes (whole characters) and its size.
     static func quoted(_ text: String) -> String {
         let size = text.utf8.count
-        guard size > quotedURLLimit else { return text }
+        guard size > quoteLimit else { return text }
         var bytes = 0
         var end = text.startIndex
         for index in text.indices {
             bytes += text[index].utf8.count
-            guard bytes <= quotedURLLimit else { break }
+            guard bytes <= quoteLimit else { break }
             end = text.index(after: index)
         }
         return "\(text[..<end])… (\(size) bytes)"
