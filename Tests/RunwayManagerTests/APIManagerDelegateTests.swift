@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwaySync
 import RunwayTestServer
 import RunwayTesting
 import Testing
@@ -191,5 +192,45 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         // A delivery after the queue drains would be heard by now: the queue is serial.
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
         #expect(log.events.isEmpty)
+    }
+
+    /// A delegate that records how many of its landings ran at once.
+    final class OverlapDelegate: APIManagerDelegate, Sendable {
+        private let inside = Locked(0)
+        private let most = Locked(0)
+        let landed = Counter()
+
+        var mostAtOnce: Int { most.withLock { $0 } }
+
+        func managerCallAPIDidSucceed(_ manager: any APIManager) {
+            let now = inside.withLock {
+                $0 += 1
+                return $0
+            }
+            most.withLock { $0 = max($0, now) }
+            // A landing that takes a while, as one that updates a screen does.
+            Thread.sleep(forTimeInterval: 0.02)
+            inside.withLock { $0 -= 1 }
+            landed.increment()
+        }
+
+        func managerCallAPIDidFail(_ manager: any APIManager, error: RunwayError) {}
+    }
+
+    @Test("a concurrent delivery queue still lands one call at a time")
+    func aConcurrentQueueLandsOneCallAtATime() async throws {
+        // Held until every call has landed, so their deliveries are all pending at once.
+        let queue = DispatchQueue(label: "concurrent landing", attributes: .concurrent)
+        queue.suspend()
+        // Its policy is `.concurrent`: the calls run side by side.
+        let manager = CheckedQueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+        let delegate = OverlapDelegate()
+        manager.delegate = delegate
+        let calls = 6
+        for _ in 0..<calls { #expect(manager.loadData(params: ["ok": true])) }
+        #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+        queue.resume()
+        #expect(await eventually { delegate.landed.value == calls })
+        #expect(delegate.mostAtOnce == 1)
     }
 }

@@ -27,8 +27,14 @@ public struct ManagerDelivery: Sendable {
     /// On whatever task finished the call, with no hop: for thread-safe delegates, servers and
     /// benchmarks.
     public static let inline = ManagerDelivery(base: .inline)
-    /// On a serial dispatch queue.
-    public static func queue(_ queue: DispatchQueue) -> ManagerDelivery { ManagerDelivery(base: .queue(queue)) }
+    /// On a dispatch queue, one landing at a time and in the order the calls landed.
+    ///
+    /// A concurrent queue is accepted: the landings go through a serial queue that targets it, so
+    /// they never overlap, as a delegate expects. Each value made here has its own serial queue;
+    /// give a manager's engine one value, not a new one per call.
+    public static func queue(_ queue: DispatchQueue) -> ManagerDelivery {
+        ManagerDelivery(base: .queue(DispatchQueue(label: "Runway.ManagerDelivery", target: queue)))
+    }
 
     /// Whether delivery runs on the task that finished the call.
     var isInline: Bool {
