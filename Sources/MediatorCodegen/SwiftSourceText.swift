@@ -48,25 +48,8 @@ package struct SwiftSourceText: Sendable {
                 var hashes = 0
                 while at(index + hashes) == UInt8(ascii: "#") { hashes += 1 }
                 let quoteStart = index + hashes
-                let multiline = at(quoteStart + 1) == UInt8(ascii: "\"") && at(quoteStart + 2) == UInt8(ascii: "\"")
-                let quotes = multiline ? 3 : 1
-                var cursor = quoteStart + quotes
-                while cursor < bytes.count {
-                    if hashes == 0, bytes[cursor] == UInt8(ascii: "\\") {
-                        cursor += 2
-                        continue
-                    }
-                    if !multiline, bytes[cursor] == UInt8(ascii: "\n") { break }
-                    if bytes[cursor] == UInt8(ascii: "\""),
-                        (0..<quotes).allSatisfy({ at(cursor + $0) == UInt8(ascii: "\"") }),
-                        (0..<hashes).allSatisfy({ at(cursor + quotes + $0) == UInt8(ascii: "#") })
-                    {
-                        cursor += quotes + hashes
-                        break
-                    }
-                    cursor += 1
-                }
-                let end = min(cursor, bytes.count)
+                let quotes = at(quoteStart + 1) == UInt8(ascii: "\"") && at(quoteStart + 2) == UInt8(ascii: "\"") ? 3 : 1
+                let end = Self.literalEnd(bytes, index)
                 for i in (quoteStart + quotes)..<max(quoteStart + quotes, end - quotes - hashes) where i < bytes.count {
                     inString[i] = true
                 }
@@ -115,6 +98,57 @@ package struct SwiftSourceText: Sendable {
             start = end + 1
         }
         return directives
+    }
+
+    /// The offset just past the string literal whose opening `#`s or `"` are at `start` (or
+    /// where an unterminated one-line literal stops: its line's end). An escape is `\` (`\#`
+    /// in a raw literal), and an interpolation `\(...)` (`\#(...)`) is skipped to its closing
+    /// parenthesis with the literals inside it, so a quote in `"\(f("{"))"` neither ends the
+    /// literal nor lets its brace count as code.
+    private static func literalEnd(_ bytes: [UInt8], _ start: Int) -> Int {
+        func at(_ i: Int) -> UInt8 { i < bytes.count ? bytes[i] : 0 }
+        var hashes = 0
+        while at(start + hashes) == UInt8(ascii: "#") { hashes += 1 }
+        let quoteStart = start + hashes
+        let multiline = at(quoteStart + 1) == UInt8(ascii: "\"") && at(quoteStart + 2) == UInt8(ascii: "\"")
+        let quotes = multiline ? 3 : 1
+        var cursor = quoteStart + quotes
+        while cursor < bytes.count {
+            if bytes[cursor] == UInt8(ascii: "\\"), (0..<hashes).allSatisfy({ at(cursor + 1 + $0) == UInt8(ascii: "#") }) {
+                let escaped = cursor + 1 + hashes
+                cursor = at(escaped) == UInt8(ascii: "(") ? interpolationEnd(bytes, escaped) : escaped + 1
+                continue
+            }
+            if !multiline, bytes[cursor] == UInt8(ascii: "\n") { return cursor }
+            if bytes[cursor] == UInt8(ascii: "\""),
+                (0..<quotes).allSatisfy({ at(cursor + $0) == UInt8(ascii: "\"") }),
+                (0..<hashes).allSatisfy({ at(cursor + quotes + $0) == UInt8(ascii: "#") })
+            {
+                return cursor + quotes + hashes
+            }
+            cursor += 1
+        }
+        return bytes.count
+    }
+
+    /// The offset just past the `)` that closes the interpolation whose `(` is at `open`.
+    private static func interpolationEnd(_ bytes: [UInt8], _ open: Int) -> Int {
+        var depth = 0
+        var cursor = open
+        while cursor < bytes.count {
+            let byte = bytes[cursor]
+            if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && startsRawString(bytes, cursor)) {
+                cursor = literalEnd(bytes, cursor)
+                continue
+            }
+            if byte == UInt8(ascii: "(") { depth += 1 }
+            if byte == UInt8(ascii: ")") {
+                depth -= 1
+                if depth == 0 { return cursor + 1 }
+            }
+            cursor += 1
+        }
+        return bytes.count
     }
 
     private static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {

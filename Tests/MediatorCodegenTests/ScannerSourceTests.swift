@@ -1,0 +1,38 @@
+import MediatorCodegen
+import Testing
+
+/// The scanner on legal Swift it must read right: what it finds, what it registers.
+@Suite("Scanner source text")
+struct ScannerSourceTests {
+    func scan(_ contents: String) -> (targets: [TargetDeclaration], diagnostics: [CodegenDiagnostic]) {
+        TargetScanner.scan(module: "Shop", files: [(path: "Shop.swift", contents: contents)])
+    }
+
+    @Test func aStringInsideAnInterpolationNeitherEndsTheLiteralNorLetsItsTextCountAsCode() {
+        let source = #"""
+            import RunwayMediator
+
+            func kind(_ json: String) -> String {
+                "\(json.hasPrefix("{") ? "object" : "other")"
+            }
+
+            let banner = "\(Bool.random() ? "public struct DecoyTarget: MediatorTarget {" : "") }"
+
+            public struct AfterTarget: MediatorTarget {
+                public static let name = "after"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<AfterTarget>) {
+                    actions.action("show", routes: ["app://after/<int:id>"]) { _, _ in nil }
+                }
+            }
+            """#
+        let result = scan(source)
+        // The `{` in `"{"` is text: the target after it is at file scope, not "nested".
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        // The declaration spelled inside the interpolation's string is text too.
+        #expect(result.targets.map(\.typeName) == ["AfterTarget"])
+        #expect(result.targets.first?.actions.map(\.routes) == [["app://after/<int:id>"]])
+        #expect(
+            RegistrationGenerator.generate(result.targets).contains("try register(Shop::AfterTarget.self, source: \"Shop/Shop.swift:9\")"))
+    }
+}
