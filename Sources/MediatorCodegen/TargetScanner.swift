@@ -30,7 +30,7 @@ package enum TargetScanner {
             let ns = code as NSString
             for match in typeRegex.matches(in: code, range: NSRange(location: 0, length: ns.length)) {
                 let keyword = ns.substring(with: match.range(at: 2))
-                let name = ns.substring(with: match.range(at: 3))
+                let name = plainName(ns.substring(with: match.range(at: 3)))
                 let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
                 let inherits = match.range(at: 5).location == NSNotFound ? [] : conformanceNames(ns.substring(with: match.range(at: 5)))
                 let offset = utf8Offset(code, match.range(at: 2).location)
@@ -86,7 +86,7 @@ package enum TargetScanner {
                             if sides.count == 2, sides[0].split(whereSeparator: \.isWhitespace) == ["Self"] { clause += "," + sides[1] }
                         }
                     }
-                    declared.append((ns.substring(with: match.range(at: 1)), conformanceNames(clause)))
+                    declared.append((plainName(ns.substring(with: match.range(at: 1))), conformanceNames(clause)))
                 }
             }
         }
@@ -108,7 +108,7 @@ package enum TargetScanner {
         clause.split(whereSeparator: { $0 == "," || $0 == "&" }).compactMap { part in
             let type = part.split(separator: "<").first ?? ""
             let words = type.split(whereSeparator: { $0.isWhitespace || $0 == "(" || $0 == ")" })
-            return words.last { !$0.hasPrefix("@") && $0 != "any" && $0 != "some" }.map(String.init)
+            return words.last { !$0.hasPrefix("@") && $0 != "any" && $0 != "some" }.map { plainName(String($0)) }
         }
     }
 
@@ -227,20 +227,29 @@ package enum TargetScanner {
         return actions
     }
 
+    /// A Swift identifier: letters of any script, `_`, digits after the first character, marks
+    /// and emoji (`CaféTarget`, `目録Target`), or one in backticks (`` `ListingTarget` ``).
+    private static let identifier = #"(?:[_\p{L}\p{So}][\w\p{So}]*|`[^`\s]+`)"#
+
+    /// The name `identifier` declares: without its backticks (`` `Name` `` and `Name` are one type).
+    private static func plainName(_ text: String) -> String {
+        text.count > 1 && text.hasPrefix("`") && text.hasSuffix("`") ? String(text.dropFirst().dropLast()) : text
+    }
+
     // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
     // Groups: 1 modifiers, 2 keyword, 3 name, 4 generic parameters, 5 inheritance clause.
     private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
         pattern:
             #"((?:(?:public|open|internal|package|fileprivate|private|final|indirect|nonisolated|@\w+(?:\([^)]*\))?)\s+)*)\b"#
             + #"(struct|class|enum|actor|"#
-            + #"extension)\s+([A-Za-z_][A-Za-z0-9_]*)(\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
+            + #"extension)\s+("# + identifier + #")(\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
     )
     // protocol Name (<associated types>)? (: inheritance)? (where requirements)? {
     private static let protocolRegex = try! NSRegularExpression(  // a constant pattern
-        pattern: #"\bprotocol\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s([^{]*))?\{"#)
+        pattern: #"\bprotocol\s+("# + identifier + #")(?:\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s([^{]*))?\{"#)
     // typealias Name (<generics>)? = type
     private static let typealiasRegex = try! NSRegularExpression(  // a constant pattern
-        pattern: #"\btypealias\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s*<[^>=]*>)?\s*=\s*([^\n;{}]+)"#)
+        pattern: #"\btypealias\s+("# + identifier + #")(?:\s*<[^>=]*>)?\s*=\s*([^\n;{}]+)"#)
     private static let nameRegex = try! NSRegularExpression(  // a constant pattern
         pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern

@@ -35,4 +35,40 @@ struct ScannerSourceTests {
         #expect(
             RegistrationGenerator.generate(result.targets).contains("try register(Shop::AfterTarget.self, source: \"Shop/Shop.swift:9\")"))
     }
+
+    @Test func targetsNamedInAnyScriptOrInBackticksAreRegistered() {
+        let source = """
+            import RunwayMediator
+
+            public struct CaféTarget: MediatorTarget {
+                public static let name = "cafe"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<CaféTarget>) {}
+            }
+
+            public struct 目録Target: MediatorTarget {
+                public static let name = "catalog"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<目録Target>) {}
+            }
+
+            public struct `TicketTarget` {
+                public init() {}
+            }
+
+            extension TicketTarget: MediatorTarget {
+                public static let name = "ticket"
+                public static func declareActions(_ actions: inout MediatorActions<TicketTarget>) {}
+            }
+            """
+        let result = scan(source)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        // Each is public and top-level: left out, the app would fail at run time with an unknown target.
+        #expect(result.targets.map(\.typeName) == ["CaféTarget", "TicketTarget", "目録Target"])
+        #expect(result.targets.map(\.targetName) == ["cafe", "ticket", "catalog"])
+        let generated = RegistrationGenerator.generate(result.targets)
+        for type in ["CaféTarget", "TicketTarget", "目録Target"] {
+            #expect(generated.contains("try register(Shop::\(type).self"), "\(generated)")
+        }
+    }
 }
