@@ -185,9 +185,12 @@ package struct SwiftSourceText: Sendable {
     }
 
     /// The brace depth at `offset` (0 at file scope).
-    func depth(at offset: Int) -> Int {
+    func depth(at offset: Int) -> Int { depth(from: 0, to: offset) }
+
+    /// The brace depth at `offset` counted from `start` (1 just inside a `{` at `start`).
+    func depth(from start: Int, to offset: Int) -> Int {
         var depth = 0
-        for index in 0..<min(offset, code.count) where !inString[index] {
+        for index in start..<max(start, min(offset, code.count)) where !inString[index] {
             if code[index] == UInt8(ascii: "{") { depth += 1 }
             if code[index] == UInt8(ascii: "}") { depth -= 1 }
         }

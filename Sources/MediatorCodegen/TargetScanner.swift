@@ -152,7 +152,7 @@ package enum TargetScanner {
             let text = sources[entry.file].text
             let close = text.matchingBrace(entry.open)
             let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
-            if targetName == nil { targetName = firstCapture(nameRegex, in: body) }
+            if targetName == nil { targetName = ownName(in: body, baseOffset: entry.open, text: text) }
             actions += scanActions(body, baseOffset: entry.open, text: text)
         }
         // The type must exist and conform: its declaration's conditions, then those of the
@@ -185,6 +185,19 @@ package enum TargetScanner {
         var conditions: [ConditionalBranch]
 
         func isSame(as other: Declaration) -> Bool { file == other.file && offset == other.offset }
+    }
+
+    /// The literal of the first `static let name = "..."` (or `static var name: String { "..." }`)
+    /// declared in `body` itself (the `{...}` at `baseOffset`): not one of a type nested in it
+    /// (`enum Keys { static let name = "..." }`), which is not the target's name.
+    private static func ownName(in body: String, baseOffset: Int, text: SwiftSourceText) -> String? {
+        let ns = body as NSString
+        for match in nameRegex.matches(in: body, range: NSRange(location: 0, length: ns.length)) {
+            let start = baseOffset + utf8Offset(body, match.range.location)
+            guard !text.inString[start], text.depth(from: baseOffset, to: start) == 1 else { continue }
+            return ns.substring(with: match.range(at: 1))
+        }
+        return nil
     }
 
     private static func scanActions(_ body: String, baseOffset: Int, text: SwiftSourceText) -> [ActionDeclaration] {

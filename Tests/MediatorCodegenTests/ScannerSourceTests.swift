@@ -71,4 +71,37 @@ struct ScannerSourceTests {
             #expect(generated.contains("try register(Shop::\(type).self"), "\(generated)")
         }
     }
+
+    @Test func aNameDeclaredByANestedTypeIsNotTheTargetsName() {
+        let source = """
+            import RunwayMediator
+
+            public struct ListingTarget: MediatorTarget {
+                enum Analytics { static let name = "screen_view" }
+                public static let name = "listing"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<ListingTarget>) {
+                    actions.action("show", routes: ["app://listing/<int:id>"]) { _, _ in nil }
+                }
+            }
+
+            public struct SearchTarget {
+                public init() {}
+            }
+
+            extension SearchTarget: MediatorTarget {
+                struct Analytics { static var name: String { "screen_view" } }
+                public static var name: String { "search" }
+                public static func declareActions(_ actions: inout MediatorActions<SearchTarget>) {
+                    actions.action("results", routes: ["app://search/<query>"]) { _, _ in nil }
+                }
+            }
+            """
+        let result = scan(source)
+        #expect(result.targets.map(\.targetName) == ["listing", "search"])
+        // The routes table lists them under the names the mediator registers, with no false duplicate.
+        let listing = RouteListing(targets: result.targets, implicitScheme: nil)
+        #expect(listing.problems.isEmpty, "\(listing.problems)")
+        #expect(listing.rows.map { "\($0.target)/\($0.action)" } == ["listing/show", "search/results"])
+    }
 }
