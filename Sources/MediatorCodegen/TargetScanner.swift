@@ -51,9 +51,16 @@ package enum TargetScanner {
             guard let conforming = entries.first(where: conforms) else { continue }
             // Each declaration of the type is a target under its own `#if` conditions (a type
             // declared once per branch is registered in each); its extensions add to every one.
-            let primaries = entries.filter { !$0.isExtension }
+            // A type nested in another is another type of the same name (`API.Listing` beside
+            // the target `Listing`): it is a target only when it names the protocol itself, never
+            // through an extension, which (at file scope, unqualified) extends the top-level type.
+            let extensionConformance = entries.first { $0.isExtension && conforms($0) }
+            let primaries = entries.filter { entry in
+                !entry.isExtension
+                    && (conforms(entry) || (extensionConformance != nil && sources[entry.file].text.depth(at: entry.offset) == 0))
+            }
             for primary in primaries.isEmpty ? [conforming] : primaries {
-                let conformance = conforms(primary) ? primary : entries.first { $0.isExtension && conforms($0) } ?? conforming
+                let conformance = conforms(primary) ? primary : extensionConformance ?? conforming
                 if let target = target(
                     name, declared: primary, conformance: conformance, extensions: entries.filter(\.isExtension), module: module,
                     sources: sources, diagnostics: &diagnostics)

@@ -104,4 +104,45 @@ struct ScannerSourceTests {
         #expect(listing.problems.isEmpty, "\(listing.problems)")
         #expect(listing.rows.map { "\($0.target)/\($0.action)" } == ["listing/show", "search/results"])
     }
+
+    @Test func aNestedTypeThatSharesATargetsNameIsAnotherType() {
+        let source = """
+            import RunwayMediator
+
+            public struct Listing: MediatorTarget {
+                public static let name = "listing"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<Listing>) {
+                    actions.action("show", routes: ["app://listing/<int:id>"]) { _, _ in nil }
+                }
+            }
+
+            public enum API {
+                public struct Listing: Decodable {
+                    public var id: Int
+                }
+            }
+
+            struct Cache {
+                struct Listing {}
+            }
+
+            public struct Offer {}
+
+            public enum Legacy {
+                public struct Offer: MediatorTarget {
+                    public static let name = "offer"
+                    public static func declareActions(_ actions: inout MediatorActions<Offer>) {}
+                }
+            }
+            """
+        let result = scan(source)
+        // `API.Listing` and `Cache.Listing` are not targets: no error fails the build, no warning.
+        // `Legacy.Offer` is the nested target (an error); the top-level `Offer` is not registered for it.
+        #expect(result.diagnostics.map(\.source) == ["Shop/Shop.swift:24"])
+        #expect(result.diagnostics.map(\.severity) == [.error])
+        #expect(result.diagnostics.first?.message.hasPrefix("Offer conforms to MediatorTarget but is nested") == true)
+        #expect(result.targets.map(\.typeName) == ["Listing"])
+        #expect(result.targets.first?.line == 3)
+    }
 }
