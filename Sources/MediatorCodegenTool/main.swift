@@ -56,7 +56,12 @@ for module in modules {
     moduleDirectories[module.name] = base
     var files: [(path: String, contents: String)] = []
     for path in module.files.sorted() {
-        guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else { fail("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { fail("cannot read \(path)") }
+        guard let contents = String(validating: data, as: UTF8.self) else {
+            fail(
+                "\(path):\(firstInvalidUTF8Line(data)): error: not UTF-8 text, so the mediator scan of module \(module.name) "
+                    + "cannot read it; Swift source must be UTF-8: save the file as UTF-8")
+        }
         files.append((String(path.dropFirst(base.count)), contents))
     }
     let result = TargetScanner.scan(module: module.name, files: files)
@@ -93,4 +98,15 @@ func commonDirectory(_ paths: [String]) -> String {
         }
     }
     return prefix == "/" ? "" : prefix
+}
+
+/// The 1-based line of the first byte sequence in `data` that is not UTF-8.
+func firstInvalidUTF8Line(_ data: Data) -> Int {
+    var bytes = data.makeIterator()
+    var decoder = UTF8()
+    var line = 1
+    while case .scalarValue(let scalar) = decoder.decode(&bytes) {
+        if scalar == "\n" { line += 1 }
+    }
+    return line
 }

@@ -137,4 +137,26 @@ struct CodegenToolTests {
         let path = folder.appendingPathComponent("Nested/Nested.swift").path
         #expect(outcome.output.contains("\(path):4: error: NestedTarget conforms to MediatorTarget but is nested"), "\(outcome)")
     }
+
+    @Test func aFileThatIsNotUTF8IsNamedWithTheLineOfItsFirstBadByte() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runway-codegen-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let directory = folder.appendingPathComponent("Latin")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("Latin.swift")
+        // Saved as Latin-1 by an editor: `é` is the single byte 0xE9 on line 3.
+        var bytes = Array("import RunwayMediator\n\n// Caf".utf8) + [0xE9] + Array("\npublic struct CafeTarget {}\n".utf8)
+        try Data(bytes).write(to: file)
+        let output = folder.appendingPathComponent("Discovered.swift").path
+        var outcome = try await runToEnd(Self.executable, ["generate", "--output", output, "--module", "Latin", file.path])
+        #expect(outcome.status == 1, "\(outcome)")
+        // Where, in the form SwiftPM and Xcode show against the file, and what to do.
+        #expect(outcome.output.contains("\(file.path):3: error: not UTF-8 text"), "\(outcome)")
+        #expect(outcome.output.contains("save the file as UTF-8"), "\(outcome)")
+        // The same file, fixed: read.
+        bytes = Array("import RunwayMediator\n\n// Café\npublic struct CafeTarget {}\n".utf8)
+        try Data(bytes).write(to: file)
+        outcome = try await runToEnd(Self.executable, ["generate", "--output", output, "--module", "Latin", file.path])
+        #expect(outcome.status == 0, "\(outcome)")
+    }
 }
