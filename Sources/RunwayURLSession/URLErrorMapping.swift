@@ -28,6 +28,10 @@ enum URLErrorMapping {
         if code == .unknown, isTLSFailure(nsError.localizedDescription) {
             return RunwayError(.tls, message, underlying: error)
         }
+        if code == .unknown, isMalformedChunk(nsError.localizedDescription) {
+            // Not a lost connection: the server framed the body wrong, and would again.
+            return RunwayError(.responseInvalid, "the response's chunked body is malformed: \(message)", underlying: error)
+        }
         if code == .unknown, isCutReply(nsError.localizedDescription) {
             return RunwayError(.connectionLost, message, underlying: error)
         }
@@ -52,6 +56,14 @@ enum URLErrorMapping {
     static func isCutReply(_ message: String) -> Bool {
         let lowered = message.lowercased()
         return lowered.contains("partial file") || lowered.contains("transfer closed") || lowered.contains("chunk")
+    }
+
+    /// A chunked body whose chunk sizes libcurl cannot read: its message for a malformed chunk
+    /// holds "chunk" too, and must not read as a cut reply, which a retry policy sends again.
+    static func isMalformedChunk(_ message: String) -> Bool {
+        let lowered = message.lowercased()
+        return lowered.contains("in chunked-encoding")
+            && ["illegal or missing hexadecimal", "too long hexadecimal", "malformed encoding found"].contains { lowered.contains($0) }
     }
 
     /// Why a reply that libcurl refused to read is not valid, as `CurlDispatcher` reports it
