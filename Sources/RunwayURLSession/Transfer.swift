@@ -208,6 +208,12 @@ final class Transfer: @unchecked Sendable {
                 next.httpBody = body
                 #endif
             }
+            // A HEAD stays a HEAD, a 303 included, as libcurl follows it: a GET would fetch the
+            // body the caller did not ask for (and could fail for its size).
+            if request.method == .head {
+                next.httpMethod = "HEAD"
+                next.httpBody = nil
+            }
             return next
         }
     }

@@ -89,4 +89,28 @@ extension DispatcherSuite {
             #expect(server.stats.requests(path: "/redirect-to") == 1)
         }
     }
+
+    @Test("a HEAD stays a HEAD on every followed redirect, a 303 included", arguments: DispatcherUnderTest.all)
+    func headStaysHeadOnRedirect(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        for status in [301, 302, 303, 307, 308] {
+            // The resource is larger than the response limit: only its body could exceed it.
+            let responder = try ScriptedResponder { exchange in
+                guard exchange.target == "/final" else {
+                    return .reply(Array("HTTP/1.1 \(status) Moved\r\nLocation: /final\r\nContent-Length: 0\r\n\r\n".utf8))
+                }
+                let body = exchange.method == "HEAD" ? "" : String(repeating: "b", count: 5_000)
+                return .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n\(body)".utf8))
+            }
+            defer { responder.stop() }
+            let request = makeRequest(.head, responder.url("/start")) {
+                $0.redirects = .follow(max: 5)
+                $0.maxResponseSize = 1_000
+            }
+            let response = try await dut.send(dispatcher, request)
+            #expect(response.status == 200, "\(status)")
+            #expect(response.body.isEmpty, "\(status)")
+            #expect(responder.exchanges.map { "\($0.method) \($0.target)" } == ["HEAD /start", "HEAD /final"], "\(status)")
+        }
+    }
 }
