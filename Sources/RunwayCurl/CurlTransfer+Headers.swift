@@ -119,6 +119,17 @@ extension CurlTransfer {
         // (RFC 9110 §6.5.1), nor does it frame anything: the body has been read.
         if headerSectionEnded { return true }
         let line = bytes.extracting(..<end)
+        if Self.isFramingFieldWithBlankBeforeColon(line) {
+            // libcurl matches `Content-Length:` and `Transfer-Encoding:` exactly, so it would frame
+            // the body without this field while `headers` (read without the blanks) give it:
+            // the body as read would not be the one the headers describe (RFC 9112 §5.1).
+            let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
+            failure = RunwayError(
+                .responseInvalid,
+                "the response's \"\(text)\" has blanks before its colon, so its body's framing is ambiguous "
+                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            return false
+        }
         switch Self.contentLength(line) {
         case .otherField:
             break
@@ -208,6 +219,29 @@ extension CurlTransfer {
     }
 
     private static let locationName = Array("location".utf8)
+
+    /// Whether `line` is a `Content-Length` or `Transfer-Encoding` field with blanks between its
+    /// name and its colon (names compared without case, over the bytes).
+    static func isFramingFieldWithBlankBeforeColon(_ line: Span<UInt8>) -> Bool {
+        // Most lines are rejected by their first byte.
+        guard line.count > 15, line[0] | 0x20 == UInt8(ascii: "c") || line[0] | 0x20 == UInt8(ascii: "t") else { return false }
+        var colon = 0
+        while colon < line.count, line[colon] != UInt8(ascii: ":") { colon += 1 }
+        guard colon < line.count else { return false }
+        var nameEnd = colon
+        while nameEnd > 0, line[nameEnd - 1] == UInt8(ascii: " ") || line[nameEnd - 1] == UInt8(ascii: "\t") { nameEnd -= 1 }
+        guard nameEnd < colon else { return false }
+        // The names without their colon.
+        for name in [contentLengthName, transferEncodingName] where name.count - 1 == nameEnd {
+            var same = true
+            for index in 0..<nameEnd where line[index] | 0x20 != name[index] {
+                same = false
+                break
+            }
+            if same { return true }
+        }
+        return false
+    }
 
     /// Whether `line` is a `Transfer-Encoding` field (its name compared without case, over the bytes).
     static func isTransferEncoding(_ line: Span<UInt8>) -> Bool {

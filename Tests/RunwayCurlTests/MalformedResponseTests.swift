@@ -83,6 +83,21 @@ struct MalformedResponseTests {
         #expect(error?.code == .responseInvalid, "\(fields)")
     }
 
+    @Test(
+        "a Content-Length or Transfer-Encoding with blanks before its colon is .responseInvalid, not a body framed without it",
+        arguments: [
+            "Content-Length : 2\r\nConnection: close\r\n\r\nokEXTRA", "transfer-encoding\t: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+        ])
+    func framingFieldWithBlankBeforeColon(_ rest: String) async throws {
+        let error = await runwayError { try await send("HTTP/1.1 200 OK\r\n" + rest) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("blanks before its colon") == true, "\(String(describing: error))")
+        // Any other field is read without the blanks, as before.
+        let response = try await send("HTTP/1.1 200 OK\r\nContent-Type : text/plain\r\nContent-Length: 2\r\n\r\nok")
+        #expect(response.headers["Content-Type"] == "text/plain")
+        #expect(response.body == Data("ok".utf8))
+    }
+
     @Test("one length repeated is that length")
     func repeatedSameLength() async throws {
         let response = try await send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\nhello")
