@@ -76,9 +76,20 @@ public struct CanonicalRequest: Sendable, Equatable {
     public init(_ request: Request, timestamp: String, nonce: String, keyID: String = "") {
         self.init(
             method: request.method.rawValue, percentEncodedPath: request.url.path(percentEncoded: true),
-            percentEncodedQuery: request.url.query(percentEncoded: true), contentType: request.headers["Content-Type"],
+            percentEncodedQuery: request.url.query(percentEncoded: true), contentType: Self.contentTypeAsSent(request),
             body: request.body, timestamp: timestamp, nonce: nonce, keyID: keyID)
         if let digest = request.bodyStream?.sha256 { bodyHash = digest.hexString }
+    }
+
+    /// The request's `Content-Type` as the server receives it: without the spaces and tabs around
+    /// the value, which HTTP does not count as part of it (RFC 9110 §5.5) and servers strip, so the
+    /// signer decides "form or not" on the value the verifier sees.
+    static func contentTypeAsSent(_ request: Request) -> String? {
+        guard let value = request.headers["Content-Type"] else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard isBlank(value.utf8.first ?? 0) || isBlank(value.utf8.last ?? 0) else { return value }
+        let trimmed = value.utf8.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
+        return String(decoding: Array(trimmed), as: UTF8.self)
     }
 
     /// The text that is signed.

@@ -88,7 +88,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
                 throw RunwayError(.invalidRequest, "the salted-hash signing scheme needs the call's API name")
             }
             let parameters = CanonicalRequest.signedParameters(
-                percentEncodedQuery: signed.url.query(percentEncoded: true), contentType: signed.headers["Content-Type"],
+                percentEncodedQuery: signed.url.query(percentEncoded: true), contentType: CanonicalRequest.contentTypeAsSent(signed),
                 body: signed.body)
             signed.headers.add(
                 name: headers.signature, value: hash.saltedSignature(parameters: parameters, apiName: apiName, secret: secret, salt: salt))
@@ -117,7 +117,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     /// read it twice (and a sequence can be read once).
     func checkSignable(_ request: Request) throws(RunwayError) {
         guard let stream = request.bodyStream else { return }
-        if let type = request.headers["Content-Type"], type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+        if let type = CanonicalRequest.contentTypeAsSent(request), type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
             throw RunwayError(
                 .configuration, "a streamed form body cannot be signed: its fields are signed parameters (send it as Request.body)",
                 field: "bodyStream")

@@ -120,6 +120,40 @@ import Testing
         }
     }
 
+    /// The server reads `Content-Type` without the spaces and tabs around it (HTTP does not count
+    /// them), so the signer decides "form or not" on that value too: a form body that does not
+    /// decode exactly, signed with the `?` parameters line, must not lose its body line to a
+    /// leading space the server never sees.
+    @Test func aContentTypeWithBlanksAroundItIsSignedAsTheServerReadsIt() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let pipeline = Pipeline(interceptors: [try SigningInterceptor.signing(secret: Self.secret)], dispatcher: CurlDispatcher())
+            for (contentType, body) in [
+                ("  application/x-www-form-urlencoded", "item=%zz"), ("\tapplication/x-www-form-urlencoded \t", "item=42&note=%FF"),
+                (" application/x-www-form-urlencoded", "item=42"),
+            ] {
+                let response = try await pipeline.send(
+                    Request(
+                        method: .post, url: server.url("/signed/orders?source=app"), headers: ["Content-Type": contentType],
+                        body: Data(body.utf8)))
+                #expect(response.status == 200, "\(contentType.debugDescription) \(body): \(text(response))")
+            }
+            // A streamed form is refused whatever blanks surround its type.
+            var streamed = Request(
+                method: .post, url: server.url("/signed/uploads"), headers: ["Content-Type": " application/x-www-form-urlencoded"])
+            streamed.bodyStream = .sequence(length: 3, sha256: Data(SHA256.hash(data: Data("a=1".utf8)))) {
+                AsyncStream<Data> { continuation in
+                    continuation.yield(Data("a=1".utf8))
+                    continuation.finish()
+                }
+            }
+            await #expect {
+                try await pipeline.send(streamed)
+            } throws: { error in
+                (error as? RunwayError)?.code == .configuration && (error as? RunwayError)?.field == "bodyStream"
+            }
+        }
+    }
+
     @Test func staleTimestampIsRejectedByTheServer() async throws {
         try await withServer(try .hmacSHA256(secret: Self.secret, maxClockSkew: .seconds(30))) { server in
             /// Signs with a clock 10 minutes slow.
