@@ -32,8 +32,11 @@ import Foundation
 /// and validation (an invalid call is never answered from the cache), before retry,
 /// compression, signing and the dispatcher: a hit skips all of them and the key never sees
 /// per-request signature headers. Validation's response rules run outside the cache, so they
-/// check hits as well as network responses. A background refresh runs the interceptors after
-/// the cache again (retried, signed afresh).
+/// check hits as well as network responses; validation passes its rules down in the context
+/// (`APIValidation.Key`), and a response that breaks the response rule is never stored, and
+/// never delivered as `.updated` by a background refresh (`.failed` with `.responseInvalid`
+/// instead). A background refresh runs the interceptors after the cache again (retried, signed
+/// afresh).
 public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache
@@ -69,7 +72,7 @@ public struct CacheInterceptor: Interceptor {
                 stale = entry
             }
         }
-        return try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: stale)
+        return try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: stale).response
     }
 
     /// Sends `request` and stores the answer. With a `stored` entry that has validators the
@@ -77,10 +80,12 @@ public struct CacheInterceptor: Interceptor {
     /// (`ResponseOrigin.revalidated`), which is stored again with a new lifetime; a `304` that
     /// names another `ETag` than the stored one is not about the stored body, and `request` is
     /// sent again as it is.
+    /// - Returns: The response, and why it breaks the call's response rule (`APIValidation.Key`
+    ///   in the context), if it does: it is then not stored.
     private func fetch(
         _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
         stored: CacheEntry?
-    ) async throws -> Response {
+    ) async throws -> (response: Response, broken: RunwayError?) {
         let mark = cache.invalidationMark
         let conditional = stored.flatMap { CacheRevalidation.conditional(request, for: $0) }
         var response = try await next(conditional ?? request, context)
@@ -91,10 +96,16 @@ public struct CacheInterceptor: Interceptor {
                 CacheRevalidation.confirms(stored, by: response)
                 ? CacheRevalidation.confirmed(stored, by: response) : try await next(request, context)
         }
-        if response.bodyStream == nil {
+        var broken: RunwayError?
+        do {
+            try context[APIValidation.Key.self]?.validate(response)
+        } catch {
+            broken = RunwayError.attributing(error, to: .interceptor("validation"))
+        }
+        if response.bodyStream == nil, broken == nil {
             await cache.store(response, for: request, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)
         }
-        return response
+        return (response, broken)
     }
 
     private func refreshInBackground(
@@ -108,8 +119,9 @@ public struct CacheInterceptor: Interceptor {
         Task {
             let outcome: Result<Response, RunwayError>
             do {
-                outcome = .success(
-                    try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry))
+                let fetched = try await fetch(
+                    request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry)
+                outcome = fetched.broken.map { .failure($0) } ?? .success(fetched.response)
             } catch {
                 outcome = .failure(RunwayError.attributing(error, to: .interceptor("cache")))
             }

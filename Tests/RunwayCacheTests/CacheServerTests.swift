@@ -195,4 +195,73 @@ import Testing
             #expect(server.stats.requests(path: "/json") == 2)
         }
     }
+
+    /// Validation before the cache, as in `DefaultOrder`: the response rule is checked on the way
+    /// back, after the cache has seen the response.
+    static func validatedPipeline(_ cache: ResponseCache) throws -> Pipeline {
+        let validation = try ValidationInterceptor.validation([
+            "item": APIValidation(response: ResponseRule(json: .object(["id": .integer])))
+        ])
+        return Pipeline(interceptors: [validation, cache.interceptor], dispatcher: CurlDispatcher())
+    }
+
+    /// A server whose answers are `bodies` in turn, the last one repeated.
+    static func replying(_ bodies: [String]) throws -> ScriptedResponder {
+        let served = Counter()
+        return try ScriptedResponder { _ in
+            let body = bodies[min(served.increment(), bodies.count) - 1]
+            return .reply(
+                Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        }
+    }
+
+    @Test("a response that breaks the response rule is not stored: the next call goes to the server again")
+    func aResponseBreakingTheRuleIsNotStored() async throws {
+        let responder = try Self.replying([#"{"error":"busy"}"#, #"{"id":1}"#])
+        defer { responder.stop() }
+        let cache = try ResponseCache(policies: ["item": .memory()])
+        let pipeline = try Self.validatedPipeline(cache)
+        let context = RequestContext(apiName: "item", serviceID: "test")
+        let refused = await #expect(throws: RunwayError.self) {
+            try await pipeline.send(Request(url: responder.url("/item")), context: context)
+        }
+        #expect(refused?.code == .responseInvalid)
+        #expect(cache.statistics.memoryEntries == 0)
+        let valid = try await pipeline.send(Request(url: responder.url("/item")), context: context)
+        #expect(valid.origin == .network)
+        #expect(valid.body == Data(#"{"id":1}"#.utf8))
+        #expect(try await pipeline.send(Request(url: responder.url("/item")), context: context).origin == .memoryCache)
+        #expect(responder.exchanges.count == 2)
+    }
+
+    @Test("a background refresh that brings a response breaking the rule is a failure, and the stored entry stays")
+    func aRefreshBreakingTheRuleIsAFailure() async throws {
+        let responder = try Self.replying([#"{"id":1}"#, #"{"error":"busy"}"#, #"{"id":2}"#])
+        defer { responder.stop() }
+        let cache = try ResponseCache(policies: ["item": .memory().cacheThenNetwork()])
+        let pipeline = try Self.validatedPipeline(cache)
+        _ = try await pipeline.send(Request(url: responder.url("/item")), context: RequestContext(apiName: "item", serviceID: "test"))
+
+        let (refreshes, continuation) = AsyncStream<CacheRefresh>.makeStream()
+        var context = RequestContext(apiName: "item", serviceID: "test")
+        context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+        var iterator = refreshes.makeAsyncIterator()
+        let cached = try await pipeline.send(Request(url: responder.url("/item")), context: context)
+        #expect(cached.body == Data(#"{"id":1}"#.utf8))
+        guard case .failed(let error)? = await iterator.next() else {
+            Issue.record("expected a failed refresh")
+            return
+        }
+        #expect(error.code == .responseInvalid, "\(error)")
+
+        // The valid entry is still what the cache answers; the next refresh brings the new one.
+        let again = try await pipeline.send(Request(url: responder.url("/item")), context: context)
+        #expect(again.body == Data(#"{"id":1}"#.utf8))
+        guard case .updated(let fresh)? = await iterator.next() else {
+            Issue.record("expected an updated refresh")
+            return
+        }
+        #expect(fresh.body == Data(#"{"id":2}"#.utf8))
+        #expect(responder.exchanges.count == 3)
+    }
 }

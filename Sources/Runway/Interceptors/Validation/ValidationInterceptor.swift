@@ -19,7 +19,9 @@ import RunwayCore
 /// `logging → validation → cache → retry → signing`.
 /// - Before the cache, so an invalid call is never answered from it (a disk cache may outlive a
 ///   rule change), and a response is checked whenever it is returned, from the network or from
-///   the cache: one that breaks the response rule is never delivered as valid.
+///   the cache: one that breaks the response rule is never delivered as valid. The rules go down
+///   to the cache in the context (``APIValidation/Key``): it never stores a response that breaks
+///   the response rule, and a background refresh that brings one ends as `.responseInvalid`.
 /// - Before retry, so a validation failure is never retried, and before signing, so nothing
 ///   invalid is signed or sent.
 /// ```swift
@@ -53,6 +55,12 @@ public struct ValidationInterceptor: Interceptor {
         }
         try rules.validate(
             request, pathParameters: context[PathParameters.self] ?? [:], nullQueryParameters: context[NullQueryParameters.self] ?? [])
+        var context = context
+        if rules.response != nil, context[APIValidation.Key.self] == nil {
+            // Passed down, so the cache stores no response that breaks the rule, and a background
+            // refresh (which returns past this interceptor) delivers none as valid.
+            context[APIValidation.Key.self] = rules
+        }
         let response = try await next(request, context)
         do {
             try rules.validate(response)
