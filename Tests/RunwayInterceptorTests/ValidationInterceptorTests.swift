@@ -58,6 +58,25 @@ import Testing
         } throws: { ($0 as? RunwayError)?.message.contains("outside 0.5...1.5") == true }
     }
 
+    @Test(
+        "a number in a query or form is decimal: hexadecimal, inf and nan are refused", arguments: ["0x10", "0x1p4", "0X1A", "inf", "nan"])
+    func numbersAreDecimal(_ text: String) async throws {
+        let stub = StubDispatcher(status: 200)
+        let rules = try ValidationInterceptor.validation([
+            Self.rent: APIValidation(parameters: [ParameterRule("ratio", .type(.number)), ParameterRule("price", .range(0...100))])
+        ])
+        let pipeline = Pipeline(interceptors: [rules], dispatcher: stub)
+        for name in ["ratio", "price"] {
+            await #expect {
+                try await pipeline.send(try Request("https://api.test/rent?\(name)=\(text)"), context: RequestContext(apiName: Self.rent))
+            } throws: { ($0 as? RunwayError)?.field == name }
+        }
+        #expect(stub.requests.isEmpty)
+        _ = try await pipeline.send(
+            try Request("https://api.test/rent?ratio=-1.5e2&price=12.5"), context: RequestContext(apiName: Self.rent))
+        #expect(stub.requests.count == 1)
+    }
+
     @Test func aSecretsValueIsNotRepeatedInTheMessage() async throws {
         let pin = try ValidationInterceptor.validation([Self.rent: APIValidation(parameters: [ParameterRule("pin", .range(0...9999))])])
         let pipeline = Pipeline(interceptors: [pin], dispatcher: StubDispatcher(status: 200))

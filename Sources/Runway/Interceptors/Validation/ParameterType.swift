@@ -16,7 +16,8 @@ public struct ParameterType: Sendable, Hashable, CustomStringConvertible {
     public static let string = ParameterType(base: .string)
     /// A whole number.
     public static let integer = ParameterType(base: .integer)
-    /// Any finite number, whole or not.
+    /// Any finite number, whole or not; in a query or form, written in decimal (`-1.5`, `2e3`,
+    /// not `0x10`, `inf` or `nan`).
     public static let number = ParameterType(base: .number)
     /// `true` or `false` (`1`/`0` in a query or form).
     public static let boolean = ParameterType(base: .boolean)
@@ -32,10 +33,20 @@ public struct ParameterType: Sendable, Hashable, CustomStringConvertible {
         switch base {
         case .string: true
         case .integer: Int64(text) != nil
-        case .number: Double(text).map(\.isFinite) ?? false
+        case .number: Self.decimalNumber(text) != nil
         case .boolean: ["true", "false", "1", "0"].contains(text)
         case .array, .object: false
         }
+    }
+
+    /// `text` as a finite decimal number (`12`, `-0.5`, `1e3`), or `nil`: `Double` also reads
+    /// hexadecimal (`0x10`, `0x1p4`), `inf` and `nan`, which a server reading a number does not.
+    static func decimalNumber(_ text: String) -> Double? {
+        let decimal = text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: ".") || byte | 0x20 == UInt8(ascii: "e")
+        }
+        return decimal ? Double(text).flatMap { $0.isFinite ? $0 : nil } : nil
     }
 
     /// Whether a JSON value has this type.

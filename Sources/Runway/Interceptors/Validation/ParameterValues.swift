@@ -16,7 +16,7 @@ struct ParameterValues {
         /// The value as a number, if it is one.
         var number: Double? {
             switch self {
-            case .text(let text): Double(text).flatMap { $0.isFinite ? $0 : nil }
+            case .text(let text): ParameterType.decimalNumber(text)
             case .json(.integer(let value)): Double(value)
             case .json(.number(let value)): value
             case .json: nil
