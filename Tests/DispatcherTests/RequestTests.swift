@@ -35,6 +35,20 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a HEAD with a body is refused before it goes, never sent without it", arguments: DispatcherUnderTest.all)
+    func headWithBody(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let request = makeRequest(.head, server.url("/echo"), headers: ["Content-Type": "text/plain"], body: Data("lost".utf8))
+            let error = await runwayError { try await dut.send(dispatcher, request) }
+            #expect(error?.code == .configuration && error?.field == "body", "\(String(describing: error))")
+            #expect(server.stats.requests(path: "/echo") == 0)
+            // An empty body is no body.
+            let empty = try await dut.send(dispatcher, makeRequest(.head, server.url("/echo"), body: Data()))
+            #expect(empty.status == 200)
+        }
+    }
+
     @Test("a GET with a body is sent with it, or refused before it goes: never a size error", arguments: DispatcherUnderTest.all)
     func getWithBody(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

@@ -165,8 +165,8 @@ public struct Request: Sendable {
     /// (and a port, if it has one, from 0 to 65535), a valid method token, header fields that
     /// cannot inject a second header, a head no larger than ``maxHeadSize``, a body no larger than
     /// ``RequestOptions/maxRequestBodySize``, timeouts above zero, size limits of zero or more, a
-    /// proxy that can work (``Proxy``), not both ``streamsResponseBody`` and ``download``, and not
-    /// both ``body`` and ``bodyStream`` (a streamed body is not bounded by
+    /// proxy that can work (``Proxy``), not both ``streamsResponseBody`` and ``download``, no body
+    /// on a `HEAD`, and not both ``body`` and ``bodyStream`` (a streamed body is not bounded by
     /// ``RequestOptions/maxRequestBodySize``: it is never held).
     public func validate() throws(RunwayError) {
         try validateURL()
@@ -220,6 +220,11 @@ public struct Request: Sendable {
         }
         if let bodyStream {
             try validate(bodyStream)
+        }
+        if method == .head, let body, !body.isEmpty {
+            // Dispatchers send a HEAD without one: it would be dropped silently, after signing
+            // and logging had counted it as sent.
+            throw RunwayError(.configuration, "a HEAD request cannot send a body", field: "body")
         }
         if let body, body.count > options.maxRequestBodySize {
             throw RunwayError(
