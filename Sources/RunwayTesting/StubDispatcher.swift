@@ -65,7 +65,13 @@ public final class StubDispatcher: Dispatcher {
         try request.validate()
         recorded.withLock { $0.append(request) }
         try Self.checkCancellation()
-        var response = try await handler(request)
+        var response: Response
+        do {
+            response = try await handler(request)
+        } catch is CancellationError {
+            // A handler that sleeps or waits throws Swift's error; a dispatcher reports `.cancelled`.
+            throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
+        }
         try Self.checkCancellation()
         if request.streamsResponseBody {
             if response.bodyStream == nil {

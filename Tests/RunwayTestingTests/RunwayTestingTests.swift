@@ -43,11 +43,19 @@ struct RunwayTestingTests {
             return Response(status: 200)
         }
         let pipeline = Pipeline(interceptors: [], dispatcher: stub)
-        let call = Task { try await pipeline.send(try Request("http://api.test/slow")) }
         var iterator = entered.makeAsyncIterator()
-        await iterator.next()
-        call.cancel()
-        await #expect { try await call.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+        // Through a pipeline, and called directly as a test of a dispatcher's user would; one
+        // after the other, each cancelled once inside the handler.
+        let calls: [@Sendable () async throws -> Response] = [
+            { try await pipeline.send(try Request("http://api.test/slow")) },
+            { try await stub.dispatch(try Request("http://api.test/slow"), context: RequestContext()) },
+        ]
+        for body in calls {
+            let call = Task { try await body() }
+            await iterator.next()
+            call.cancel()
+            await #expect { try await call.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+        }
     }
 
     @Test func recordersSeeRequestsFirstToLastAndResponsesLastToFirst() async throws {
