@@ -75,9 +75,8 @@ extension DispatcherSuite {
     @Test("a refused redirect target is .cannotConnect, not neverSent: the request went out", arguments: DispatcherUnderTest.all)
     func refusedRedirectTargetWasSent(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        let dead = try await TestServer.start()
+        let dead = try RefusingPort()
         let deadURL = dead.url("/receipt")
-        await dead.shutdown()
         try await withTestServer { server in
             var components = URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false)
             components?.queryItems = [URLQueryItem(name: "url", value: deadURL.absoluteString), URLQueryItem(name: "status", value: "303")]
@@ -88,6 +87,7 @@ extension DispatcherSuite {
             #expect(error?.neverSent == false)
             #expect(server.stats.requests(path: "/redirect-to") == 1)
         }
+        withExtendedLifetime(dead) {}
     }
 
     @Test("a HEAD stays a HEAD on every followed redirect, a 303 included", arguments: DispatcherUnderTest.all)

@@ -330,9 +330,8 @@ import Testing
         let folder = TestFolder()
         defer { folder.remove() }
         // A port with nobody listening: every upload fails to connect.
-        let deadServer = try await TestServer.start()
-        let deadRegistry = try analyticsRegistry(deadServer)
-        await deadServer.shutdown()
+        let deadServer = try RefusingPort()
+        let deadRegistry = try analyticsRegistry(deadServer.url("/v1"))
         let events = EventRecorder()
         do {
             let actions = try ActionLogger(testConfiguration(folder, registry: deadRegistry, events: events))
@@ -342,6 +341,7 @@ import Testing
             await actions.shutdown()
             #expect(actions.statistics.stored == 40)
         }
+        withExtendedLifetime(deadServer) {}
         try await withTestServer(routes: sink.routes) { server in
             let actions = try ActionLogger(testConfiguration(folder, registry: try analyticsRegistry(server)))
             #expect(await eventually(timeout: .seconds(60)) { sink.stored.count == 40 })

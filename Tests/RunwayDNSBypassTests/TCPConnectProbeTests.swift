@@ -1,4 +1,5 @@
 import Foundation
+import RunwayTestServer
 import Testing
 
 @testable import RunwayDNSBypass
@@ -7,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// A listening TCP socket on 127.0.0.1 and a free port nobody listens on.
+/// A listening TCP socket on 127.0.0.1.
 final class Listener {
     let fd: Int32
     let port: Int
@@ -40,7 +41,8 @@ final class Listener {
 @Suite struct TCPConnectProbeTests {
     @Test func measuresListenersAndReportsRefusedPortsAsNil() async throws {
         let open = try Listener()
-        let closedPort = try Listener().port  // closed again at once
+        let closed = try RefusingPort()
+        let closedPort = closed.port
         let endpoint = try Endpoint("127.0.0.1")
         let times = await TCPConnectProbe.measure(
             [(endpoint, open.port), (endpoint, closedPort), (try Endpoint("::1"), closedPort)], timeout: .seconds(1))
@@ -49,6 +51,7 @@ final class Listener {
         #expect(times[0].map { $0 < .seconds(1) } == true)
         #expect(times[1] == nil)
         #expect(times[2] == nil)
+        withExtendedLifetime(closed) {}
     }
 
     @Test func anUnansweredAddressTimesOut() async throws {

@@ -164,9 +164,8 @@ import Testing
     /// connections. The refusal comes after the POST went out, so it is not sent again.
     @Test("a POST whose redirect cannot connect is not sent again")
     func aPostWhoseRedirectCannotConnectIsNotRetried() async throws {
-        let dead = try await TestServer.start()
+        let dead = try RefusingPort()
         let deadURL = dead.url("/receipt")
-        await dead.shutdown()
         let counter = Counter()
         let server = try await TestServer.start { router in
             router.post("/orders") { _, _ in
@@ -182,6 +181,7 @@ import Testing
         await expectFailure(code: .cannotConnect, neverSent: false) { try await pipeline.send(request) }
         #expect(retries.value == 0)
         #expect(counter.value == 1)
+        withExtendedLifetime(dead) {}
     }
 
     /// Expects `send` to fail with `code`, saying whether the request was sent.

@@ -27,9 +27,14 @@ struct TestFolder {
 
 /// A registry with the analytics service on `server`, through `interceptors` and libcurl.
 func analyticsRegistry(_ server: TestServer, interceptors: [any Interceptor] = []) throws -> ServiceRegistry {
+    try analyticsRegistry(server.url("/v1"), interceptors: interceptors)
+}
+
+/// The analytics service at `base`: for a host that refuses connections, say.
+func analyticsRegistry(_ base: URL, interceptors: [any Interceptor] = []) throws -> ServiceRegistry {
     var builder = ServiceRegistry.Builder(
         environment: .release, pipeline: Pipeline(interceptors: interceptors, dispatcher: CurlDispatcher()))
-    builder.register(AnalyticsService(baseURLs: BaseURLs(server.url("/v1").absoluteString)))
+    builder.register(AnalyticsService(baseURLs: BaseURLs(base.absoluteString)))
     return try builder.build()
 }
 

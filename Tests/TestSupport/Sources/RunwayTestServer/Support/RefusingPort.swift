@@ -1,0 +1,53 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP port on 127.0.0.1 that refuses every connection, and that no other server can take
+/// while this value lives: for tests of a host that is down.
+///
+/// A server started and shut down frees its port, and a server of a test running alongside
+/// may be given that port a moment later: the "dead" URL then answers. This port is bound and
+/// never listened on, so the kernel refuses connections to it and keeps it from other sockets.
+public final class RefusingPort: Sendable {
+    /// The port that refuses connections.
+    public let port: Int
+    private let socket: Int32
+
+    /// Binds a free port on 127.0.0.1, without listening on it.
+    public init() throws {
+        let bound = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard bound >= 0 else { throw TestServerError("socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(bound, $0, length) == 0 && getsockname(bound, $0, &length) == 0
+            }
+        }
+        guard named else {
+            let code = errno
+            _ = Glibc.close(bound)
+            throw TestServerError("bind() failed: errno \(code)")
+        }
+        self.socket = bound
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit {
+        _ = Glibc.close(socket)
+    }
+
+    /// `http://127.0.0.1:port` + `path`.
+    public func url(_ path: String = "/") -> URL {
+        // Every piece is ours and well-formed; a malformed path is a bug in the calling test.
+        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else {
+            preconditionFailure("refusing-port URL for path \"\(path)\" is malformed")
+        }
+        return url
+    }
+}
