@@ -69,44 +69,22 @@ extension CurlTransfer {
         return true
     }
 
-    /// Opens the partial file (made if missing) and locks it (`flock`) for the transfer, before
-    /// the hand-over: a second download to the same destination, in this process or another,
-    /// is refused instead of writing into the same file. Returns the file's size. A lock held for
-    /// a moment only is waited for (`lockExclusively`, RunwaySync).
+    /// Takes the partial file for the transfer, before the hand-over
+    /// (``DownloadTarget/lockPartialFile()``). Returns the file's size.
     func lockPartialFile(_ download: DownloadTarget) throws(RunwayError) -> Int64 {
-        let path = download.partialFile.path
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        // Nothing has been sent yet: whatever fails here says so (`neverSent`).
-        guard fd >= 0 else { throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true) }
-        guard lockExclusively(fd) else {
-            let reason =
-                errno == EWOULDBLOCK
-                ? "another download to \(download.file.path) is running: its partial file \(path) is locked"
-                : "cannot lock \(path): \(String(cString: strerror(errno)))"
-            close(fd)
-            throw RunwayError(.fileIO, reason, neverSent: true)
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            close(fd)
-            throw RunwayError(.fileIO, "cannot read the size of \(path): \(String(cString: strerror(errno)))", neverSent: true)
-        }
-        partialLock = fd
-        return Int64(info.st_size)
+        let (descriptor, size) = try download.lockPartialFile()
+        partialLock = descriptor
+        return size
     }
 
     /// Lets go of the partial file; one still at its path and empty goes (nothing to resume).
     func unlockPartialFile(removingIfEmpty: Bool) {
         guard partialLock >= 0 else { return }
-        var info = stat()
-        var atPath = stat()
-        if removingIfEmpty, let download = request.download, fstat(partialLock, &info) == 0, info.st_size == 0,
-            stat(download.partialFile.path, &atPath) == 0, atPath.st_ino == info.st_ino, atPath.st_dev == info.st_dev
-        {
-            // Still this file at the path (not one a later download made after an unlink).
-            download.removePartialFiles()
+        if let download = request.download {
+            download.unlockPartialFile(partialLock, removingIfEmpty: removingIfEmpty)
+        } else {
+            close(partialLock)
         }
-        close(partialLock)
         partialLock = -1
     }
 

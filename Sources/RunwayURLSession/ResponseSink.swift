@@ -1,12 +1,20 @@
 import Foundation
 import RunwayCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a response body goes: memory, bounded by ``RequestOptions/maxResponseSize``, or the
 /// `.part` file of a ``DownloadTarget`` (renamed to the target when the transfer succeeds).
 ///
 /// Only an error response (not 2xx) of a download goes to memory, so the file keeps the bytes
-/// of the last good attempt for a later resume. Not thread-safe: its ``Transfer`` serialises
-/// every call under its lock.
+/// of the last good attempt for a later resume. A download holds its partial file locked from
+/// ``make(for:)`` until ``end()`` (``DownloadTarget/lockPartialFile()``): a second download to the
+/// same destination is refused instead of writing into the same file. Not thread-safe: its
+/// ``Transfer`` serialises every call under its lock.
 final class ResponseSink {
     private let download: DownloadTarget?
     private let limit: Int
@@ -21,64 +29,61 @@ final class ResponseSink {
     /// Whether the partial file already holds the whole resource (a 416 at its end).
     private var completesFromPartialFile = false
     private var body = Data()
+    /// Writes into the partial file through ``partialFile``, which it does not close.
     private var file: FileHandle?
+    /// The partial file, open and locked until ``end()``; -1 once let go, or for no download.
+    private var partialFile: Int32
 
     /// Whether the request was a HEAD, whose response announces a length it does not send.
     private let isHead: Bool
 
-    private init(download: DownloadTarget?, limit: Int, resumeOffset: Int64 = 0, resumeValidator: String? = nil, isHead: Bool) {
+    private init(
+        download: DownloadTarget?, partialFile: Int32 = -1, limit: Int, resumeOffset: Int64 = 0, resumeValidator: String? = nil,
+        isHead: Bool
+    ) {
         self.download = download
+        self.partialFile = partialFile
         self.limit = limit
         self.resumeOffset = resumeOffset
         self.resumeValidator = resumeValidator
         self.isHead = isHead
     }
 
-    /// A sink for `request`; for a download, finds how much of the `.part` file can be resumed:
-    /// all of it when a validator is kept for its bytes, none otherwise. A destination that
-    /// cannot be written (its folder read-only, a folder where the validator goes) fails here,
-    /// before the request goes.
-    static func make(for request: Request) throws(RunwayError) -> ResponseSink {
-        let limit = request.options.maxResponseSize
-        guard let download = request.download else {
-            return ResponseSink(download: nil, limit: limit, isHead: request.method == .head)
-        }
-        try download.checkPlaces()
-        let partPath = download.partialFile.path
-        if download.resumes(request), let attributes = try? FileManager.default.attributesOfItem(atPath: partPath),
-            let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0, let validator = download.storedValidator()
-        {
-            try checkWritable(download.partialFile, resuming: true)
-            return ResponseSink(
-                download: download, limit: limit, resumeOffset: size, resumeValidator: validator, isHead: request.method == .head)
-        }
-        // Nothing in it is resumed: removed, once the folder proves writable.
-        try checkWritable(download.partialFile, resuming: false)
-        // Nothing left to label (if it stays, the response's own validator replaces it).
-        try? download.storeValidator(nil)
-        return ResponseSink(download: download, limit: limit, isHead: request.method == .head)
+    deinit {
+        end()
     }
 
-    /// Checks that the partial file can be written, its folder made if missing: the one there
-    /// when `resuming`; else by making it anew, then removing it (nothing in it is resumed).
-    /// - Throws: `.fileIO` with `neverSent`.
-    private static func checkWritable(_ file: URL, resuming: Bool) throws(RunwayError) {
-        let manager = FileManager.default
+    /// A sink for `request`; for a download, takes the partial file (made if missing) and finds
+    /// how much of it can be resumed: all of it when a validator is kept for its bytes, none
+    /// otherwise (it is emptied). A destination that cannot be written (its folder read-only, a
+    /// folder where the validator goes), or that another download is writing, fails here with
+    /// `neverSent`, before the request goes.
+    static func make(for request: Request) throws(RunwayError) -> ResponseSink {
+        let limit = request.options.maxResponseSize
+        let isHead = request.method == .head
+        guard let download = request.download else {
+            return ResponseSink(download: nil, limit: limit, isHead: isHead)
+        }
+        try download.checkPlaces()
         do {
-            try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw RunwayError(.fileIO, "cannot make the folder of \(file.path)", underlying: error, neverSent: true)
+            throw RunwayError(.fileIO, "cannot make the folder of \(download.file.path)", underlying: error, neverSent: true)
         }
-        guard resuming ? manager.isWritableFile(atPath: file.path) : manager.createFile(atPath: file.path, contents: nil) else {
-            throw RunwayError(.fileIO, "cannot write \(file.path) (is its folder writable?)", neverSent: true)
+        let (descriptor, size) = try download.lockPartialFile()
+        if download.resumes(request), size > 0, let validator = download.storedValidator() {
+            return ResponseSink(
+                download: download, partialFile: descriptor, limit: limit, resumeOffset: size, resumeValidator: validator, isHead: isHead)
         }
-        if !resuming {
-            do {
-                try manager.removeItem(at: file)
-            } catch {
-                throw RunwayError(.fileIO, "cannot remove \(file.path)", underlying: error, neverSent: true)
-            }
+        // Nothing in it is resumed: emptied in place, so the lock stays on the file at the path.
+        if size > 0, ftruncate(descriptor, 0) != 0 {
+            let reason = String(cString: strerror(errno))
+            download.unlockPartialFile(descriptor, removingIfEmpty: false)
+            throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(reason)", neverSent: true)
         }
+        // Nothing left to label (if it stays, the response's own validator replaces it).
+        try? download.storeValidator(nil)
+        return ResponseSink(download: download, partialFile: descriptor, limit: limit, isHead: isHead)
     }
 
     /// Prepares for the body of a response with `status` and `headers`: for a download, where
@@ -94,7 +99,7 @@ final class ResponseSink {
                 status: status, headers: headers, resumeOffset: resumeOffset, sentValidator: resumeValidator, asksOwnRange: asksOwnRange)
             {
             case .file(let append, let expected):
-                file = try Self.open(download.partialFile, truncate: !append)
+                file = try openPartialFile(download, truncate: !append)
                 appendOffset = append ? resumeOffset : 0
                 expectedSize = expected
                 // Emptied first, then labelled: a validator never names bytes of another response.
@@ -133,7 +138,6 @@ final class ResponseSink {
     /// Completes the body: the bytes in memory, or the download moved into place.
     func finish() throws(RunwayError) -> (body: Data, fileURL: URL?, completedFromPartialFile: Bool) {
         guard let download, file != nil || completesFromPartialFile else { return (body, nil, false) }
-        try? file?.close()
         file = nil
         if let expectedSize {
             let size = (try? FileManager.default.attributesOfItem(atPath: download.partialFile.path)[.size] as? NSNumber)?.int64Value
@@ -166,24 +170,36 @@ final class ResponseSink {
 
     /// Stops writing, keeping what the `.part` file holds for a later resume.
     func discard() {
-        try? file?.close()
         file = nil
     }
 
-    private static func open(_ url: URL, truncate: Bool) throws(RunwayError) -> FileHandle {
-        do {
-            let manager = FileManager.default
-            try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if truncate || !manager.fileExists(atPath: url.path) {
-                guard manager.createFile(atPath: url.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-            }
-            let handle = try FileHandle(forWritingTo: url)
-            try handle.seekToEnd()
-            return handle
-        } catch {
-            throw RunwayError(.fileIO, "cannot open \(url.path) for writing", underlying: error)
+    /// Lets go of the partial file once the transfer has ended (moved into place, or kept for a
+    /// resume; removed if empty). Safe to call more than once.
+    func end() {
+        file = nil
+        guard partialFile >= 0 else { return }
+        if let download {
+            download.unlockPartialFile(partialFile, removingIfEmpty: true)
+        } else {
+            close(partialFile)
         }
+        partialFile = -1
+    }
+
+    /// A handle writing at the end of the locked partial file, emptied first when `truncate`.
+    private func openPartialFile(_ download: DownloadTarget, truncate: Bool) throws(RunwayError) -> FileHandle {
+        guard partialFile >= 0 else {
+            throw RunwayError(.fileIO, "the partial file \(download.partialFile.path) is no longer held")
+        }
+        if truncate, ftruncate(partialFile, 0) != 0 {
+            throw RunwayError(.fileIO, "cannot empty \(download.partialFile.path): \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: partialFile, closeOnDealloc: false)
+        do {
+            try handle.seekToEnd()
+        } catch {
+            throw RunwayError(.fileIO, "cannot write \(download.partialFile.path)", underlying: error)
+        }
+        return handle
     }
 }

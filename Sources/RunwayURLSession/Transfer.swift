@@ -68,7 +68,7 @@ final class Transfer: @unchecked Sendable {
             }
             if early {
                 task.cancel()
-                sink.discard()
+                sink.end()
                 continuation.resume()
             } else {
                 task.resume()
@@ -90,7 +90,9 @@ final class Transfer: @unchecked Sendable {
             state.finished = true
             state.outcome = .failure(error)
             state.continuation = nil
-            sink.discard()
+            // Nothing more is written (every callback finds the transfer finished): the partial
+            // file is let go at once, for a download to the same destination that follows.
+            sink.end()
             return (state.task, continuation)
         }
         if let task { delegateQueue.addOperation { task.cancel() } }
@@ -229,6 +231,7 @@ final class Transfer: @unchecked Sendable {
             guard !state.finished else { return nil }
             state.finished = true
             let result = finish(error: error, response: response, state: &state)
+            sink.end()
             state.outcome = result
             defer { state.continuation = nil }
             return state.continuation

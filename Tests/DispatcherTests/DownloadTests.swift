@@ -408,20 +408,22 @@ extension DispatcherSuite {
         #expect(lstat(link.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK)
     }
 
-    @Test("a second download to a destination while the first runs is refused with .fileIO, before it sends anything")
-    func concurrentDownloadsToOneFile() async throws {
+    @Test(
+        "a second download to a destination while the first runs is refused with .fileIO, before it sends anything",
+        arguments: DispatcherUnderTest.all)
+    func concurrentDownloadsToOneFile(_ dut: DispatcherUnderTest) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dispatcher = CurlDispatcher()
+        let dispatcher = dut.make()
         try await withTestServer { server in
             let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
             var first = makeRequest(server.url("/slow?ms=600000"))
             first.download = target
-            let running = Task { try await dispatcher.dispatch(first, context: RequestContext()) }
+            let running = Task { try await dut.send(dispatcher, first) }
             #expect(await eventually { server.stats.requests(path: "/slow") == 1 })
             var second = makeRequest(server.url("/download/1000"))
             second.download = target
-            let error = await runwayError { try await dispatcher.dispatch(second, context: RequestContext()) }
+            let error = await runwayError { try await dut.send(dispatcher, second) }
             #expect(error?.code == .fileIO, "\(String(describing: error))")
             #expect(error?.message.contains("another download") == true, "\(String(describing: error))")
             #expect(error?.neverSent == true)
@@ -431,19 +433,19 @@ extension DispatcherSuite {
             running.cancel()
             _ = await running.result
             second.download = DownloadTarget(file: target.file, resume: false)
-            let response = try await dispatcher.dispatch(second, context: RequestContext())
+            let response = try await dut.send(dispatcher, second)
             #expect(response.fileURL == target.file)
             #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
         }
     }
 
     @Test(
-        "a partial file locked for a moment only (by a child process being started) does not refuse the download"
-    )
-    func aLockHeldForAMomentIsWaitedFor() async throws {
+        "a partial file locked for a moment only (by a child process being started) does not refuse the download",
+        arguments: DispatcherUnderTest.all)
+    func aLockHeldForAMomentIsWaitedFor(_ dut: DispatcherUnderTest) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dispatcher = CurlDispatcher()
+        let dispatcher = dut.make()
         try await withTestServer { server in
             let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"), resume: false)
             // Another holder of the lock for 50 ms from now, on a thread of its own (as a child
@@ -457,7 +459,7 @@ extension DispatcherSuite {
             }
             var request = makeRequest(server.url("/download/1000"))
             request.download = target
-            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            let response = try await dut.send(dispatcher, request)
             #expect(response.fileURL == target.file)
             #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
         }

@@ -1,0 +1,63 @@
+import RunwaySync
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The lock that keeps one download at a time writing into a destination's partial file, for
+// every dispatcher that downloads to a file.
+extension DownloadTarget {
+    /// Makes the partial file if missing, opens it and locks it (`flock`) for a transfer, before
+    /// the request goes: a second download to the same destination, in this process or another,
+    /// is refused instead of writing into the same file. A lock held for a moment only is waited
+    /// for (`lockExclusively`, RunwaySync). Keep the descriptor open until the download ends,
+    /// then give it to ``unlockPartialFile(_:removingIfEmpty:)``.
+    /// - Returns: The open, locked descriptor and the partial file's size.
+    /// - Throws: `.fileIO` with `neverSent`: nothing has been sent yet.
+    package func lockPartialFile() throws(RunwayError) -> (descriptor: Int32, size: Int64) {
+        let path = partialFile.path
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true)
+        }
+        guard lockExclusively(descriptor) else {
+            let reason =
+                errno == EWOULDBLOCK
+                ? "another download to \(file.path) is running: its partial file \(path) is locked"
+                : "cannot lock \(path): \(String(cString: strerror(errno)))"
+            close(descriptor)
+            throw RunwayError(.fileIO, reason, neverSent: true)
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw RunwayError(.fileIO, "cannot read the size of \(path): \(reason)", neverSent: true)
+        }
+        return (descriptor, Int64(info.st_size))
+    }
+
+    /// Lets go of the partial file ``lockPartialFile()`` opened; one still at its path and empty
+    /// goes (nothing to resume).
+    package func unlockPartialFile(_ descriptor: Int32, removingIfEmpty: Bool) {
+        var info = stat()
+        var atPath = stat()
+        if removingIfEmpty, fstat(descriptor, &info) == 0, info.st_size == 0, stat(partialFile.path, &atPath) == 0,
+            atPath.st_ino == info.st_ino, atPath.st_dev == info.st_dev
+        {
+            // Still this file at the path (not one a later download made after an unlink).
+            removePartialFiles()
+        }
+        close(descriptor)
+    }
+}
