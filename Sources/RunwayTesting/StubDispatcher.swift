@@ -22,6 +22,11 @@ import Foundation
 /// A request with `streamsResponseBody` set gets its answer's body as a `ResponseBodyStream`
 /// (one chunk, or the chunks a handler puts in `Response.bodyStream` itself, or those given to
 /// ``init(status:headers:chunks:failure:)``), so code that reads streams can be tested too.
+///
+/// A request with a `download` gets a 2xx answer's body in the file, as a real dispatcher
+/// leaves it (`Response.fileURL` set, `body` empty); any other status keeps its body in memory
+/// and writes no file. A destination a download cannot use (a folder, a device) is refused with
+/// `.fileIO` before the handler is called.
 public final class StubDispatcher: Dispatcher {
     /// Answers one request.
     public typealias Handler = @Sendable (Request) async throws -> Response
@@ -65,6 +70,7 @@ public final class StubDispatcher: Dispatcher {
         try request.validate()
         recorded.withLock { $0.append(request) }
         try Self.checkCancellation()
+        try request.download?.checkPlaces()
         var response: Response
         do {
             response = try await handler(request)
@@ -78,11 +84,27 @@ public final class StubDispatcher: Dispatcher {
                 response.bodyStream = ResponseBodyStream(chunks: response.body.isEmpty ? [] : [response.body])
                 response.body = Data()
             }
+        } else if let download = request.download, (200..<300).contains(response.status), response.fileURL == nil {
+            // A download's body goes to the file, whatever its size, as a real dispatcher's does.
+            try Self.save(response.body, to: download)
+            response.fileURL = download.file
+            response.body = Data()
         } else if response.body.count > request.options.maxResponseSize {
             throw RunwayError(.responseTooLarge, "stub response is \(response.body.count) bytes")
         }
         if response.origin == .network { response.origin = .stub }
         return response
+    }
+
+    /// Writes a download's body to its file at once (no partial file: nothing is ever resumed).
+    private static func save(_ body: Data, to download: DownloadTarget) throws(RunwayError) {
+        do {
+            try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try body.write(to: download.file, options: .atomic)
+        } catch {
+            throw RunwayError(.fileIO, "cannot write the stub's download to \(download.file.path)", underlying: error)
+        }
+        download.removePartialFiles()
     }
 
     private static func checkCancellation() throws(RunwayError) {

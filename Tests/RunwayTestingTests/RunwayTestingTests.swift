@@ -35,6 +35,39 @@ struct RunwayTestingTests {
         #expect(stub.requests.count == 1)
     }
 
+    @Test func aStubLeavesADownloadsBodyInItsFileAsADispatcherDoes() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stub-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stub = StubDispatcher { request in
+            Response(status: request.url.path == "/missing" ? 404 : 200, body: Data("bytes of \(request.url.path)".utf8))
+        }
+        let pipeline = Pipeline(interceptors: [], dispatcher: stub)
+        // Over a file already there, in a folder not made yet; larger than the memory limit.
+        let file = folder.appendingPathComponent("deep/report.pdf")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: file)
+        var request = try Request("http://api.test/report")
+        request.download = DownloadTarget(file: file)
+        request.options.maxResponseSize = 4
+        let response = try await pipeline.send(request)
+        #expect(response.fileURL == file && response.body.isEmpty)
+        #expect(try Data(contentsOf: file) == Data("bytes of /report".utf8))
+        #expect(!FileManager.default.fileExists(atPath: DownloadTarget(file: file).partialFile.path))
+        // An error's body stays in memory, and the file is left as it was.
+        var missing = try Request("http://api.test/missing")
+        missing.download = DownloadTarget(file: file)
+        let error = try await pipeline.send(missing)
+        #expect(error.status == 404 && error.fileURL == nil && error.body == Data("bytes of /missing".utf8))
+        #expect(try Data(contentsOf: file) == Data("bytes of /report".utf8))
+        // A folder where the file should go is refused before the handler runs, as by a dispatcher.
+        var intoFolder = try Request("http://api.test/report")
+        intoFolder.download = DownloadTarget(file: folder)
+        await #expect { try await pipeline.send(intoFolder) } throws: {
+            ($0 as? RunwayError)?.code == .fileIO && ($0 as? RunwayError)?.neverSent == true
+        }
+        #expect(stub.requests.count == 3)
+    }
+
     @Test func aCancelledCallThroughAStubIsCancelled() async throws {
         let (entered, enter) = AsyncStream.makeStream(of: Void.self)
         let stub = StubDispatcher { _ in
