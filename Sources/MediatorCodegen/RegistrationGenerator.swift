@@ -31,12 +31,12 @@ package enum RegistrationGenerator {
         out += "        #if compiler(>=6.3)\n"
         for target in sorted {
             out += conditional(
-                "try register(\(target.module)::\(target.typeName).self, source: \(literal(target.source)))", target.conditions)
+                "try register(\(target.module)::\(spelled(target.typeName)).self, source: \(literal(target.source)))", target.conditions)
         }
         out += "        #else\n"
         for target in sorted {
             out += conditional(
-                "try register(\(target.module).\(target.typeName).self, source: \(literal(target.source)))", target.conditions)
+                "try register(\(target.module).\(spelled(target.typeName)).self, source: \(literal(target.source)))", target.conditions)
         }
         out += "        #endif\n"
         out += "    }\n}\n\n"
@@ -72,6 +72,21 @@ package enum RegistrationGenerator {
         for _ in branches { out += indent + "#endif\n" }
         return out
     }
+
+    /// `name` as code may write it after `Module.` or `Module::`: in backticks when it is a word
+    /// Swift reserves there (a target declared as `` `Type` `` or `` `Protocol` ``).
+    static func spelled(_ name: String) -> String {
+        reservedWords.contains(name) ? "`\(name)`" : name
+    }
+
+    /// Keywords, and the names a member access reads as something else (`Type`, `Protocol`, `self`).
+    private static let reservedWords: Set<String> = [
+        "associatedtype", "borrowing", "class", "consuming", "deinit", "enum", "extension", "fileprivate", "func", "import", "init",
+        "inout", "internal", "let", "nonisolated", "open", "operator", "precedencegroup", "private", "protocol", "public",
+        "rethrows", "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default", "defer",
+        "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw", "switch", "where", "while", "Any",
+        "as", "await", "false", "is", "nil", "self", "Self", "super", "throws", "true", "try", "Type", "Protocol", "_",
+    ]
 
     private static func literal(_ text: String) -> String {
         var out = "\""

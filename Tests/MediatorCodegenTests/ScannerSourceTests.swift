@@ -72,6 +72,33 @@ struct ScannerSourceTests {
         }
     }
 
+    @Test func aTargetNamedWithAReservedWordIsRegisteredInBackticks() {
+        let source = """
+            import RunwayMediator
+
+            public struct `Type`: MediatorTarget {
+                public static let name = "type"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<`Type`>) {}
+            }
+
+            public enum `class`: MediatorTarget {
+                public static let name = "class"
+                public static func declareActions(_ actions: inout MediatorActions<`class`>) {}
+            }
+            """
+        let result = scan(source)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        #expect(result.targets.map(\.typeName) == ["Type", "class"])
+        let generated = RegistrationGenerator.generate(result.targets)
+        // `Shop::Type.self` would not compile (nor `Shop.Type.self`, a metatype's own member).
+        for type in ["Type", "class"] {
+            #expect(generated.contains("try register(Shop::`\(type)`.self"), "\(generated)")
+            #expect(generated.contains("try register(Shop.`\(type)`.self"), "\(generated)")
+            #expect(generated.contains("names.append(\"Shop.\(type)\")") || generated.contains("\"Shop.\(type)\","), "\(generated)")
+        }
+    }
+
     @Test func aNameDeclaredByANestedTypeIsNotTheTargetsName() {
         let source = """
             import RunwayMediator
