@@ -35,8 +35,9 @@ import Foundation
 /// check hits as well as network responses; validation passes its rules down in the context
 /// (`APIValidation.Key`), and a response that breaks the response rule is never stored, and
 /// never delivered as `.updated` by a background refresh (`.failed` with `.responseInvalid`
-/// instead). A background refresh runs the interceptors after the cache again (retried, signed
-/// afresh).
+/// instead). So is one the calling API manager refuses (`validate(response:)`, a body that is
+/// not JSON): a refresh that brings one ends `.failed` with the manager's error. A background
+/// refresh runs the interceptors after the cache again (retried, signed afresh).
 public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache
@@ -81,7 +82,8 @@ public struct CacheInterceptor: Interceptor {
     /// names another `ETag` than the stored one is not about the stored body, and `request` is
     /// sent again as it is.
     /// - Returns: The response, and why it breaks the call's response rule (`APIValidation.Key`
-    ///   in the context), if it does: it is then not stored.
+    ///   in the context) or why the calling API manager's response validator refuses it, if
+    ///   either does: it is then not stored.
     private func fetch(
         _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
         stored: CacheEntry?
@@ -101,6 +103,10 @@ public struct CacheInterceptor: Interceptor {
             try context[APIValidation.Key.self]?.validate(response)
         } catch {
             broken = RunwayError.attributing(error, to: .interceptor("validation"))
+        }
+        // What the calling API manager's own response validator refuses is not kept either.
+        if broken == nil, response.bodyStream == nil, let acceptance = context.acceptance {
+            broken = acceptance.refusal(of: response)
         }
         if response.bodyStream == nil, broken == nil {
             await cache.store(response, for: request, key: key, api: api, policy: policy, service: context.service, fetchedAt: mark)

@@ -216,6 +216,45 @@ import Testing
         }
     }
 
+    /// A manager whose own validator wants a list of items.
+    final class ItemsAPIManager: APIManager {
+        let engine: ManagerEngine
+        let apiName = "items"
+        let serviceID: ServiceID = "account"
+
+        init(registry: ServiceRegistry) {
+            engine = ManagerEngine(registry: registry, delivery: .inline)
+        }
+
+        func validate(response: APIResponse) throws(RunwayError) {
+            guard response.json["items"]?.array != nil else {
+                throw RunwayError(.responseInvalid, "no items", response: response.response)
+            }
+        }
+    }
+
+    /// What the manager refuses (its validator's error, a page that is not JSON, an empty body
+    /// its validator finds no items in) is not stored: each next call asks the server again, until one it takes is stored.
+    @Test func aResponseTheManagerRefusesIsNotCached() async throws {
+        let bodies = [#"{"ok":true}"#, "<html>sign in to the Wi-Fi</html>", "", #"{"items":[1]}"#]
+        let calls = CallCounter()
+        let routes: @Sendable (Router<TestRequestContext>) -> Void = { router in
+            router.get("/v1/items") { _, _ in Self.json(bodies[min(calls.next(), bodies.count) - 1]) }
+        }
+        try await withTestServer(routes: routes) { server in
+            let cache = try ResponseCache(policies: ["items": .memory()])
+            let items = ItemsAPIManager(registry: try registry(server, cache: cache))
+            await #expect { try await items.load() } throws: { ($0 as? RunwayError)?.message == "no items" }
+            await #expect { try await items.load() } throws: { ($0 as? RunwayError)?.code == .responseInvalid }
+            await #expect { try await items.load() } throws: { ($0 as? RunwayError)?.message == "no items" }
+            #expect(cache.statistics.memoryEntries == 0)
+            #expect(try await items.load() == ["items": [1]])
+            #expect(cache.statistics.memoryEntries == 1)
+            #expect(try await items.load() == ["items": [1]])
+            #expect(items.lastResponse?.origin == .memoryCache)
+        }
+    }
+
     /// Each call carries its own service's reading of responses: a second registry built with
     /// the same cache (whose "account" service reads nothing as an error) changes nothing for
     /// the first registry's calls.

@@ -86,7 +86,9 @@ public protocol APIManager: AnyObject, Sendable {
     /// before it touches the network. Default: accepts everything.
     func validate(params: [String: JSON]) throws(RunwayError)
     /// The response validator, after the service's common error handling: check the shape and
-    /// business codes. Default: an empty body fails with `.noContent`.
+    /// business codes. Default: an empty body fails with `.noContent`. A cached API's response
+    /// is checked before it is stored as well (what the validator refuses is never stored), so
+    /// one response may be validated twice: keep the validator free of side effects.
     func validate(response: APIResponse) throws(RunwayError)
 
     /// Per-call settings for the interceptors: values the call's `RequestContext` carries to

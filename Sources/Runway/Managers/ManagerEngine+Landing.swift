@@ -16,7 +16,11 @@ extension ManagerEngine {
         plan.manager?.afterCallingAPI(with: plan.params)
         let sent: Result<Response, RunwayError>
         do {
-            sent = .success(try await plan.entry.pipeline.send(plan.request, context: plan.context))
+            // The call itself answers the cache's question (``ResponseAcceptance``); set on this
+            // copy only, as the call holds the plan.
+            var context = plan.context
+            context.acceptance = call
+            sent = .success(try await plan.entry.pipeline.send(plan.request, context: context))
         } catch {
             sent = .failure(error)
         }
@@ -79,23 +83,27 @@ extension ManagerEngine {
         case .success(let value): response = value
         }
         manager.didReceiveResponse(response)
-        var json: JSON? = .null
-        var parseError: RunwayError?
-        if !response.body.isEmpty {
-            do {
-                json = try engine.parse(response.body)
-            } catch {
-                json = nil
-                parseError = error
-            }
-        }
-        if var error = entry.service.error(for: response, json: json) {
+        let parsed = engine.parseIfAny(response.body)
+        if var error = entry.service.error(for: response, json: try? parsed.get()) {
             if error.stage == nil { error.stage = .service(entry.id) }
             if error.response == nil { error.response = response }
             return .failure(error)
         }
-        guard let json else {
-            var error = parseError ?? RunwayError(.responseInvalid, "the body is not JSON")
+        return accept(manager, entry: entry, response: response, parsed: parsed, stage: stage, checkSuccess: checkSuccess)
+    }
+
+    /// The manager's part of step 6: a body that is JSON (or none), the response validator and
+    /// `checkSuccess`. Also asked by the cache before it stores a response (``ManagerCall``'s
+    /// ``ResponseAcceptance``), so it runs no hook.
+    static func accept(
+        _ manager: any APIManager, entry: ServiceEntry, response: Response, parsed: Result<JSON, RunwayError>,
+        stage: RunwayError.Stage, checkSuccess: (@Sendable (APIResponse) throws(RunwayError) -> Void)?
+    ) -> Result<APIResponse, RunwayError> {
+        let json: JSON
+        switch parsed {
+        case .success(let value):
+            json = value
+        case .failure(var error):
             error.stage = stage
             error.response = response
             return .failure(error)
@@ -247,5 +255,28 @@ extension ManagerEngine {
         let json = try JSON(parsing: body)
         lock.withLock { state.lastParsed = (body, json) }
         return json
+    }
+
+    /// The body as a manager reads it: JSON, `.null` when empty, or why it is not JSON.
+    func parseIfAny(_ body: Data) -> Result<JSON, RunwayError> {
+        guard !body.isEmpty else { return .success(.null) }
+        do {
+            return .success(try parse(body))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+// A call tells the cache what its manager would refuse, so the cache stores none of it: a
+// response stored and then refused would fail every call the cache answers until it expires.
+extension ManagerCall: ResponseAcceptance {
+    func refusal(of response: Response) -> RunwayError? {
+        guard let plan, let manager = plan.manager, let engine = plan.engine else { return nil }
+        let outcome = ManagerEngine.accept(
+            manager, entry: plan.entry, response: response, parsed: engine.parseIfAny(response.body),
+            stage: .manager(plan.apiName), checkSuccess: plan.checkSuccess)
+        guard case .failure(let error) = outcome else { return nil }
+        return error
     }
 }

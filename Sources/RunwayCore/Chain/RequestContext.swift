@@ -31,6 +31,10 @@ public struct RequestContext: Sendable {
     /// The service sending the call, as the app layer keeps it (`RequestContext.service` in
     /// `Runway`): by reference, outside ``values``, since nearly every call carries one.
     package var serviceObject: (any AnyObject & Sendable)?
+    /// What the caller will refuse among the responses this call may get, for a store that
+    /// keeps responses for later calls (the cache): set by an API manager's call, for its own
+    /// response validator. Outside ``values``, as it is set on every manager call.
+    package var acceptance: (any ResponseAcceptance)?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
@@ -41,6 +45,7 @@ public struct RequestContext: Sendable {
         self.attempt = 1
         self.credentialScope = nil
         self.serviceObject = nil
+        self.acceptance = nil
         self.values = [:]
     }
 
@@ -53,6 +58,14 @@ public struct RequestContext: Sendable {
         }
         set { values[ObjectIdentifier(key)] = newValue }
     }
+}
+
+/// What a caller refuses of a response after the chain returns it (an API manager's response
+/// validator), asked by an interceptor that keeps responses for later calls, so it keeps none
+/// that would fail them all.
+package protocol ResponseAcceptance: AnyObject, Sendable {
+    /// Why the caller would refuse `response`, or `nil` when it takes it. Free of side effects.
+    func refusal(of response: Response) -> RunwayError?
 }
 
 /// A typed key for a value kept in a ``RequestContext``.
