@@ -110,9 +110,12 @@ final class ProxyProcess: Sendable {
     }
 
     /// Writes the configuration `arguments` makes, starts the command (its first element) and
-    /// waits until its port accepts connections. The port is free when chosen, but tests run in
+    /// waits until it listens on its port. The port is free when chosen, but tests run in
     /// parallel and another one's server may take it before the proxy does: a proxy that exits
-    /// without listening is started again on another port (three tries).
+    /// without listening is started again on another port (three tries). Listening is checked
+    /// as the proxy's own socket (``holdsListener(_:port:)``), not as a port that accepts
+    /// connections: that could be the other test's server, which answers a SOCKS greeting with
+    /// HTTP.
     private static func start(
         name: String, arguments: (_ port: Int, _ directory: URL, _ log: URL) throws -> [String]
     ) async throws -> ProxyProcess {
@@ -131,8 +134,9 @@ final class ProxyProcess: Sendable {
                 command[0], Array(command.dropFirst()), standardOutput: .file(handle), standardError: .file(handle))
             try handle.close()
             let proxy = ProxyProcess(port: port, directory: directory, logFile: log, process: process)
-            _ = await eventually { !process.isRunning || acceptsConnections(port: port) }
-            if process.isRunning && acceptsConnections(port: port) { return proxy }
+            let pid = process.processIdentifier
+            _ = await eventually { !process.isRunning || holdsListener(pid, port: port) }
+            if process.isRunning && holdsListener(pid, port: port) { return proxy }
             said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             let exited = !process.isRunning
             await proxy.stop()
@@ -209,15 +213,30 @@ private func boundLoopbackSocket() throws -> (socket: Int32, port: Int) {
     return (socket, Int(UInt16(bigEndian: address.sin_port)))
 }
 
-/// Whether something accepts a TCP connection on 127.0.0.1:`port`.
-func acceptsConnections(port: Int) -> Bool {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { return false }
-    defer { close(socket) }
-    var address = loopback(port: port)
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    } == 0
+/// Whether process `pid` holds a TCP socket listening on `port` (Linux: `/proc/net/tcp` names the
+/// listening socket's inode, `/proc/PID/fd` the sockets the process holds).
+func holdsListener(_ pid: pid_t, port: Int) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
+    let suffix = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4)
+    var sockets: Set<String> = []
+    for line in table.split(separator: "\n").dropFirst() {
+        // sl, local address, remote address, state (0A: listening), ..., inode (the tenth field).
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, fields[3] == "0A", fields[1].hasSuffix(suffix) else { continue }
+        sockets.insert("socket:[\(fields[9])]")
+    }
+    let descriptors = "/proc/\(pid)/fd"
+    guard !sockets.isEmpty, let names = try? FileManager.default.contentsOfDirectory(atPath: descriptors) else { return false }
+    return names.contains { name in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + name)).map(sockets.contains) ?? false
+    }
+}
+
+extension String {
+    /// The string with `0`s before it up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
 }
 
 private func loopback(port: Int) -> sockaddr_in {
