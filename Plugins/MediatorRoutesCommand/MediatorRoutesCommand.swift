@@ -31,13 +31,14 @@ struct MediatorRoutesCommand: CommandPlugin {
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 {
-            Diagnostics.error("routes: duplicate or conflicting registrations (see above)")
+            // The tool has said why above: duplicates, conflicting routes, or a file it cannot read.
+            Diagnostics.error("routes: the check failed (the reason is above)")
             throw RoutesError.problems
         }
     }
 
     enum RoutesError: Error, CustomStringConvertible {
         case problems
-        var description: String { "duplicate or conflicting routes" }
+        var description: String { "the routes check failed" }
     }
 }
