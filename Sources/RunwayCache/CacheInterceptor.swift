@@ -32,8 +32,8 @@ import Foundation
 /// and validation (an invalid call is never answered from the cache), before retry,
 /// compression, signing and the dispatcher: a hit skips all of them and the key never sees
 /// per-request signature headers. Validation's response rules run outside the cache, so they
-/// check hits as well as network responses; validation passes its rules down in the context
-/// (`APIValidation.Key`), and a response that breaks the response rule is never stored, and
+/// check hits as well as network responses; validation passes its rules down with the call's
+/// context, and a response that breaks the response rule is never stored, and
 /// never delivered as `.updated` by a background refresh (`.failed` with `.responseInvalid`
 /// instead). So is one the calling API manager refuses (`validate(response:)`, a body that is
 /// not JSON): a refresh that brings one ends `.failed` with the manager's error. A background
@@ -82,7 +82,7 @@ public struct CacheInterceptor: Interceptor {
     /// names another `ETag` than the stored one is not about the stored body, and `request` is
     /// sent again as it is.
     /// - Returns: The response, and why it breaks the call's response rule (`APIValidation.Key`
-    ///   in the context) or why the calling API manager's response validator refuses it, if
+    ///   in the context, or the rule registered for the API) or why the calling API manager's response validator refuses it, if
     ///   either does: it is then not stored.
     private func fetch(
         _ request: Request, context: RequestContext, next: Pipeline.Next, key: CacheKey, api: String, policy: CachePolicy,
@@ -104,7 +104,9 @@ public struct CacheInterceptor: Interceptor {
         } catch {
             broken = RunwayError.attributing(error, to: .interceptor("validation"))
         }
-        // What the calling API manager's own response validator refuses is not kept either.
+        // Nor what breaks the rule registered for the API, or what the calling API manager's
+        // own response validator refuses.
+        if broken == nil, let rules = context.ruleAcceptance { broken = rules.refusal(of: response) }
         if broken == nil, response.bodyStream == nil, let acceptance = context.acceptance {
             broken = acceptance.refusal(of: response)
         }

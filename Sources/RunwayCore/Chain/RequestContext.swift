@@ -35,6 +35,9 @@ public struct RequestContext: Sendable {
     /// keeps responses for later calls (the cache): set by an API manager's call, for its own
     /// response validator. Outside ``values``, as it is set on every manager call.
     package var acceptance: (any ResponseAcceptance)?
+    /// The response rule a validation interceptor registered for the call's API, asked the same
+    /// way (a rule set for the call itself travels in ``values``).
+    package var ruleAcceptance: (any ResponseAcceptance)?
     private var values: [ObjectIdentifier: any Sendable]
 
     /// Creates a context with a fresh call ID.
@@ -46,6 +49,7 @@ public struct RequestContext: Sendable {
         self.credentialScope = nil
         self.serviceObject = nil
         self.acceptance = nil
+        self.ruleAcceptance = nil
         self.values = [:]
     }
 

@@ -20,8 +20,8 @@ import RunwayCore
 /// - Before the cache, so an invalid call is never answered from it (a disk cache may outlive a
 ///   rule change), and a response is checked whenever it is returned, from the network or from
 ///   the cache: one that breaks the response rule is never delivered as valid. The rules go down
-///   to the cache in the context (``APIValidation/Key``): it never stores a response that breaks
-///   the response rule, and a background refresh that brings one ends as `.responseInvalid`.
+///   to the cache with the call's context: it never stores a response that breaks the response
+///   rule, and a background refresh that brings one ends as `.responseInvalid`.
 /// - Before retry, so a validation failure is never retried, and before signing, so nothing
 ///   invalid is signed or sent.
 /// ```swift
@@ -36,6 +36,9 @@ import RunwayCore
 public struct ValidationInterceptor: Interceptor {
     /// The rules per API name.
     public let apis: [String: APIValidation]
+    /// The same rules, each in the object the cache asks before it stores a response: made
+    /// once, so passing them down costs a call nothing.
+    private let registered: [String: RegisteredRules]
 
     /// Creates a validation interceptor from rules per API name.
     /// - Throws: `RunwayError` `.configuration` for an empty API name. (The rules themselves
@@ -45,22 +48,27 @@ public struct ValidationInterceptor: Interceptor {
             throw RunwayError(.configuration, "validation rules registered for an empty API name")
         }
         self.apis = apis
+        self.registered = apis.mapValues(RegisteredRules.init)
     }
 
     public var name: String { "validation" }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
-        guard let rules = context[APIValidation.Key.self] ?? context.apiName.flatMap({ apis[$0] }) else {
+        let rules: APIValidation
+        var context = context
+        if let own = context[APIValidation.Key.self] {
+            // Already in the context, where the cache finds them.
+            rules = own
+        } else if let name = context.apiName, let registered = registered[name] {
+            rules = registered.rules
+            // Passed down, so the cache stores no response that breaks the rule, and a background
+            // refresh (which returns past this interceptor) delivers none as valid.
+            if rules.response != nil { context.ruleAcceptance = registered }
+        } else {
             return try await next(request, context)
         }
         try rules.validate(
             request, pathParameters: context[PathParameters.self] ?? [:], nullQueryParameters: context[NullQueryParameters.self] ?? [])
-        var context = context
-        if rules.response != nil, context[APIValidation.Key.self] == nil {
-            // Passed down, so the cache stores no response that breaks the rule, and a background
-            // refresh (which returns past this interceptor) delivers none as valid.
-            context[APIValidation.Key.self] = rules
-        }
         let response = try await next(request, context)
         do {
             try rules.validate(response)
@@ -71,6 +79,24 @@ public struct ValidationInterceptor: Interceptor {
             throw error
         }
         return response
+    }
+}
+
+/// The rules registered for one API, as the cache asks them (``ResponseAcceptance``).
+private final class RegisteredRules: ResponseAcceptance {
+    let rules: APIValidation
+
+    init(_ rules: APIValidation) {
+        self.rules = rules
+    }
+
+    func refusal(of response: Response) -> RunwayError? {
+        do {
+            try rules.validate(response)
+            return nil
+        } catch {
+            return RunwayError.attributing(error, to: .interceptor("validation"))
+        }
     }
 }
 
