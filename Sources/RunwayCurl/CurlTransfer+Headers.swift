@@ -223,8 +223,13 @@ extension CurlTransfer {
     /// Whether `line` is a `Content-Length` or `Transfer-Encoding` field with blanks between its
     /// name and its colon (names compared without case, over the bytes).
     static func isFramingFieldWithBlankBeforeColon(_ line: Span<UInt8>) -> Bool {
-        // Most lines are rejected by their first byte.
+        // Most lines are rejected by their first byte, the rest but these by the byte after the
+        // name (`Content-Length` is 14 bytes, `Transfer-Encoding` 17), which must be a blank.
         guard line.count > 15, line[0] | 0x20 == UInt8(ascii: "c") || line[0] | 0x20 == UInt8(ascii: "t") else { return false }
+        let afterName = line[0] | 0x20 == UInt8(ascii: "c") ? 14 : 17
+        guard line.count > afterName, line[afterName] == UInt8(ascii: " ") || line[afterName] == UInt8(ascii: "\t") else {
+            return false
+        }
         var colon = 0
         while colon < line.count, line[colon] != UInt8(ascii: ":") { colon += 1 }
         guard colon < line.count else { return false }

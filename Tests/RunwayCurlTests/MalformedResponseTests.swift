@@ -87,6 +87,7 @@ struct MalformedResponseTests {
         "a Content-Length or Transfer-Encoding with blanks before its colon is .responseInvalid, not a body framed without it",
         arguments: [
             "Content-Length : 2\r\nConnection: close\r\n\r\nokEXTRA", "transfer-encoding\t: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            "CONTENT-LENGTH \t : 2\r\nConnection: close\r\n\r\nokEXTRA",
         ])
     func framingFieldWithBlankBeforeColon(_ rest: String) async throws {
         let error = await runwayError { try await send("HTTP/1.1 200 OK\r\n" + rest) }
