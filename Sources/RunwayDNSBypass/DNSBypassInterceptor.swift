@@ -21,6 +21,11 @@ import Foundation
 /// a lost connection, any response) end the failover. Hosts the bypass does not know pass
 /// through untouched.
 ///
+/// A request that follows redirects (`RequestOptions.redirects`) also carries an override for
+/// every other bypassed host, to its best address: a redirect from one bypassed host to another
+/// (`api.` to `cdn.`) connects where the bypass says, never by DNS, without failing over there.
+/// A redirect from a host the bypass does not know is resolved by DNS.
+///
 /// ## Where it belongs
 /// Last before the dispatcher, after retry and signing (see `DefaultOrder`): each retry
 /// re-enters it and picks the best address still alive, and a failover reuses the signature,
@@ -50,6 +55,13 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
         // The options read out of the request once (each read copies them).
         let original = request.options
         let budgetEnd = started + original.connectTimeout
+        // Where a followed redirect to another bypassed host connects; the request's own
+        // overrides for such a host win.
+        let elsewhere =
+            original.redirects.maxRedirects > 0
+            ? redirectOverrides(except: host).filter { other in
+                !original.connectOverrides.contains { DNSBypass.key($0.host) == DNSBypass.key(other.host) }
+            } : []
         var lastFailure: (any Error)?
         for (index, endpoint) in candidates.enumerated() {
             if index > 0 { started = clock.now }
@@ -67,6 +79,7 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             options.connectOverrides =
                 options.connectOverrides.isEmpty
                 ? [override] : [override] + options.connectOverrides.filter { DNSBypass.key($0.host) != host }
+            options.connectOverrides += elsewhere
             var attempt = request
             attempt.options = options
             do {
@@ -78,12 +91,23 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
             }
         }
         if bypass.configuration.fallsBackToDNS {
-            return try await next(request, context)
+            guard !elsewhere.isEmpty else { return try await next(request, context) }
+            var fallback = request
+            fallback.options.connectOverrides += elsewhere
+            return try await next(fallback, context)
         }
         throw lastFailure
             ?? RunwayError(
                 .cannotConnect, "no address of \(host) could be reached within the connect timeout", stage: .interceptor(name),
                 neverSent: true)
+    }
+
+    /// An override for each bypassed host but `key`, to its best address, for any port.
+    private func redirectOverrides(except key: String) -> [ConnectOverride] {
+        bypass.routes.compactMap { other, endpoints in
+            guard other != key, let best = endpoints.first else { return nil }
+            return ConnectOverride(host: other, connectHost: best.address, connectPort: best.port)
+        }.sorted { $0.host < $1.host }
     }
 
     /// Whether the error means no connection was made: refused, unreachable, or the connect

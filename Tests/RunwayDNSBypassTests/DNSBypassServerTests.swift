@@ -136,6 +136,32 @@ import Testing
         #expect(String(decoding: response.body, as: UTF8.self) == "127.0.0.16")
     }
 
+    /// A followed redirect from one bypassed host to another connects where the bypass says:
+    /// `cdn.runway.test` has no DNS entry, so asking DNS would fail the call with `.dnsFailure`.
+    @Test func aRedirectToAnotherBypassedHostIsRoutedByTheBypass() async throws {
+        let cdn = try await TestServer.start(host: "127.0.0.18") { router in
+            router.get("/whoami") { _, _ in "127.0.0.18" }
+        }
+        let target = "http://cdn.runway.test:\(cdn.port)/whoami"
+        let api = try await TestServer.start(host: "127.0.0.17") { router in
+            router.get("/go") { _, _ in Hummingbird.Response(status: .found, headers: [.location: target]) }
+        }
+        defer { Task { for server in [cdn, api] { await server.shutdown() } } }
+        let bypass = try DNSBypass(
+            .init(
+                hosts: [Self.host: ["127.0.0.17:\(api.port)"], "cdn.runway.test": ["127.0.0.18:\(cdn.port)"]], fallsBackToDNS: false))
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: CurlDispatcher())
+        var request = try Runway.Request("http://\(Self.host):\(api.port)/go")
+        request.options.redirects = .follow(max: 3)
+        let response = try await pipeline.send(request)
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "127.0.0.18")
+        #expect(response.metrics.redirectCount == 1)
+        // Without redirects the 302 comes back as it is, and no other host is touched.
+        request.options.redirects = .none
+        #expect(try await pipeline.send(request).status == 302)
+    }
+
     /// The IP list a test serves, which it changes between fetches.
     final class ServedList: @unchecked Sendable {
         // @unchecked: `text` is read and written under `lock` only.
