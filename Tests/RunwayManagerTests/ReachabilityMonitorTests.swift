@@ -156,6 +156,33 @@ final class ManualClock: Sendable {
         }
     }
 
+    /// An interface with only a link-local address (its DHCP failed, or a tunnel the system
+    /// keeps up) reaches no network: it does not make the device reachable.
+    @Test func aLinkLocalAddressIsNoNetwork() throws {
+        func reaches(_ text: String) throws -> Bool {
+            if text.contains(":") {
+                var address = sockaddr_in6()
+                address.sin6_family = sa_family_t(AF_INET6)
+                #expect(inet_pton(AF_INET6, text, &address.sin6_addr) == 1)
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { NetworkInterfacesSource.reachesBeyondTheLink($0) }
+                }
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            #expect(inet_pton(AF_INET, text, &address.sin_addr) == 1)
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { NetworkInterfacesSource.reachesBeyondTheLink($0) }
+            }
+        }
+        for linkLocal in ["169.254.0.1", "169.254.255.254", "fe80::1", "fe80::fc:ff:fe00:1", "febf::1"] {
+            #expect(try !reaches(linkLocal), "\(linkLocal)")
+        }
+        for beyond in ["10.0.0.2", "192.168.1.20", "169.253.0.1", "169.255.0.1", "2001:db8::1", "fd00::2", "fec0::1", "127.0.0.1"] {
+            #expect(try reaches(beyond), "\(beyond)")
+        }
+    }
+
     @Test func theInterfacesSourceReadsThisMachine() throws {
         let interfaces = NetworkInterfacesSource.interfaces()
         let loopback = try #require(interfaces.first { $0.isLoopback })
