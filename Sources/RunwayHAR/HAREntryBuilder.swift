@@ -131,8 +131,9 @@ struct HAREntryBuilder {
         case .text(let text):
             let size = text.utf8.count
             guard size > bodyLimit else { return KeptBody(text: text) }
-            return KeptBody(
-                text: String(decoding: text.utf8.prefix(bodyLimit), as: UTF8.self), comment: "cut at \(bodyLimit) of \(size) bytes")
+            // Cut between two characters: the kept text is a start of the body, never half a character.
+            let kept = text.prefix(utf8Bytes: bodyLimit)
+            return KeptBody(text: String(kept), comment: "cut at \(kept.utf8.count) of \(size) bytes")
         }
     }
 

@@ -71,8 +71,8 @@ struct HTTPDump {
         case .text(let text): shown = text
         }
         guard shown.utf8.count > bodyLimit else { return shown }
-        let cut = String(decoding: shown.utf8.prefix(bodyLimit), as: UTF8.self)
-        return cut + "… (\(shown.utf8.count - bodyLimit) more bytes)"
+        let cut = shown.prefix(utf8Bytes: bodyLimit)
+        return cut + "… (\(shown.utf8.count - cut.utf8.count) more bytes)"
     }
 
     /// `text` in single quotes for a shell: each `'` (the scalar, even before a combining mark)

@@ -223,6 +223,20 @@ import Testing
         }
     }
 
+    /// A cut in the middle of a character keeps the characters before it whole: the kept text
+    /// is a start of the body, never one ending in half a character.
+    @Test func aCutNeverSplitsACharacter() async throws {
+        try await withTestServer { server in
+            let short = HARRecorder(bodyLimit: 32)
+            let pipeline = Pipeline(interceptors: [.har(short)], dispatcher: CurlDispatcher())
+            let body = Data(#"{"title":"静安寺两居室朝南"}"#.utf8)  // 10 bytes, then 3 per character: 32 falls inside 南
+            _ = try await pipeline.send(
+                Request(method: .post, url: server.url("/echo"), headers: ["Content-Type": "application/json"], body: body))
+            let sent = try #require(short.har().log.entries.first?.request.postData)
+            #expect(sent.text == #"{"title":"静安寺两居室朝"# && sent.comment == "cut at 31 of \(body.count) bytes", "\(sent)")
+        }
+    }
+
     @Test func bodiesAreCutAtTheLimitOrLeftOut() async throws {
         try await withTestServer { server in
             let full = HARRecorder()

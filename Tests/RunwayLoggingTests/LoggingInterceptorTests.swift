@@ -173,6 +173,16 @@ import Testing
         #expect(text.contains("<4 bytes binary>"))
     }
 
+    /// A cut in the middle of a character (`房` is three bytes) keeps the whole characters
+    /// before it, never a `�` for the half.
+    @Test func aCutNeverSplitsACharacter() async throws {
+        let body = Data("房租2400元".utf8)  // 房 租 are 3 bytes each, 元 too
+        _ = try await Pipeline(interceptors: [.logging(logger, bodyLimit: 5)], dispatcher: StubDispatcher(status: 200))
+            .send(try Request(method: .post, "http://api.test/", headers: ["Content-Type": "text/plain; charset=utf-8"], body: body))
+        #expect(text.contains("'房… (\(body.count - 3) more bytes)'"), "\(text)")
+        #expect(!text.contains("\u{FFFD}"))
+    }
+
     @Test func retriesCanBeLoggedThroughTheRetryObserver() async throws {
         let observer = LoggingInterceptor.retryObserver(logger)
         var context = RequestContext(apiName: "listing.rent")

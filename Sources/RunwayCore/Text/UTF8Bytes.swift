@@ -37,3 +37,22 @@ extension Array where Element == UInt8 {
         for index in range { append(bytes[index]) }
     }
 }
+
+extension String {
+    /// The longest start of the string that holds at most `limit` UTF-8 bytes and ends between
+    /// two characters: a cut for a log or a record never leaves half a character (a `�` where
+    /// the text had `房`) or splits one made of several scalars (an accent, a flag).
+    package func prefix(utf8Bytes limit: Int) -> Substring {
+        guard utf8.count > limit else { return self[...] }
+        var end = startIndex
+        var bytes = 0
+        for index in indices {
+            let next = self.index(after: index)
+            let size = utf8.distance(from: index, to: next)
+            guard bytes + size <= limit else { break }
+            bytes += size
+            end = next
+        }
+        return self[..<end]
+    }
+}
