@@ -174,50 +174,25 @@ func requireExecutable(_ name: String, in directories: [String]) throws -> Strin
     throw ProxyProcessError("\(name) is not installed: run scripts/install-deps.sh (it installs tinyproxy, dante-server and python3)")
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, then closed).
+/// A TCP port on 127.0.0.1 that nothing listens on now (bound, then let go at once).
 func freePort() throws -> Int {
-    let (socket, port) = try boundLoopbackSocket()
-    close(socket)
-    return port
+    try RefusingPort().port
 }
 
-/// Runs `body` with a TCP port on 127.0.0.1 that refuses connections all along: a socket holds
-/// it bound but does not listen. A port from ``freePort()`` would not do: tests run in parallel,
-/// and another one's server or proxy may take it meanwhile.
+/// Runs `body` with a TCP port on 127.0.0.1 that refuses connections all along (``RefusingPort``).
+/// A port from ``freePort()`` would not do: tests run in parallel, and another one's server or
+/// proxy may take it meanwhile.
 func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
-    let (socket, port) = try boundLoopbackSocket()
-    defer { close(socket) }
-    return try await body(port)
-}
-
-/// A new TCP socket bound to 127.0.0.1 and a port the system chose, and that port.
-private func boundLoopbackSocket() throws -> (socket: Int32, port: Int) {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw ProxyProcessError("socket() failed") }
-    var address = loopback(port: 0)
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 else {
-        close(socket)
-        throw ProxyProcessError("bind() failed")
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-    }
-    guard named == 0 else {
-        close(socket)
-        throw ProxyProcessError("getsockname() failed")
-    }
-    return (socket, Int(UInt16(bigEndian: address.sin_port)))
+    let held = try RefusingPort()
+    defer { withExtendedLifetime(held) {} }
+    return try await body(held.port)
 }
 
 /// Whether process `pid` holds a TCP socket listening on `port` (Linux: `/proc/net/tcp` names the
 /// listening socket's inode, `/proc/PID/fd` the sockets the process holds).
 func holdsListener(_ pid: pid_t, port: Int) -> Bool {
     guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
-    let suffix = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4)
+    let suffix = String(format: ":%04X", port)
     var sockets: Set<String> = []
     for line in table.split(separator: "\n").dropFirst() {
         // sl, local address, remote address, state (0A: listening), ..., inode (the tenth field).
@@ -230,21 +205,6 @@ func holdsListener(_ pid: pid_t, port: Int) -> Bool {
     return names.contains { name in
         (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + name)).map(sockets.contains) ?? false
     }
-}
-
-extension String {
-    /// The string with `0`s before it up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
-    }
-}
-
-private func loopback(port: Int) -> sockaddr_in {
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    return address
 }
 
 /// The SOCKS5 server of ``ProxyProcess/socks5WithAuth(user:password:)``: arguments port, log
