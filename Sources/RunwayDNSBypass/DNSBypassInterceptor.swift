@@ -60,7 +60,7 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
         let elsewhere =
             original.redirects.maxRedirects > 0
             ? redirectOverrides(except: host).filter { other in
-                !original.connectOverrides.contains { DNSBypass.key($0.host) == DNSBypass.key(other.host) }
+                !original.connectOverrides.contains { DNSBypass.key($0.host) == other.host }
             } : []
         var lastFailure: (any Error)?
         for (index, endpoint) in candidates.enumerated() {
@@ -102,7 +102,8 @@ public struct DNSBypassInterceptor: PerAttemptInterceptor {
                 neverSent: true)
     }
 
-    /// An override for each bypassed host but `key`, to its best address, for any port.
+    /// An override for each bypassed host but `key`, to its best address, for any port (each
+    /// host in its `DNSBypass.key(_:)` form, as the table keeps it).
     private func redirectOverrides(except key: String) -> [ConnectOverride] {
         bypass.routes.compactMap { other, endpoints in
             guard other != key, let best = endpoints.first else { return nil }
