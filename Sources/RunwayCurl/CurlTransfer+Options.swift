@@ -16,7 +16,7 @@ import Darwin
 
 extension CurlTransfer {
     /// The options of a plain request apart from what is set for every request (URL, headers,
-    /// body, callback data, connect timeout, connect overrides). Two requests with equal ones
+    /// body, callback data, timeouts, connect overrides). Two requests with equal ones
     /// leave an easy handle's options as they are between them (TLS settings included: a custom
     /// CA or pinned keys are compared, not set again); a request with anything else (a proxy,
     /// progress, a download, a streamed body) has none, and always starts from a reset handle —
@@ -27,7 +27,6 @@ extension CurlTransfer {
         let sendsOnce: Bool
         let decodesOnAwaitingTask: Bool
         let acceptsCompressed: Bool
-        let timeout: Int
         let maxRedirects: Int
         let httpVersion: HTTPVersionPreference
         let isSecure: Bool
@@ -43,7 +42,6 @@ extension CurlTransfer {
             self.sendsOnce = sendsOnce
             self.decodesOnAwaitingTask = decodesOnAwaitingTask
             acceptsCompressed = options.acceptCompressedResponses
-            timeout = options.timeout.map { max(1, $0.milliseconds) } ?? 0
             maxRedirects = options.redirects.maxRedirects
             httpVersion = options.httpVersion
             self.isSecure = isSecure
@@ -66,11 +64,13 @@ extension CurlTransfer {
         try set(easy, CURLOPT_URL, urlString)
         try set(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
         // What differs from request to request even on one API: the DNS bypass gives each
-        // attempt its address and what is left of the connect timeout.
+        // attempt its address and what is left of the connect timeout, and a retry's total
+        // timeout what is left of the call's.
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
+        try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         try setConnectOverrides(easy)
         if keepingOptions {
-            // Method, total timeout, redirects, decoding, callbacks: as the last request left them.
+            // Method, redirects, decoding, callbacks: as the last request left them.
             if let body = request.body { try setBody(easy, body) }
             try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0, ifRange: nil)
             try set(easy, CURLOPT_WRITEDATA, me)
@@ -134,8 +134,7 @@ extension CurlTransfer {
             try set(easy, CURLOPT_NOPROGRESS, 0)
         }
 
-        // Total timeout and redirects.
-        try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
+        // Redirects.
         if options.redirects.maxRedirects > 0 {
             // A pinned `https` request follows `https` only: over plain `http` no key is checked,
             // and the pin would be skipped without a word. One test decides both this and the

@@ -49,6 +49,25 @@ extension DispatcherSuite {
         #expect(bodyBegan, "the server began no body within even the longest timeout")
     }
 
+    /// A request like the last one on a handle but for its timeout keeps the handle's options
+    /// (libcurl), and must still get its own timeout: a retry's attempts differ only by it.
+    @Test("each request on a kept handle has its own total timeout", arguments: DispatcherUnderTest.all)
+    func eachRequestHasItsOwnTimeout(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let long = makeRequest(server.url("/delay?ms=0")) { $0.timeout = .seconds(60) }
+            let first = try await dut.send(dispatcher, long)
+            #expect(first.status == 200)
+            let short = makeRequest(server.url("/delay?ms=300000")) { $0.timeout = .milliseconds(300) }
+            let start = ContinuousClock.now
+            #expect(await runwayError { try await dut.send(dispatcher, short) }?.code == .timeout)
+            #expect(ContinuousClock.now - start < Self.timeoutBound)
+            let none = makeRequest(server.url("/delay?ms=1000")) { $0.timeout = nil }
+            let last = try await dut.send(dispatcher, none)
+            #expect(last.status == 200)
+        }
+    }
+
     /// `.seconds(.max)` wrapped round libcurl's deadline in nanoseconds to one already passed (the
     /// call failed at once with `.timeout`), and trapped the URLSession dispatcher's timer.
     @Test("a total timeout of centuries is a long one, not one already passed", arguments: DispatcherUnderTest.all)

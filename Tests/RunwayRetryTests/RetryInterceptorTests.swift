@@ -260,6 +260,30 @@ func pipeline(_ policy: RetryPolicy, log: AttemptLog, random: Double = 0, dispat
         #expect(code { try RetryPolicy(retryableErrors: [.paramsInvalid]) }?.1 == "retryableErrors")
         #expect(code { try RetryPolicy(retryableErrors: [.cancelled]) }?.0 == .configuration)
         #expect(code { try RetryInterceptor.retry(maxAttempts: -1) }?.0 == .configuration)
+        #expect(code { try RetryPolicy(totalTimeout: .zero) }?.1 == "totalTimeout")
+        #expect(code { try RetryPolicy(totalTimeout: .seconds(-1)) }?.1 == "totalTimeout")
         #expect(code { try RetryPolicy(maxAttempts: 1) } == nil)
+    }
+
+    /// A wait that would end past the call's total timeout is not waited: the response goes back
+    /// as when the attempts run out, and so does the error of a failure whose backoff is too long.
+    @Test func aWaitPastTheTotalTimeoutHandsBackTheLastOutcome() async throws {
+        let log = AttemptLog()
+        let later = Response(status: 503, headers: ["Retry-After": "5"])
+        let policy = try RetryPolicy(maxAttempts: 5, totalTimeout: .seconds(2))
+        let response = try await pipeline(policy, log: log, dispatcher: scripted([.success(later)])).send(try Request("http://api.test/"))
+        #expect(response.status == 503)
+        #expect(log.seen == [1])
+        #expect(log.slept.isEmpty)
+
+        let slowLog = AttemptLog()
+        let slow = try RetryPolicy(
+            maxAttempts: 5, initialBackoff: .seconds(3), maxBackoff: .seconds(3), jitter: 0, totalTimeout: .seconds(2))
+        let lost = scripted([.failure(RunwayError(.connectionLost, "reset"))])
+        await #expect { try await pipeline(slow, log: slowLog, dispatcher: lost).send(try Request("http://api.test/")) } throws: {
+            ($0 as? RunwayError)?.code == .connectionLost
+        }
+        #expect(slowLog.seen == [1])
+        #expect(slowLog.slept.isEmpty)
     }
 }

@@ -184,6 +184,68 @@ import Testing
         withExtendedLifetime(dead) {}
     }
 
+    /// A server that answers 503 for ever, 300 ms between attempts, ten attempts allowed: without
+    /// a total timeout the call takes 2.7 s and ten requests. With one of a second it makes the
+    /// attempts that start within it and hands back the last 503.
+    @Test("a total timeout ends the retries of a server that keeps failing, by the policy or by the call's override")
+    func aTotalTimeoutEndsTheRetries() async throws {
+        let server = try await TestServer.start { router in
+            router.get("/down") { _, _ in Hummingbird.Response(status: .serviceUnavailable) }
+        }
+        defer { Task { await server.shutdown() } }
+        func policy(totalTimeout: Duration?) throws -> RetryPolicy {
+            try RetryPolicy(
+                maxAttempts: 10, initialBackoff: .milliseconds(300), maxBackoff: .milliseconds(300), jitter: 0,
+                totalTimeout: totalTimeout)
+        }
+        let clock = ContinuousClock()
+        var started = clock.now
+        let bounded = Pipeline(
+            interceptors: [RetryInterceptor(policy: try policy(totalTimeout: .seconds(1)))], dispatcher: CurlDispatcher())
+        #expect(try await bounded.send(Runway.Request(url: server.url("/down"))).status == 503)
+        #expect(started.duration(to: clock.now) < .seconds(1))
+        let attempts = server.stats.requests(path: "/down")
+        #expect((2...4).contains(attempts), "attempts at 0, 0.3, 0.6 and perhaps 0.9 s: \(attempts)")
+
+        let unbounded = Pipeline(interceptors: [RetryInterceptor(policy: try policy(totalTimeout: nil))], dispatcher: CurlDispatcher())
+        var context = RequestContext(apiName: "listing.search")
+        context[RetryOverride.Key.self] = RetryOverride(totalTimeout: .milliseconds(500))
+        started = clock.now
+        #expect(try await unbounded.send(Runway.Request(url: server.url("/down")), context: context).status == 503)
+        #expect(started.duration(to: clock.now) < .milliseconds(500))
+        #expect((1...2).contains(server.stats.requests(path: "/down") - attempts))
+    }
+
+    /// An attempt that hangs is cut when the call's total timeout runs out, though its own
+    /// timeout is a minute: the call fails `.timeout` after half a second, saying why, and is not
+    /// retried.
+    @Test("an attempt that hangs is cut at the call's total timeout")
+    func aTotalTimeoutCutsAnAttemptThatHangs() async throws {
+        let server = try await TestServer.start { router in
+            router.get("/hang") { _, _ -> String in
+                try await Task.sleep(for: .seconds(10))
+                return "late"
+            }
+        }
+        defer { Task { await server.shutdown() } }
+        let retries = Counter()
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), totalTimeout: .milliseconds(500))
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in retries.increment() }], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.timeout = .seconds(60)
+        let clock = ContinuousClock()
+        let started = clock.now
+        await #expect {
+            try await pipeline.send(Runway.Request(url: server.url("/hang"), options: options))
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .timeout && error.message.contains("total timeout") && error.neverSent == false
+        }
+        let took = started.duration(to: clock.now)
+        #expect(took >= .milliseconds(450) && took < .seconds(3), "took \(took)")
+        #expect(retries.value == 0)
+    }
+
     /// Expects `send` to fail with `code`, saying whether the request was sent.
     private func expectFailure(
         code: RunwayError.Code, neverSent: Bool, sourceLocation: SourceLocation = #_sourceLocation,

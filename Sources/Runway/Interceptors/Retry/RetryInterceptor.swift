@@ -34,6 +34,10 @@ import Foundation
 /// - A streamed response (`Response.bodyStream`) is retried on its head's status only, before
 ///   any of its body was read (its transfer is aborted); once handed up, a failure inside its
 ///   body reaches the reader and is never retried.
+/// - With a ``RetryPolicy/totalTimeout`` (or a call's ``RetryOverride/totalTimeout``), the call
+///   takes no longer than that in all: each attempt's `RequestOptions.timeout` is cut to what is
+///   left, no retry is made whose wait would end past it, and an attempt cut short fails with
+///   `.timeout` saying the call's total timeout ran out.
 ///
 /// ## Where it belongs
 /// After validation and the cache, **before compression, signing and the DNS bypass** (see
@@ -109,15 +113,18 @@ public struct RetryInterceptor: PerAttemptInterceptor {
             request.method.isIdempotent
             || override?.allowsNonIdempotent
                 ?? (request.headers["Idempotency-Key"] != nil || context.apiName.map(policy.nonIdempotentAPIs.contains) ?? false)
+        let budget = (override?.totalTimeout ?? policy.totalTimeout).map { CallBudget(total: $0) }
         var context = context
         var request = request
         while true {
             let delay: Duration
             var event = Event(failedAttempt: context.attempt, delay: .zero, context: context)
+            var attempt = request
+            let cut = budget?.cut(&attempt) ?? false
             do {
-                let response = try await next(request, context)
+                let response = try await next(attempt, context)
                 guard context.attempt < maxAttempts, mayRepeat, policy.retryableStatuses.contains(response.status),
-                    let wait = delayAfter(response: response, retry: context.attempt)
+                    let wait = delayAfter(response: response, retry: context.attempt), budget?.allows(wait) ?? true
                 else { return response }
                 // A streamed body not handed up yet is dropped unread: abort its transfer.
                 response.bodyStream?.cancel()
@@ -126,11 +133,17 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 request = ResendHandlers.request(request, resentAfter: response, in: context)
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
+                if cut, failure.code == .timeout, let budget {
+                    throw RunwayError(
+                        .timeout, "the call's total timeout of \(budget.total) ran out in attempt \(context.attempt) of \(maxAttempts)",
+                        stage: .interceptor(name), response: failure.response, underlying: error, neverSent: failure.neverSent)
+                }
                 guard context.attempt < maxAttempts, !Task.isCancelled, policy.retryableErrors.contains(failure.code),
                     !RetryPolicy.neverRetried.contains(failure.code),
                     mayRepeat || failure.neverSent
                 else { throw error }
                 delay = policy.backoff(beforeRetry: context.attempt, random: random())
+                guard budget?.allows(delay) ?? true else { throw error }
                 event.error = failure
             }
             // At most a century (a `Retry-After` of Int64.max seconds under a `maxRetryAfter` of
@@ -150,6 +163,29 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                     stage: .interceptor(name), underlying: error)
             }
             context.attempt += 1
+        }
+    }
+
+    /// A call's ``RetryPolicy/totalTimeout``, counted from when the call reached the interceptor.
+    private struct CallBudget {
+        let total: Duration
+        let start = ContinuousClock.now
+
+        /// What is left of it; never less than a millisecond, so an attempt is never given a
+        /// timeout of nothing (which a dispatcher reads as none).
+        var left: Duration { max(total - start.duration(to: .now), .milliseconds(1)) }
+
+        /// Cuts `request`'s timeout to what is left; whether it did.
+        func cut(_ request: inout Request) -> Bool {
+            let left = left
+            if let timeout = request.options.timeout, timeout <= left { return false }
+            request.options.timeout = left
+            return true
+        }
+
+        /// Whether a retry after waiting `delay` starts before the budget runs out.
+        func allows(_ delay: Duration) -> Bool {
+            start.duration(to: .now) + delay < total
         }
     }
 
@@ -177,8 +213,11 @@ extension Interceptor where Self == RetryInterceptor {
     /// Retries transient failures with a policy built from the common settings.
     /// - Throws: `RunwayError` `.configuration` for values that cannot work (see ``RetryPolicy``).
     public static func retry(
-        maxAttempts: Int, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(10)
+        maxAttempts: Int, initialBackoff: Duration = .milliseconds(200), maxBackoff: Duration = .seconds(10),
+        totalTimeout: Duration? = nil
     ) throws(RunwayError) -> RetryInterceptor {
-        RetryInterceptor(policy: try RetryPolicy(maxAttempts: maxAttempts, initialBackoff: initialBackoff, maxBackoff: maxBackoff))
+        RetryInterceptor(
+            policy: try RetryPolicy(
+                maxAttempts: maxAttempts, initialBackoff: initialBackoff, maxBackoff: maxBackoff, totalTimeout: totalTimeout))
     }
 }

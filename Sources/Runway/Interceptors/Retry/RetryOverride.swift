@@ -11,11 +11,16 @@ public struct RetryOverride: Sendable, Equatable {
     /// The most attempts for this call (`nil` keeps the policy's; 1 disables retry). Values
     /// below 1 count as 1.
     public var maxAttempts: Int?
+    /// The longest this call may take in all, its retries and the waits between them included
+    /// (`nil` keeps the policy's ``RetryPolicy/totalTimeout``). A value that is not positive
+    /// counts as one millisecond.
+    public var totalTimeout: Duration?
 
     /// Creates an override; `nil` fields keep the policy.
-    public init(allowsNonIdempotent: Bool? = nil, maxAttempts: Int? = nil) {
+    public init(allowsNonIdempotent: Bool? = nil, maxAttempts: Int? = nil, totalTimeout: Duration? = nil) {
         self.allowsNonIdempotent = allowsNonIdempotent
         self.maxAttempts = maxAttempts
+        self.totalTimeout = totalTimeout
     }
 
     /// No retry for this call.

@@ -47,6 +47,12 @@ public struct RetryPolicy: Sendable, Equatable {
     /// APIs (`RequestContext.apiName`) whose non-idempotent calls (POST, PATCH) may be retried;
     /// a call of any API that carries an `Idempotency-Key` header may be too.
     public let nonIdempotentAPIs: Set<String>
+    /// The longest a call may take in all, from when it reaches the retry interceptor: every
+    /// attempt and every wait between two. Each attempt's `RequestOptions.timeout` is cut to what
+    /// is left of it, and a retry whose wait would end past it is not made (the last response is
+    /// handed back, or its error thrown, as when the attempts run out). `nil`, the default: each
+    /// attempt has its own timeout, and only ``maxAttempts`` bounds the call.
+    public let totalTimeout: Duration?
 
     /// Error codes that are never retried whatever the configuration says: the caller gave up,
     /// or sending again cannot change the answer.
@@ -62,7 +68,7 @@ public struct RetryPolicy: Sendable, Equatable {
         checked: 3, initialBackoff: .milliseconds(200), maxBackoff: .seconds(10), multiplier: 2,
         jitter: 0.5, retryableStatuses: [429, 502, 503, 504],
         retryableErrors: [.connectionLost, .cannotConnect, .timeout], honoursRetryAfter: true,
-        maxRetryAfter: .seconds(60), nonIdempotentAPIs: [])
+        maxRetryAfter: .seconds(60), nonIdempotentAPIs: [], totalTimeout: nil)
 
     /// Creates a policy, rejecting values that cannot work.
     /// - Throws: `RunwayError` `.configuration`, naming the bad value in `RunwayError.field`.
@@ -76,7 +82,8 @@ public struct RetryPolicy: Sendable, Equatable {
         retryableErrors: Set<RunwayError.Code> = [.connectionLost, .cannotConnect, .timeout],
         honoursRetryAfter: Bool = true,
         maxRetryAfter: Duration = .seconds(60),
-        nonIdempotentAPIs: Set<String> = []
+        nonIdempotentAPIs: Set<String> = [],
+        totalTimeout: Duration? = nil
     ) throws(RunwayError) {
         func bad(_ field: String, _ message: String) -> RunwayError {
             RunwayError(.configuration, "retry policy: \(message)", stage: .interceptor("retry"), field: field)
@@ -87,6 +94,7 @@ public struct RetryPolicy: Sendable, Equatable {
         guard multiplier.isFinite, multiplier >= 1 else { throw bad("multiplier", "multiplier must be a finite number ≥ 1") }
         guard jitter.isFinite, (0...1).contains(jitter) else { throw bad("jitter", "jitter must be within 0...1") }
         guard maxRetryAfter >= .zero else { throw bad("maxRetryAfter", "maxRetryAfter must not be negative") }
+        if let totalTimeout, totalTimeout <= .zero { throw bad("totalTimeout", "totalTimeout must be positive, or nil for none") }
         if let status = retryableStatuses.first(where: { !(100...599).contains($0) }) {
             throw bad("retryableStatuses", "\(status) is not an HTTP status code")
         }
@@ -100,13 +108,13 @@ public struct RetryPolicy: Sendable, Equatable {
             checked: maxAttempts, initialBackoff: initialBackoff, maxBackoff: maxBackoff,
             multiplier: multiplier, jitter: jitter, retryableStatuses: retryableStatuses,
             retryableErrors: retryableErrors, honoursRetryAfter: honoursRetryAfter,
-            maxRetryAfter: maxRetryAfter, nonIdempotentAPIs: nonIdempotentAPIs)
+            maxRetryAfter: maxRetryAfter, nonIdempotentAPIs: nonIdempotentAPIs, totalTimeout: totalTimeout)
     }
 
     private init(
         checked maxAttempts: Int, initialBackoff: Duration, maxBackoff: Duration, multiplier: Double,
         jitter: Double, retryableStatuses: Set<Int>, retryableErrors: Set<RunwayError.Code>,
-        honoursRetryAfter: Bool, maxRetryAfter: Duration, nonIdempotentAPIs: Set<String>
+        honoursRetryAfter: Bool, maxRetryAfter: Duration, nonIdempotentAPIs: Set<String>, totalTimeout: Duration?
     ) {
         self.maxAttempts = maxAttempts
         self.initialBackoff = initialBackoff
@@ -118,6 +126,7 @@ public struct RetryPolicy: Sendable, Equatable {
         self.honoursRetryAfter = honoursRetryAfter
         self.maxRetryAfter = maxRetryAfter
         self.nonIdempotentAPIs = nonIdempotentAPIs
+        self.totalTimeout = totalTimeout
     }
 
     /// The delay before retry number `retry` (1 for the first retry), with `random` in `0...1`
