@@ -11,6 +11,9 @@ package struct SwiftSourceText: Sendable {
     /// After each `#if`, `#elseif`, `#else` or `#endif` line (its end's offset), the branches the
     /// text is in, outermost first.
     private let directives: [(end: Int, branches: [ConditionalBranch])]
+    /// The offset of each line feed, in order: ``line(at:)`` searches it instead of counting
+    /// from the start for each target and action of a file.
+    private let newlines: [Int]
 
     /// Reads `text`.
     package init(_ text: String) {
@@ -61,6 +64,7 @@ package struct SwiftSourceText: Sendable {
         self.code = code
         self.inString = inString
         directives = Self.readDirectives(code, inString)
+        newlines = code.indices.filter { code[$0] == UInt8(ascii: "\n") }
     }
 
     /// The `#if` branches (outermost first) the text at `offset` is in.
@@ -162,9 +166,14 @@ package struct SwiftSourceText: Sendable {
 
     /// The 1-based line of byte offset `offset`.
     package func line(at offset: Int) -> Int {
-        var line = 1
-        for index in 0..<min(offset, code.count) where code[index] == UInt8(ascii: "\n") { line += 1 }
-        return line
+        // 1 + the line feeds before `offset`: the first index whose line feed is at or after it.
+        var low = 0
+        var high = newlines.count
+        while low < high {
+            let middle = (low + high) / 2
+            if newlines[middle] < offset { low = middle + 1 } else { high = middle }
+        }
+        return low + 1
     }
 
     /// The offset of the brace matching the `{` at `open` (or the end of the text).

@@ -172,4 +172,19 @@ struct ScannerSourceTests {
         #expect(result.targets.map(\.typeName) == ["Listing"])
         #expect(result.targets.first?.line == 3)
     }
+
+    /// Lines are counted from a table of line feeds: the first byte, a line feed itself (still on
+    /// its line), the byte after it, and offsets past the end.
+    @Test func lineNumbersOfOffsets() {
+        let text = SwiftSourceText("a\n\nbc\n// x\nd")
+        let naive = { (offset: Int) in 1 + text.code.prefix(offset).filter { $0 == UInt8(ascii: "\n") }.count }
+        for offset in 0...(text.code.count + 2) {
+            #expect(text.line(at: offset) == naive(offset), "offset \(offset)")
+        }
+        #expect(text.line(at: 0) == 1)
+        #expect(text.line(at: 1) == 1)
+        #expect(text.line(at: 2) == 2)
+        #expect(text.line(at: text.code.count) == 5)
+        #expect(SwiftSourceText("").line(at: 0) == 1)
+    }
 }
