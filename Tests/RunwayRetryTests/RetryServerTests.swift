@@ -246,6 +246,25 @@ import Testing
         #expect(retries.value == 0)
     }
 
+    /// A connect timeout well inside the call's total timeout is the connection's, not the
+    /// call's: it is retried as without one, and the last attempt's own error is thrown.
+    @Test("a connect timeout inside the total timeout is retried as usual")
+    func aConnectTimeoutInsideTheTotalTimeoutIsRetried() async throws {
+        let blackhole = try BlackholeListener.start()
+        let retries = Counter()
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), totalTimeout: .seconds(30))
+        let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in retries.increment() }], dispatcher: CurlDispatcher())
+        var options = RequestOptions()
+        options.connectTimeout = .milliseconds(200)
+        await #expect {
+            try await pipeline.send(Runway.Request(url: blackhole.url("/json"), options: options))
+        } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .timeout && error.neverSent && !error.message.contains("total timeout")
+        }
+        #expect(retries.value == 2)
+    }
+
     /// Expects `send` to fail with `code`, saying whether the request was sent.
     private func expectFailure(
         code: RunwayError.Code, neverSent: Bool, sourceLocation: SourceLocation = #_sourceLocation,

@@ -133,7 +133,7 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 request = ResendHandlers.request(request, resentAfter: response, in: context)
             } catch {
                 let failure = RunwayError.attributing(error, to: .interceptor(name), fallback: .transport)
-                if cut, failure.code == .timeout, let budget {
+                if cut, failure.code == .timeout, let budget, budget.ranOut {
                     throw RunwayError(
                         .timeout, "the call's total timeout of \(budget.total) ran out in attempt \(context.attempt) of \(maxAttempts)",
                         stage: .interceptor(name), response: failure.response, underlying: error, neverSent: failure.neverSent)
@@ -182,6 +182,11 @@ public struct RetryInterceptor: PerAttemptInterceptor {
             request.options.timeout = left
             return true
         }
+
+        /// Whether the budget is used up: an attempt given what was left of it timed out at its
+        /// end, not earlier (a connect timeout shorter than it, which is retried as usual). Within
+        /// a few milliseconds, as a dispatcher counts its timeout in whole ones.
+        var ranOut: Bool { start.duration(to: .now) + .milliseconds(5) >= total }
 
         /// Whether a retry after waiting `delay` starts before the budget runs out.
         func allows(_ delay: Duration) -> Bool {
