@@ -37,7 +37,8 @@ import Foundation
 /// - With a ``RetryPolicy/totalTimeout`` (or a call's ``RetryOverride/totalTimeout``), the call
 ///   takes no longer than that in all: each attempt's `RequestOptions.timeout` is cut to what is
 ///   left, no retry is made whose wait would end past it, and an attempt cut short fails with
-///   `.timeout` saying the call's total timeout ran out.
+///   `.timeout` saying the call's total timeout ran out. A request without a timeout (a stream, a
+///   large download) is not cut; only its retries are.
 ///
 /// ## Where it belongs
 /// After validation and the cache, **before compression, signing and the DNS bypass** (see
@@ -175,10 +176,11 @@ public struct RetryInterceptor: PerAttemptInterceptor {
         /// timeout of nothing (which a dispatcher reads as none).
         var left: Duration { max(total - start.duration(to: .now), .milliseconds(1)) }
 
-        /// Cuts `request`'s timeout to what is left; whether it did.
+        /// Cuts `request`'s timeout to what is left; whether it did. A request without one (a
+        /// stream, a large download: `RequestOptions.timeout` `nil`) asked to last, and is not cut.
         func cut(_ request: inout Request) -> Bool {
             let left = left
-            if let timeout = request.options.timeout, timeout <= left { return false }
+            guard let timeout = request.options.timeout, timeout > left else { return false }
             request.options.timeout = left
             return true
         }

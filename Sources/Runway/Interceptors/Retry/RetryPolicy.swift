@@ -50,8 +50,10 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The longest a call may take in all, from when it reaches the retry interceptor: every
     /// attempt and every wait between two. Each attempt's `RequestOptions.timeout` is cut to what
     /// is left of it, and a retry whose wait would end past it is not made (the last response is
-    /// handed back, or its error thrown, as when the attempts run out). `nil`, the default: each
-    /// attempt has its own timeout, and only ``maxAttempts`` bounds the call.
+    /// handed back, or its error thrown, as when the attempts run out). A request without a
+    /// timeout (`RequestOptions.timeout` `nil`: a stream, a large download) is not cut; only its
+    /// retries are. `nil`, the default: each attempt has its own timeout, and only
+    /// ``maxAttempts`` bounds the call.
     public let totalTimeout: Duration?
 
     /// Error codes that are never retried whatever the configuration says: the caller gave up,
