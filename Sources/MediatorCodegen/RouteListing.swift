@@ -16,6 +16,8 @@ package struct RouteListing: Sendable {
     package private(set) var rows: [Row] = []
     /// Duplicates and conflicts, each naming both sources.
     package private(set) var problems: [String] = []
+    /// Routes the listing leaves out (those made at run time), as `source: warning: message`.
+    package private(set) var warnings: [String] = []
 
     /// Builds the listing; implicit routes `scheme://target/action` are included when `implicitScheme` is set.
     package init(targets: [TargetDeclaration], implicitScheme: String? = "app") {
@@ -44,6 +46,10 @@ package struct RouteListing: Sendable {
                     continue
                 }
                 actionSources[action.name] = source
+                for written in action.runtimeRoutes {
+                    warnings.append(
+                        "\(source): warning: the route \(written) of \(name)/\(action.name) is made at run time: not listed or checked")
+                }
                 var patterns = action.routes.map { ($0, source) }
                 if let implicitScheme { patterns.append(("\(implicitScheme)://\(name)/\(action.name)", source + " (implicit)")) }
                 for (text, patternSource) in patterns {

@@ -109,7 +109,7 @@ package struct SwiftSourceText: Sendable {
     /// in a raw literal), and an interpolation `\(...)` (`\#(...)`) is skipped to its closing
     /// parenthesis with the literals inside it, so a quote in `"\(f("{"))"` neither ends the
     /// literal nor lets its brace count as code.
-    private static func literalEnd(_ bytes: [UInt8], _ start: Int) -> Int {
+    static func literalEnd(_ bytes: [UInt8], _ start: Int) -> Int {
         func at(_ i: Int) -> UInt8 { i < bytes.count ? bytes[i] : 0 }
         var hashes = 0
         while at(start + hashes) == UInt8(ascii: "#") { hashes += 1 }
@@ -155,10 +155,34 @@ package struct SwiftSourceText: Sendable {
         return bytes.count
     }
 
-    private static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {
+    static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {
         var cursor = index
         while cursor < bytes.count, bytes[cursor] == UInt8(ascii: "#") { cursor += 1 }
         return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "\"")
+    }
+
+    /// The string literals of an array literal whose `[` is at `open` in `bytes`, in order: those
+    /// written in it directly, not inside a nested array or a call.
+    static func arrayLiterals(_ bytes: [UInt8], open: Int) -> [StringLiteral] {
+        var literals: [StringLiteral] = []
+        var depth = 0
+        var cursor = open
+        while cursor < bytes.count {
+            let byte = bytes[cursor]
+            if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && startsRawString(bytes, cursor)) {
+                let end = literalEnd(bytes, cursor)
+                if depth == 1 { literals.append(StringLiteral(bytes[cursor..<end])) }
+                cursor = end
+                continue
+            }
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "(") { depth += 1 }
+            if byte == UInt8(ascii: "]") || byte == UInt8(ascii: ")") {
+                depth -= 1
+                if depth == 0 { break }
+            }
+            cursor += 1
+        }
+        return literals
     }
 
     /// The text as a string.
@@ -227,5 +251,70 @@ package struct ConditionalBranch: Sendable, Equatable, Hashable {
     /// The directive lines that open the branch (`#if A`, `#elseif B`, `#else`); `#endif` closes it.
     package var openingLines: [String] {
         conditions.enumerated().map { index, condition in (index == 0 ? "#if " : "#elseif ") + condition } + (isElse ? ["#else"] : [])
+    }
+}
+
+/// A one-line string literal as written, and its value when the source alone gives it.
+package struct StringLiteral: Sendable, Equatable {
+    /// The literal as written, quotes and `#`s included.
+    package let written: String
+    /// Its value, its escapes decoded; `nil` when it is built at run time (an interpolation), or is
+    /// a multi-line or an unterminated literal.
+    package let value: String?
+
+    /// Reads the literal that `bytes` are, from its opening `#`s or `"` to its closing ones.
+    package init(_ bytes: ArraySlice<UInt8>) {
+        written = String(decoding: bytes, as: UTF8.self)
+        value = Self.value(Array(bytes))
+    }
+
+    private static func value(_ bytes: [UInt8]) -> String? {
+        let hashes = bytes.prefix { $0 == UInt8(ascii: "#") }.count
+        let quote = UInt8(ascii: "\"")
+        // One quote each side (not `"""`), and the same number of `#`s after the closing one.
+        guard bytes.count >= 2 * hashes + 2, bytes[hashes] == quote, bytes[bytes.count - hashes - 1] == quote,
+            bytes.suffix(hashes).allSatisfy({ $0 == UInt8(ascii: "#") }),
+            !(bytes.count > hashes + 2 && bytes[hashes + 1] == quote && bytes[hashes + 2] == quote)
+        else { return nil }
+        let content = Array(bytes[(hashes + 1)..<(bytes.count - hashes - 1)])
+        var decoded: [UInt8] = []
+        var index = 0
+        while index < content.count {
+            // An escape is `\` followed by the literal's `#`s; anything else is the character itself.
+            let escapes =
+                content[index] == UInt8(ascii: "\\")
+                && (0..<hashes).allSatisfy { index + 1 + $0 < content.count && content[index + 1 + $0] == UInt8(ascii: "#") }
+            guard escapes else {
+                decoded.append(content[index])
+                index += 1
+                continue
+            }
+            let escaped = index + 1 + hashes
+            guard escaped < content.count else { return nil }
+            switch content[escaped] {
+            case UInt8(ascii: "\\"): decoded.append(UInt8(ascii: "\\"))
+            case quote: decoded.append(quote)
+            case UInt8(ascii: "'"): decoded.append(UInt8(ascii: "'"))
+            case UInt8(ascii: "n"): decoded.append(UInt8(ascii: "\n"))
+            case UInt8(ascii: "r"): decoded.append(UInt8(ascii: "\r"))
+            case UInt8(ascii: "t"): decoded.append(UInt8(ascii: "\t"))
+            case UInt8(ascii: "0"): decoded.append(0)
+            case UInt8(ascii: "u"):
+                // `\u{1F600}`: one to eight hex digits naming a Unicode scalar.
+                guard escaped + 1 < content.count, content[escaped + 1] == UInt8(ascii: "{"),
+                    let close = content[(escaped + 2)...].firstIndex(of: UInt8(ascii: "}")),
+                    (1...8).contains(close - escaped - 2),
+                    let number = UInt32(String(decoding: content[(escaped + 2)..<close], as: UTF8.self), radix: 16),
+                    let scalar = Unicode.Scalar(number)
+                else { return nil }
+                decoded.append(contentsOf: Array(String(Character(scalar)).utf8))
+                index = close + 1
+                continue
+            default:
+                return nil  // `\(...)`: an interpolation, built at run time
+            }
+            index = escaped + 1
+        }
+        return String(decoding: decoded, as: UTF8.self)
     }
 }

@@ -30,6 +30,9 @@ package struct ActionDeclaration: Sendable, Equatable {
     package var routes: [String]
     /// The line of the declaration.
     package var line: Int
+    /// The literals of its `routes: [...]` argument whose value is made at run time (an
+    /// interpolation), as written: not listed or checked.
+    package var runtimeRoutes: [String] = []
 }
 
 /// A problem the scan found (reported as `file:line: error: message` or `file:line: warning: message`).

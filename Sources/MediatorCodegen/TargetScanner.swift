@@ -234,15 +234,18 @@ package enum TargetScanner {
             let arguments = String(decoding: bytes[openParen..<min(index + 1, bytes.count)], as: UTF8.self)
             guard let name = firstCapture(firstStringRegex, in: arguments) else { continue }
             let isRemote = arguments.range(of: #"access\s*:\s*\.remote\b"#, options: .regularExpression) != nil
-            var routes: [String] = []
-            if let routesRange = arguments.range(of: #"routes\s*:\s*\[[^\]]*\]"#, options: .regularExpression) {
-                let list = String(arguments[routesRange])
-                let listNS = list as NSString
-                routes = stringLiteralRegex.matches(in: list, range: NSRange(location: 0, length: listNS.length)).map {
-                    listNS.substring(with: $0.range(at: 1))
-                }
+            var literals: [StringLiteral] = []
+            if let label = arguments.range(of: #"routes\s*:\s*\["#, options: .regularExpression) {
+                // The literals up to the `]` that closes the list, read as literals: a `]` or a `"`
+                // inside one does not end it, and an interpolation is told apart.
+                let argumentBytes = Array(arguments.utf8)
+                literals = SwiftSourceText.arrayLiterals(
+                    argumentBytes, open: arguments.utf8.distance(from: arguments.startIndex, to: label.upperBound) - 1)
             }
-            actions.append(ActionDeclaration(name: name, isRemote: isRemote, routes: routes, line: text.line(at: baseOffset + start)))
+            actions.append(
+                ActionDeclaration(
+                    name: name, isRemote: isRemote, routes: literals.compactMap(\.value), line: text.line(at: baseOffset + start),
+                    runtimeRoutes: literals.filter { $0.value == nil }.map(\.written)))
         }
         return actions
     }
@@ -274,7 +277,6 @@ package enum TargetScanner {
         pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern
     private static let firstStringRegex = try! NSRegularExpression(pattern: #"^\(\s*"([^"\\]*)""#)  // a constant pattern
-    private static let stringLiteralRegex = try! NSRegularExpression(pattern: #""([^"\\]*)""#)  // a constant pattern
 
     private static func firstCapture(_ regex: NSRegularExpression, in text: String) -> String? {
         let ns = text as NSString

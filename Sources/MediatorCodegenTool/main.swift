@@ -82,7 +82,7 @@ case "generate":
 case "routes":
     let listing = RouteListing(targets: targets, implicitScheme: scheme)
     print(listing.table, terminator: "")
-    let warnings = diagnostics.filter { $0.severity == .warning }.map(\.description)
+    let warnings = diagnostics.filter { $0.severity == .warning }.map(\.description) + listing.warnings
     if !warnings.isEmpty { FileHandle.standardError.write(Data((warnings.joined(separator: "\n") + "\n").utf8)) }
     let problems = diagnostics.filter { $0.severity == .error }.map(\.description) + listing.problems
     if !problems.isEmpty { fail(problems.map { "error: \($0)" }.joined(separator: "\n")) }

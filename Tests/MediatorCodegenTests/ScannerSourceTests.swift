@@ -187,4 +187,47 @@ struct ScannerSourceTests {
         #expect(text.line(at: text.code.count) == 5)
         #expect(SwiftSourceText("").line(at: 0) == 1)
     }
+    /// Routes written as raw strings, with escapes, with a `]` inside, or made at run time by an
+    /// interpolation: the listing takes each literal's value, and leaves out (with a warning) the
+    /// one made at run time. A regex over the list once read the text between two literals
+    /// (`", "`) as a route, and `swift package routes` failed on it.
+    @Test func routesAreReadAsLiteralsAndOnesMadeAtRunTimeAreLeftOut() {
+        let source = #"""
+            import RunwayMediator
+
+            public struct Shop: MediatorTarget {
+                public static let name = "shop"
+                static let host = "shop"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<Shop>) {
+                    actions.action(
+                        "item",
+                        routes: ["app://\(host)/item/<int:id>", #"app://shop/raw/<id>"#, "app://shop/q\u{75}ote/\"x\"", "app://shop/list[]"]
+                    ) { _, _ in nil }
+                }
+            }
+            """#
+        let result = scan(source)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        let action = result.targets.first?.actions.first
+        #expect(action?.routes == ["app://shop/raw/<id>", "app://shop/quote/\"x\"", "app://shop/list[]"])
+        #expect(action?.runtimeRoutes == [#""app://\(host)/item/<int:id>""#])
+        let listing = RouteListing(targets: result.targets, implicitScheme: nil)
+        #expect(listing.rows.map(\.pattern).contains("app://shop/raw/<id>"))
+        #expect(!listing.rows.map(\.pattern).contains(", "))
+        #expect(listing.warnings.count == 1)
+        #expect(listing.warnings.first?.contains("is made at run time") == true)
+    }
+
+    @Test func literalValues() {
+        func value(_ written: String) -> String? { StringLiteral(ArraySlice(Array(written.utf8))).value }
+        #expect(value(#""plain""#) == "plain")
+        #expect(value(##"#"raw \n"#"##) == #"raw \n"#)
+        #expect(value(##"#"raw \#n"#"##) == "raw \n")
+        #expect(value(#""a\\b\"c\u{1F600}""#) == "a\\b\"c😀")
+        #expect(value(#""x\(y)""#) == nil)
+        #expect(value(##"#"x\#(y)"#"##) == nil)
+        #expect(value(#""unterminated"#) == nil)
+        #expect(value(#""""#) == "")
+    }
 }
