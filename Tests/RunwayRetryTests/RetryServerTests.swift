@@ -190,9 +190,7 @@ import Testing
     /// stand against that minute: on a loaded machine one attempt can take seconds.)
     @Test("a total timeout ends the retries of a server that keeps failing, by the policy or by the call's override")
     func aTotalTimeoutEndsTheRetries() async throws {
-        let server = try await TestServer.start { router in
-            router.get("/down") { _, _ in Hummingbird.Response(status: .serviceUnavailable) }
-        }
+        let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
         func policy(totalTimeout: Duration?) throws -> RetryPolicy {
             try RetryPolicy(
@@ -203,18 +201,18 @@ import Testing
         var started = clock.now
         let bounded = Pipeline(
             interceptors: [RetryInterceptor(policy: try policy(totalTimeout: .seconds(2)))], dispatcher: CurlDispatcher())
-        #expect(try await bounded.send(Runway.Request(url: server.url("/down"))).status == 503)
+        #expect(try await bounded.send(Runway.Request(url: server.url("/status/503"))).status == 503)
         #expect(started.duration(to: clock.now) < .seconds(30))
-        let attempts = server.stats.requests(path: "/down")
+        let attempts = server.stats.requests(path: "/status/503")
         #expect((1...20).contains(attempts), "attempts 100 ms apart within 2 s: \(attempts)")
 
         let unbounded = Pipeline(interceptors: [RetryInterceptor(policy: try policy(totalTimeout: nil))], dispatcher: CurlDispatcher())
         var context = RequestContext(apiName: "listing.search")
         context[RetryOverride.Key.self] = RetryOverride(totalTimeout: .seconds(1))
         started = clock.now
-        #expect(try await unbounded.send(Runway.Request(url: server.url("/down")), context: context).status == 503)
+        #expect(try await unbounded.send(Runway.Request(url: server.url("/status/503")), context: context).status == 503)
         #expect(started.duration(to: clock.now) < .seconds(30))
-        #expect((1...10).contains(server.stats.requests(path: "/down") - attempts))
+        #expect((1...10).contains(server.stats.requests(path: "/status/503") - attempts))
     }
 
     /// An attempt that hangs is cut when the call's total timeout runs out, though its own
@@ -222,12 +220,7 @@ import Testing
     /// is not retried.
     @Test("an attempt that hangs is cut at the call's total timeout")
     func aTotalTimeoutCutsAnAttemptThatHangs() async throws {
-        let server = try await TestServer.start { router in
-            router.get("/hang") { _, _ -> String in
-                try await Task.sleep(for: .seconds(300))
-                return "late"
-            }
-        }
+        let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
         let retries = Counter()
         let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), totalTimeout: .milliseconds(500))
@@ -237,7 +230,7 @@ import Testing
         let clock = ContinuousClock()
         let started = clock.now
         await #expect {
-            try await pipeline.send(Runway.Request(url: server.url("/hang"), options: options))
+            try await pipeline.send(Runway.Request(url: server.url("/delay?ms=300000"), options: options))
         } throws: { error in
             guard let error = error as? RunwayError else { return false }
             return error.code == .timeout && error.message.contains("total timeout") && error.neverSent == false
@@ -251,19 +244,16 @@ import Testing
     /// timeout shorter than its answer does not cut it.
     @Test("a request without a timeout is not cut by the total timeout")
     func aRequestWithoutATimeoutIsNotCut() async throws {
-        let server = try await TestServer.start { router in
-            router.get("/late") { _, _ -> String in
-                try await Task.sleep(for: .milliseconds(600))
-                return "late"
-            }
-        }
+        let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
         let policy = try RetryPolicy(maxAttempts: 2, totalTimeout: .milliseconds(200))
         let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy)], dispatcher: CurlDispatcher())
         var options = RequestOptions()
         options.timeout = nil
-        let response = try await pipeline.send(Runway.Request(url: server.url("/late"), options: options))
-        #expect(String(decoding: response.body, as: UTF8.self) == "late")
+        // `/delay` answers after 600 ms with `/json`'s body.
+        let response = try await pipeline.send(Runway.Request(url: server.url("/delay?ms=600"), options: options))
+        #expect(response.status == 200)
+        #expect(response.body == (try await pipeline.send(Runway.Request(url: server.url("/json")))).body)
     }
 
     /// A connect timeout well inside the call's total timeout is the connection's, not the
