@@ -182,7 +182,8 @@ var testTargets: [Target] {
             name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "TestHelpers", testServer]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(
-            name: "RunwayInterceptorTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird, nioCore]),
+            name: "RunwayInterceptorTests",
+            dependencies: ["Runway", "RunwayTesting", "RunwayCurl", "RunwaySync", testServer, hummingbird, nioCore]),
         // Vectors/ and Verifier/ hold the signing test vectors and the Python verifier the tests run.
         .testTarget(
             name: "RunwaySigningTests",

@@ -93,6 +93,7 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
             try CacheInterceptor.cache(policies: ["listing.rent": .memory()]),
             try RequestMergingInterceptor.merging([:]),
             try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5)),
+            try RedirectInterceptor.redirects(),
             try CompressionInterceptor.compression(threshold: 64),
             try SigningInterceptor.signing(secret: Self.secret),
             DNSBypassInterceptor.dnsBypass(bypass),
@@ -104,8 +105,8 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
     @Test func theDocumentedOrderIsPinned() {
         #expect(
             DefaultOrder.names == [
-                "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "compression", "signing",
-                "dns-bypass",
+                "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "redirects", "compression",
+                "signing", "dns-bypass",
             ])
         #expect(interceptors.map(\.name) == DefaultOrder.names)
         #expect(DefaultOrder.misplaced(in: interceptors).isEmpty)
@@ -136,10 +137,13 @@ final class VerifyingNetwork: Dispatcher, @unchecked Sendable {
 
     @Test func misplacedInterceptorsAreNamed() throws {
         var swapped = interceptors
-        swapped.swapAt(8, 10)  // signing before retry: retries would reuse the nonce
-        #expect(DefaultOrder.misplaced(in: swapped) == ["compression should come before signing", "retry should come before signing"])
+        swapped.swapAt(8, 11)  // signing before retry: retries would reuse the nonce
+        #expect(
+            DefaultOrder.misplaced(in: swapped) == [
+                "redirects should come before signing", "compression should come before signing", "retry should come before signing",
+            ])
         var mergingLate = interceptors
-        mergingLate.swapAt(7, 10)  // merging after signing: the combined request would go unsigned
+        mergingLate.swapAt(7, 11)  // merging after signing: the combined request would go unsigned
         #expect(DefaultOrder.misplaced(in: mergingLate).contains("merging should come before signing"))
         let doubled = interceptors + [try RetryInterceptor.retry(maxAttempts: 2)]
         #expect(DefaultOrder.misplaced(in: doubled).contains("retry is registered more than once"))

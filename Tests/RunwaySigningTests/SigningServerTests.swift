@@ -99,6 +99,29 @@ import Testing
         }
     }
 
+    /// A redirect followed in the chain sends the next request through signing again: signed for
+    /// its own path, query and body with a fresh nonce. Followed by the dispatcher, it carries
+    /// the first request's signature, which the server refuses.
+    @Test func aRedirectFollowedInTheChainIsSignedForWhereItLeads() async throws {
+        try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
+            let signing = try SigningInterceptor.signing(secret: Self.secret)
+            let pipeline = Pipeline(interceptors: [try .redirects(), signing], dispatcher: CurlDispatcher())
+            let target = "/signed/orders%3Fsource%3Dapp"
+            for (status, method) in [(307, "POST"), (303, "GET")] {
+                let request = Request(
+                    method: .post, url: server.url("/redirect-to?status=\(status)&url=\(target)"),
+                    headers: ["Content-Type": "application/json"], body: Data(#"{"item":42}"#.utf8))
+                let response = try await pipeline.send(request)
+                #expect(response.status == 200, "\(status) → \(method): \(text(response))")
+                var follow = request
+                follow.options.redirects = .follow(max: 1)
+                let followed = try await Pipeline(interceptors: [signing], dispatcher: CurlDispatcher()).send(follow)
+                #expect(followed.status == 401, "\(status) followed by libcurl")
+            }
+            #expect(server.stats.requests(path: "/signed/orders") == 4)
+        }
+    }
+
     /// A body sent without a `Content-Type` is signed as no form, and goes without one: libcurl's
     /// default (`application/x-www-form-urlencoded`) would make the server read the body as form
     /// fields, and the signature would not match.

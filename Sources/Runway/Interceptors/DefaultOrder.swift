@@ -27,10 +27,15 @@ import RunwayCore
 /// 9. `retry`: Wraps compression, signing and the DNS bypass, so **every attempt is re-signed**
 ///    with a fresh timestamp and nonce (the verifier rejects a replayed nonce) and re-routed to the
 ///    fastest address still alive. Inside the cache: a retried success is stored once.
-/// 10. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
+/// 10. `redirects`: Optional (``RedirectInterceptor``). Follows a redirect to the call's own
+///     origin by sending the next request down the rest of the chain, so it is compressed, signed
+///     for its own path and routed again; inside retry, so a failed attempt starts over from the
+///     call's URL within the call's total timeout; after the cookies, which keep what each
+///     redirect sets.
+/// 11. `compression`: Gzips the body before it is signed, so the signature's body hash covers the
 ///     bytes sent (the verifier checks what it received, before decoding).
-/// 11. `signing`: Signs the request as it will go on the wire.
-/// 12. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
+/// 12. `signing`: Signs the request as it will go on the wire.
+/// 13. `dns-bypass`: Chooses the address per attempt. Its failover between addresses happens only
 ///     when no connection was made — nothing was sent — so the same signature is still fresh.
 ///
 /// Then the dispatcher, the only I/O.
@@ -42,7 +47,7 @@ import RunwayCore
 /// ```swift
 /// let pipeline = Pipeline(interceptors: [
 ///     tracing, metrics, .logging(logger), .har(recorder), validation, .cookies(jar), cache,
-///     try .retry(maxAttempts: 3), try .compression(), signing, .dnsBypass(bypass),
+///     try .retry(maxAttempts: 3), try .redirects(max: 5), try .compression(), signing, .dnsBypass(bypass),
 /// ], dispatcher: CurlDispatcher())
 /// assert(DefaultOrder.misplaced(in: pipeline.interceptors).isEmpty)
 /// ```
@@ -51,8 +56,8 @@ import RunwayCore
 public enum DefaultOrder {
     /// The standard interceptors' names, in the order they belong.
     public static let names: [String] = [
-        "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "compression", "signing",
-        "dns-bypass",
+        "tracing", "metrics", "logging", "har", "validation", "cookies", "cache", "merging", "retry", "redirects", "compression",
+        "signing", "dns-bypass",
     ]
 
     /// The standard interceptors in `interceptors` that are out of the default order, each as

@@ -99,7 +99,8 @@ extension Service {
 
     /// The status-code mapping every service starts from: 401 is `.needsLogin`, any other
     /// status of 400 or more is `.serverError`, and a redirect that reached the call unfollowed
-    /// (a 3xx other than 304: redirects are off by default, `RequestOptions.redirects`) is
+    /// (a 3xx other than 304: redirects are off by default; ``RedirectInterceptor`` follows those
+    /// to the service's own origin, `RequestOptions.redirects` has the dispatcher follow them) is
     /// `.responseInvalid`, never a success whose body a reformer would read as the API's; the
     /// response is kept in the error.
     public func defaultError(for response: Response) -> RunwayError? {
@@ -113,7 +114,7 @@ extension Service {
                 .responseInvalid,
                 "HTTP \(response.status) from service \(id): a redirect"
                     + (response.headers["Location"].map { " to \($0.prefix(200))" } ?? "")
-                    + ", not followed (RequestOptions.redirects)",
+                    + ", not followed (RedirectInterceptor, RequestOptions.redirects)",
                 response: response)
         default:
             nil

@@ -4,7 +4,7 @@ import RunwayCore
 /// a refresh when the service maps the response to `.needsLogin`.
 ///
 /// Installed by ``ServiceRegistry/Builder/build()`` in the service's chain just before the app's
-/// first per-attempt interceptor (`PerAttemptInterceptor`: retry, compression, signing, DNS
+/// first per-attempt interceptor (`PerAttemptInterceptor`: retry, redirects, compression, signing, DNS
 /// bypass), so the replay is compressed, signed with a fresh nonce and routed again, and the
 /// service's own interceptors (and the dispatcher) run again too.
 struct TokenRefreshInterceptor: Interceptor {

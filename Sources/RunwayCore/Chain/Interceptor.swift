@@ -42,7 +42,7 @@ extension Interceptor {
 }
 
 /// An interceptor whose work belongs to each attempt of a request rather than to the call: it
-/// replays the request (retry) or shapes what goes on the wire (compression, signing, the DNS
+/// replays the request (retry, a redirect) or shapes what goes on the wire (compression, signing, the DNS
 /// bypass). Whatever replays a request on its own (a service's token refresh) is placed before
 /// the first of these, so every replay passes them again: compressed, signed with a fresh nonce,
 /// routed again.

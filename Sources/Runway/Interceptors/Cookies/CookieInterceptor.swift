@@ -1,4 +1,5 @@
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -17,10 +18,11 @@ import Foundation
 /// - A request that carries a `Cookie` header of its own is sent as it is; any other gets the
 ///   jar's cookies for its URL (host or domain, path, `Secure` over HTTPS only, unexpired).
 /// - Every `Set-Cookie` of a response is offered to the jar, which keeps what RFC 6265 allows
-///   for the request's URL (see ``CookieJar``), whatever the status: a `302` after a login
-///   included, under the default `RedirectPolicy.none`. A response that followed redirects
-///   (`RedirectPolicy.follow(max:)`) comes from a URL the chain does not see, so its cookies
-///   are not kept.
+///   for the URL that answered (see ``CookieJar``), whatever the status: a `302` after a login
+///   included. Redirects followed in the chain (``RedirectInterceptor``) keep what each sets,
+///   and each next request carries the jar's cookies for its own URL. A response after redirects
+///   the dispatcher followed (`RedirectPolicy.follow(max:)`) comes from a URL the chain does not
+///   see, so its cookies are not kept.
 ///
 /// ## Where it belongs
 /// After validation and **before the cache** (see ``DefaultOrder``): the cache keys a call by
@@ -45,19 +47,25 @@ public struct CookieInterceptor: Interceptor {
         if fromJar, let header = jar.cookieHeader(for: request.url) {
             request.headers["Cookie"] = header
         }
-        // Each response that retry or the token refresh further down answers by sending the
-        // request again is kept too, and the next attempt gets the jar's cookies as they are then.
+        // Each response that retry, a redirect or the token refresh further down answers by
+        // sending a request again is kept too, from the URL that answered it, and the next
+        // request gets the jar's cookies for its URL as they are then.
         let jar = jar
+        let lastSent = Locked(request.url)
         let context = ResendHandlers.adding(
             { request, response in
-                Self.keep(response, from: request.url, in: jar)
+                let answered = lastSent.withLock { sent in
+                    defer { sent = request.url }
+                    return sent
+                }
+                Self.keep(response, from: answered, in: jar)
                 guard fromJar else { return request }
                 var request = request
                 request.headers["Cookie"] = jar.cookieHeader(for: request.url)
                 return request
             }, to: context)
         let response = try await next(request, context)
-        Self.keep(response, from: request.url, in: jar)
+        Self.keep(response, from: lastSent.withLock { sent in sent }, in: jar)
         return response
     }
 

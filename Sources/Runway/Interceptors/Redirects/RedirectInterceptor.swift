@@ -1,0 +1,137 @@
+import RunwayCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Follows a call's redirects inside the chain, so each request it leads to passes the
+/// interceptors after this one again: signed for its own path with a fresh nonce, routed by
+/// the DNS bypass, with the cookie jar's cookies for its URL, retried on its own failures.
+///
+/// ```swift
+/// let pipeline = Pipeline(interceptors: [.cookies(jar), try .retry(maxAttempts: 3), try .redirects(max: 5), signing],
+///                         dispatcher: CurlDispatcher())
+/// ```
+/// A redirect the dispatcher follows (`RequestOptions.redirects` `.follow(max:)`) never comes
+/// back up the chain: the next request carries the first one's signature (which covers the
+/// first path, so a verifying server refuses it), and the cookies a redirect sets are lost.
+/// This interceptor sees each redirect as a response and sends the next request down the chain.
+///
+/// - **Same origin only.** A `301`, `302`, `303`, `307` or `308` whose `Location` (resolved
+///   against the request's URL) has the request's scheme, host and port is followed. Any other
+///   redirect comes back as the response, unfollowed: one to another host or port, from `https`
+///   to `http` or the other way, to a `Location` that is not a URL or is missing. The requests
+///   after this interceptor carry the call's credentials — a token, a signature and its nonce,
+///   an API key — which belong to the origin the call was made for; a redirect elsewhere is a
+///   new call for the app to make (or let the dispatcher follow, where the targets are trusted).
+/// - **Methods** (RFC 9110 §15.4, as browsers do): a `307` or `308` sends the method and body
+///   again; a `303` turns every method but `HEAD` into a `GET`, and a `301` or `302` turns a
+///   `POST` into a `GET`; such a `GET` has no body and no `Content-Type`, `Content-Length`,
+///   `Content-Encoding`, `Content-Language` or `Content-Location`. Every other header goes on.
+///   A streamed body that can be sent once (`RequestBodyStream.isReplayable` false) was read by
+///   the first request: a redirect that would send it again comes back as the response.
+/// - **Limits.** More than `maxRedirects` redirects in one call fail with `.tooManyRedirects`
+///   (the last redirect is the error's `response`), before the next request is sent.
+/// - A redirect's streamed body (`Response.bodyStream`) is dropped unread, its transfer aborted.
+/// - A request that asks the dispatcher to follow redirects (`RequestOptions.redirects`) is
+///   passed on as it is.
+///
+/// ## Where it belongs
+/// **After retry, before compression, signing and the DNS bypass** (see ``DefaultOrder``): each
+/// request it sends is compressed, signed and routed again, and a failed attempt is retried
+/// from the call's first URL, within the call's total timeout. After the cookie interceptor,
+/// which keeps what each redirect sets and sends the jar's cookies with the next request. The
+/// cache and logging see the call: the request the app made and the response it ends with.
+public struct RedirectInterceptor: PerAttemptInterceptor {
+    /// The most redirects one call follows.
+    public let maxRedirects: Int
+
+    /// `"redirects"`: the name in errors, logs and `DefaultOrder`.
+    public var name: String { "redirects" }
+
+    /// Creates the interceptor.
+    /// - Parameter maxRedirects: The most redirects one call follows; at least 1.
+    /// - Throws: `RunwayError` `.configuration` when `maxRedirects` is less than 1.
+    public init(maxRedirects: Int = 5) throws(RunwayError) {
+        guard maxRedirects >= 1 else {
+            throw RunwayError(
+                .configuration, "maxRedirects must be at least 1, not \(maxRedirects) (leave the interceptor out to follow none)",
+                field: "maxRedirects")
+        }
+        self.maxRedirects = maxRedirects
+    }
+
+    public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        guard request.options.redirects.maxRedirects == 0 else { return try await next(request, context) }
+        var request = request
+        var followed = 0
+        while true {
+            let response = try await next(request, context)
+            guard let hop = Self.request(after: response, to: request) else { return response }
+            // A redirect's body is not the call's answer: abort its transfer unread.
+            response.bodyStream?.cancel()
+            guard followed < maxRedirects else {
+                throw RunwayError(
+                    .tooManyRedirects,
+                    "more than \(maxRedirects) redirects: the next (\(response.status)) leads to \(hop.url.path(percentEncoded: true))",
+                    stage: .interceptor(name), response: response)
+            }
+            followed += 1
+            // The cookie jar keeps what the redirect set, and the next request carries the jar's
+            // cookies for its own URL.
+            request = ResendHandlers.request(hop, resentAfter: response, in: context)
+        }
+    }
+
+    /// The statuses followed.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The fields that describe a body, dropped with it when a redirect turns a request into a `GET`.
+    static let bodyFields = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]
+
+    /// The request `response` redirects `request` to, or `nil` when it is not a redirect this
+    /// interceptor follows.
+    static func request(after response: Response, to request: Request) -> Request? {
+        guard redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty,
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL, isSameOrigin(target, request.url)
+        else { return nil }
+        var next = request
+        next.url = target
+        let becomesGet =
+            switch response.status {
+            case 303: request.method != .head
+            case 301, 302: request.method == .post
+            default: false
+            }
+        if becomesGet {
+            next.method = .get
+            next.body = nil
+            next.bodyStream = nil
+            for field in bodyFields { next.headers.removeAll(named: field) }
+        } else if request.bodyStream?.isReplayable == false {
+            return nil
+        }
+        return next
+    }
+
+    /// Whether `target` has `url`'s scheme, host and port (a URL without a port has its
+    /// scheme's default).
+    static func isSameOrigin(_ target: URL, _ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), target.scheme?.lowercased() == scheme,
+            let host = url.host(percentEncoded: true)?.lowercased(), target.host(percentEncoded: true)?.lowercased() == host
+        else { return false }
+        let defaultPort = scheme == "https" ? 443 : scheme == "http" ? 80 : nil
+        return (target.port ?? defaultPort) == (url.port ?? defaultPort)
+    }
+}
+
+extension Interceptor where Self == RedirectInterceptor {
+    /// Follows up to `max` redirects to the call's own origin in the chain; see
+    /// ``RedirectInterceptor``.
+    /// - Throws: `RunwayError` `.configuration` when `max` is less than 1.
+    public static func redirects(max: Int = 5) throws(RunwayError) -> RedirectInterceptor {
+        try RedirectInterceptor(maxRedirects: max)
+    }
+}
