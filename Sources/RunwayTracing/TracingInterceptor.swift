@@ -11,7 +11,9 @@ import Tracing
 #endif
 
 /// Wraps every call in a swift-distributed-tracing span, and propagates the trace to the
-/// server in the request headers (`traceparent` with a W3C tracer).
+/// server in the request headers (`traceparent` with a W3C tracer). The fields the tracer writes
+/// replace the request's own; an app's `tracestate` goes with the `traceparent` the tracer
+/// replaces unless the tracer writes one too (W3C Trace Context: it describes its own trace).
 ///
 /// The span is named `"<METHOD> <api name>"`, or `"<METHOD>"` alone when the call has no API
 /// name: a span name must be low-cardinality (OpenTelemetry's HTTP conventions forbid the URL
@@ -64,7 +66,12 @@ public struct TracingInterceptor: Interceptor {
 
         var request = request
         if propagatesContext {
-            tracer.inject(span.context, into: &request.headers, using: HeadersInjector())
+            var carrier = PropagatedHeaders(headers: request.headers)
+            tracer.inject(span.context, into: &carrier, using: HeadersInjector())
+            request.headers = carrier.headers
+            // A `tracestate` belongs to the `traceparent` it came with (W3C Trace Context): one
+            // the app set goes when the tracer replaces its `traceparent` and sends none.
+            if carrier.wrote.traceparent, !carrier.wrote.tracestate { request.headers.removeAll(named: "tracestate") }
         }
         do {
             var response = try await InstrumentationContext.$current.withValue(span.context) {
@@ -126,10 +133,18 @@ public struct TracingInterceptor: Interceptor {
     }
 }
 
-/// Writes trace context into request headers.
+/// Request headers as the tracer writes its context into them, noting which W3C fields it wrote.
+struct PropagatedHeaders {
+    var headers: HTTPHeaders
+    var wrote = (traceparent: false, tracestate: false)
+}
+
+/// Writes trace context into request headers, each field replacing the request's own.
 struct HeadersInjector: Injector {
-    func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) {
-        carrier[key] = value
+    func inject(_ value: String, forKey key: String, into carrier: inout PropagatedHeaders) {
+        carrier.headers[key] = value
+        if key.caseInsensitiveEquals("traceparent") { carrier.wrote.traceparent = true }
+        if key.caseInsensitiveEquals("tracestate") { carrier.wrote.tracestate = true }
     }
 }
 

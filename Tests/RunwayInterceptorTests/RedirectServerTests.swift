@@ -105,7 +105,9 @@ import Testing
         let routes: TestServer.Routes = { router in
             router.get("/no-location") { _, _ in Hummingbird.Response(status: .found) }
             router.get("/bad-location") { _, _ in Hummingbird.Response(status: .movedPermanently, headers: [.location: "http://[::1"]) }
-            router.get("/other-scheme") { _, _ in Hummingbird.Response(status: .seeOther, headers: [.location: "app://listing/detail?id=42"]) }
+            router.get("/other-scheme") { _, _ in
+                Hummingbird.Response(status: .seeOther, headers: [.location: "app://listing/detail?id=42"])
+            }
             router.get("/not-modified") { _, _ in Hummingbird.Response(status: .notModified, headers: [.location: "/echo"]) }
         }
         try await withTestServer(routes: routes) { server in
@@ -128,10 +130,11 @@ import Testing
             let chunks = [Data("part one, ".utf8), Data("part two".utf8)]
 
             var once = Runway.Request(method: .put, url: url)
-            once.bodyStream = .sequence(AsyncStream { continuation in
-                for chunk in chunks { continuation.yield(chunk) }
-                continuation.finish()
-            })
+            once.bodyStream = .sequence(
+                AsyncStream { continuation in
+                    for chunk in chunks { continuation.yield(chunk) }
+                    continuation.finish()
+                })
             #expect(try await pipeline.send(once).status == 307)
             #expect(server.stats.requests(path: "/echo") == 0)
 

@@ -121,4 +121,56 @@ import Tracing
         #expect(spans[1].status?.code == .error)
         #expect(spans[1].attributes["http.response.status_code"]?.toSpanAttribute() == 502)
     }
+
+    /// A `tracestate` describes the trace of the `traceparent` it came with (W3C Trace Context).
+    /// The app's goes with the app's `traceparent` when the tracer replaces that and sends none;
+    /// a tracer that writes both replaces both, and one that writes neither leaves both.
+    @Test func theAppsTraceStateGoesWithTheTraceParentTheTracerReplaces() async throws {
+        try await withTestServer { server in
+            let appContext = ["traceparent": "00-11111111111111111111111111111111-2222222222222222-01", "tracestate": "app=1"]
+            func sent(_ tracer: any Tracer) async throws -> [String: String] {
+                let pipeline = Pipeline(dispatcher: CurlDispatcher()) { TracingInterceptor.tracing(tracer) }
+                let response = try await pipeline.send(
+                    Request(url: server.url("/headers"), headers: HTTPHeaders(appContext.map { ($0.key, $0.value) })))
+                return try JSONDecoder().decode([String: String].self, from: response.body)
+            }
+            let parentOnly = try await sent(W3CTracer(writesState: false))
+            #expect(parentOnly["traceparent"]?.hasPrefix("00-") == true)
+            #expect(parentOnly["traceparent"] != appContext["traceparent"])
+            #expect(parentOnly["tracestate"] == nil)
+            let both = try await sent(W3CTracer(writesState: true))
+            #expect(both["tracestate"] == "runway=test")
+            let neither = try await sent(InMemoryTracer())
+            #expect(neither["traceparent"] == appContext["traceparent"])
+            #expect(neither["tracestate"] == "app=1")
+        }
+    }
+}
+
+/// The in-memory tracer's spans, propagated as a W3C tracer does: a `traceparent`, and a
+/// `tracestate` when it has one to send.
+private struct W3CTracer: Tracer {
+    let base = InMemoryTracer()
+    let writesState: Bool
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> InMemorySpan {
+        base.startSpan(operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+    }
+
+    func forceFlush() {}
+
+    func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)
+    where Carrier == Inject.Carrier {
+        guard let span = context.inMemorySpanContext else { return }
+        let traceID = String(repeating: "0", count: max(0, 32 - span.traceID.count)) + span.traceID
+        let spanID = String(repeating: "0", count: max(0, 16 - span.spanID.count)) + span.spanID
+        injector.inject("00-\(traceID.suffix(32))-\(spanID.suffix(16))-01", forKey: "traceparent", into: &carrier)
+        if writesState { injector.inject("runway=test", forKey: "tracestate", into: &carrier) }
+    }
+
+    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout InstrumentationContext, using extractor: Extract)
+    where Carrier == Extract.Carrier {}
 }
