@@ -226,7 +226,7 @@ var testTargets: [Target] {
         ),
         .testTarget(
             name: "RunwayLoggingTests",
-            dependencies: ["Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", testServer, logging, inMemoryLogging]
+            dependencies: ["Runway", "RunwayLogging", "RunwayTesting", "RunwayCurl", testServer, hummingbird, logging, inMemoryLogging]
         ),
         // Schema/ holds the HAR 1.2 JSON schema and the Python check the tests (and the sample's) run.
         .testTarget(

@@ -30,7 +30,8 @@ import Logging
 ///   body itself;
 /// - at ``Configuration/summaryLevel``: each attempt a `RetryInterceptor` further down makes
 ///   again, with the status or error of the one before and the delay (through
-///   `RetryInterceptor.Observers` in the context: no wiring).
+///   `RetryInterceptor.Observers` in the context: no wiring), and each redirect a
+///   `RedirectInterceptor` follows, with its status and where it leads (`RedirectInterceptor.Observers`).
 ///
 /// Secrets never reach the log (`Redaction`), and what a request or a response holds cannot
 /// forge a line of it: control characters in the dumps (header names and values, bodies) and
@@ -109,6 +110,9 @@ public struct LoggingInterceptor: Interceptor {
             var observers = context[RetryInterceptor.Observers.self] ?? []
             observers.append(Self.retryObserver(logger, level: configuration.summaryLevel, call: call))
             context[RetryInterceptor.Observers.self] = observers
+            var redirectObservers = context[RedirectInterceptor.Observers.self] ?? []
+            redirectObservers.append(Self.redirectObserver(logger, level: configuration.summaryLevel, call: call))
+            context[RedirectInterceptor.Observers.self] = redirectObservers
         }
         let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
         if dumps { Self.tagged(logger, context).log(level: configuration.dumpLevel, "→ \(dump.curl(request))") }
@@ -240,6 +244,20 @@ extension LoggingInterceptor {
     /// The interceptor's own observer: the call is named (and its URL redacted) only when a retry happens.
     static func retryObserver(_ logger: Logger, level: Logger.Level, call: Call) -> @Sendable (RetryInterceptor.Event) -> Void {
         retryObserver(logger, level: level) { call.text }
+    }
+
+    /// The interceptor's observer of redirects: the call and where each redirect leads, redacted.
+    static func redirectObserver(_ logger: Logger, level: Logger.Level, call: Call) -> @Sendable (RedirectInterceptor.Event) -> Void {
+        { event in
+            guard logger.logLevel <= level else { return }
+            var logger = logger
+            logger[metadataKey: "runway.call"] = "\(event.context.callID)"
+            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+            logger.log(
+                level: level,
+                "\(call.text) redirect \(event.redirect): \(event.status) → \(event.method) \(call.redaction.apply(to: event.url))",
+                metadata: ["runway.redirect": "\(event.redirect)", "runway.status": "\(event.status)"])
+        }
     }
 
     private static func retryObserver(

@@ -223,6 +223,23 @@ import Testing
         }
     }
 
+    /// A `POST` answered `303` was acted on: when the `GET` it leads to cannot connect, retry
+    /// must not send the `POST` again as if nothing had been sent.
+    @Test func aRequestARedirectLedToIsNeverTakenForNeverSent() async throws {
+        let log = RecordingInterceptor.Log()
+        let stub = StubDispatcher { request in
+            guard request.url.path == "/orders" else { throw RunwayError(.cannotConnect, "refused", neverSent: true) }
+            return Runway.Response(status: 303, headers: ["Location": "/orders/7"])
+        }
+        let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5))
+        let pipeline = Pipeline(interceptors: [retry, try .redirects(), RecordingInterceptor(name: "wire", log: log)], dispatcher: stub)
+        let url = try #require(URL(string: "https://api.test/orders"))
+        let error = await #expect(throws: RunwayError.self) { try await pipeline.send(Runway.Request(method: .post, url: url)) }
+        #expect(error?.code == .cannotConnect)
+        #expect(error?.neverSent == false)
+        #expect(sentPaths(log) == ["/orders", "/orders/7"])
+    }
+
     @Test func fewerThanOneRedirectIsAConfigurationError() {
         for max in [0, -1] {
             #expect(throws: RunwayError.self) { try RedirectInterceptor(maxRedirects: max) }

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import InMemoryLogging
 import Logging
 import Runway
@@ -26,6 +27,30 @@ import Testing
         let all = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
         #expect(all.contains(#""login":"runway""#))
         #expect(!all.contains("qwerty") && !all.contains("s3cret"))
+    }
+
+    /// Each redirect the redirect interceptor follows is a line before the call's summary, where
+    /// it leads redacted like the call's URL.
+    @Test func eachRedirectFollowedIsLogged() async throws {
+        let routes: TestServer.Routes = { router in
+            router.post("/login") { _, _ in
+                Hummingbird.Response(status: .seeOther, headers: [.location: "/echo?page=2&access_token=qwerty"])
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            var handler = InMemoryLogHandler()
+            handler.logLevel = .info
+            let logger = Logger(label: "runway.test") { [handler] _ in handler }
+            let pipeline = Pipeline(interceptors: [.logging(logger), try .redirects()], dispatcher: CurlDispatcher())
+            let response = try await pipeline.send(Runway.Request(method: .post, url: server.url("/login"), body: Data("a=1".utf8)))
+            #expect(response.status == 200)
+            let lines = handler.entries.map { "\($0.message)" }
+            try #require(lines.count == 2, "\(lines)")
+            let leadsTo = "redirect 1: 303 → GET \(server.url("/echo").absoluteString)?page=2&access_token=<redacted>"
+            #expect(lines[0] == "POST \(server.url("/login").absoluteString) \(leadsTo)")
+            #expect(lines[1].hasPrefix("POST \(server.url("/login").absoluteString) → 200 in "))
+            #expect(!lines.joined().contains("qwerty"))
+        }
     }
 }
 

@@ -34,7 +34,11 @@ import Foundation
 ///   the first request: a redirect that would send it again comes back as the response.
 /// - **Limits.** More than `maxRedirects` redirects in one call fail with `.tooManyRedirects`
 ///   (the last redirect is the error's `response`), before the next request is sent.
+/// - An error of a request a redirect led to is never `neverSent`: the call sent the request
+///   before it, which the server may have acted on, so retry treats it as sent.
 /// - A redirect's streamed body (`Response.bodyStream`) is dropped unread, its transfer aborted.
+/// - Each redirect followed goes to the ``Observers`` in the call's context first: a logging
+///   interceptor before this one logs it with where it leads.
 /// - A request that asks the dispatcher to follow redirects (`RequestOptions.redirects`) is
 ///   passed on as it is.
 ///
@@ -45,6 +49,36 @@ import Foundation
 /// which keeps what each redirect sets and sends the jar's cookies with the next request. The
 /// cache and logging see the call: the request the app made and the response it ends with.
 public struct RedirectInterceptor: PerAttemptInterceptor {
+    /// A redirect about to be followed, for observers (logs, metrics).
+    public struct Event: Sendable {
+        /// Which redirect of the call it is (1 for the first).
+        public var redirect: Int
+        /// The redirect's status.
+        public var status: Int
+        /// The method of the request it leads to.
+        public var method: HTTPMethod
+        /// The URL of the request it leads to.
+        public var url: URL
+        /// The call's context.
+        public var context: RequestContext
+
+        /// Creates an event (the interceptor makes these; tests and adapters may too).
+        public init(redirect: Int, status: Int, method: HTTPMethod, url: URL, context: RequestContext) {
+            self.redirect = redirect
+            self.status = status
+            self.method = method
+            self.url = url
+            self.context = context
+        }
+    }
+
+    /// Observers of one call's redirects, kept in its `RequestContext` by the interceptors before
+    /// this one in the chain (logging adds its own, so each redirect followed reaches the log
+    /// without wiring). Each is called before the request a redirect leads to is sent.
+    public enum Observers: ContextKey {
+        public typealias Value = [@Sendable (Event) -> Void]
+    }
+
     /// The most redirects one call follows.
     public let maxRedirects: Int
 
@@ -68,7 +102,15 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
         var request = request
         var followed = 0
         while true {
-            let response = try await next(request, context)
+            let response: Response
+            do {
+                response = try await next(request, context)
+            } catch var error as RunwayError where followed > 0 && error.neverSent {
+                // The call did send: the request that was redirected, which the server may have
+                // acted on (a 303 after a POST). Retry must not take it for never sent.
+                error.neverSent = false
+                throw error
+            }
             guard let hop = Self.request(after: response, to: request) else { return response }
             // A redirect's body is not the call's answer: abort its transfer unread.
             response.bodyStream?.cancel()
@@ -79,6 +121,10 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
                     stage: .interceptor(name), response: response)
             }
             followed += 1
+            if let observers = context[Observers.self] {
+                let event = Event(redirect: followed, status: response.status, method: hop.method, url: hop.url, context: context)
+                for observer in observers { observer(event) }
+            }
             // The cookie jar keeps what the redirect set, and the next request carries the jar's
             // cookies for its own URL.
             request = ResendHandlers.request(hop, resentAfter: response, in: context)
