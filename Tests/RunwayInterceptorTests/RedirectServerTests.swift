@@ -86,6 +86,38 @@ import Testing
         }
     }
 
+    /// `http` on port 80 to `https` on port 443 of the same host is an upgrade, followed; the
+    /// host's name is routed to the two test servers by connect overrides. The way back is not.
+    @Test func anUpgradeToHTTPSOnTheSameHostIsFollowedADowngradeIsNot() async throws {
+        let pki = try await TestPKI.load()
+        let routes: TestServer.Routes = { router in
+            router.get("/old") { _, _ in
+                Hummingbird.Response(status: .movedPermanently, headers: [.location: "https://api.runway.test/echo"])
+            }
+            router.get("/down") { _, _ in Hummingbird.Response(status: .found, headers: [.location: "http://api.runway.test/echo"]) }
+        }
+        try await withTestServer(tls: pki.server, routes: routes) { secure in
+            try await withTestServer(routes: routes) { plain in
+                var options = RequestOptions()
+                options.tls.certificateAuthorities = .file(pki.caCertificatePath)
+                options.connectOverrides = [
+                    ConnectOverride(host: "api.runway.test", port: 80, connectHost: "127.0.0.1", connectPort: plain.baseURL.port),
+                    ConnectOverride(host: "api.runway.test", port: 443, connectHost: "127.0.0.1", connectPort: secure.baseURL.port),
+                ]
+                let log = RecordingInterceptor.Log()
+                let pipeline = pipeline([try .redirects()], log: log)
+                let upgraded = try await pipeline.send(
+                    Runway.Request(url: try #require(URL(string: "http://api.runway.test/old")), options: options))
+                #expect(upgraded.status == 200)
+                #expect(secure.stats.requests(path: "/echo") == 1)
+                let downgraded = try await pipeline.send(
+                    Runway.Request(url: try #require(URL(string: "https://api.runway.test/down")), options: options))
+                #expect(downgraded.status == 302)
+                #expect(plain.stats.requests(path: "/echo") == 0)
+            }
+        }
+    }
+
     @Test func moreRedirectsThanAllowedFailBeforeTheNextIsSent() async throws {
         try await withTestServer { server in
             let log = RecordingInterceptor.Log()

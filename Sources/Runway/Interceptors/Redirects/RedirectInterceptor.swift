@@ -20,9 +20,11 @@ import Foundation
 /// This interceptor sees each redirect as a response and sends the next request down the chain.
 ///
 /// - **Same origin only.** A `301`, `302`, `303`, `307` or `308` whose `Location` (resolved
-///   against the request's URL) has the request's scheme, host and port is followed. Any other
-///   redirect comes back as the response, unfollowed: one to another host or port, from `https`
-///   to `http` or the other way, to a `Location` that is not a URL or is missing. The requests
+///   against the request's URL) has the request's scheme, host and port is followed, and so is
+///   the upgrade of a URL with `http` on its default port to `https` on its default port of the
+///   same host (`http://api.example.com/x` to `https://api.example.com/x`). Any other redirect
+///   comes back as the response, unfollowed: one to another host or port, from `https` to
+///   `http`, to a `Location` that is not a URL or is missing. The requests
 ///   after this interceptor carry the call's credentials — a token, a signature and its nonce,
 ///   an API key — which belong to the origin the call was made for; a redirect elsewhere is a
 ///   new call for the app to make (or let the dispatcher follow, where the targets are trusted).
@@ -141,7 +143,9 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
     /// interceptor follows.
     static func request(after response: Response, to request: Request) -> Request? {
         guard redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty,
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL, isSameOrigin(target, request.url)
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            isSameOrigin(target, request.url)
+                || isUpgrade(target, of: request.url)
         else { return nil }
         var next = request
         next.url = target
@@ -162,14 +166,26 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
         return next
     }
 
-    /// Whether `target` has `url`'s scheme, host and port (a URL without a port has its
-    /// scheme's default).
+    /// Whether `target` has `url`'s scheme, host and port.
     static func isSameOrigin(_ target: URL, _ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), target.scheme?.lowercased() == scheme,
-            let host = url.host(percentEncoded: true)?.lowercased(), target.host(percentEncoded: true)?.lowercased() == host
-        else { return false }
-        let defaultPort = scheme == "https" ? 443 : scheme == "http" ? 80 : nil
-        return (target.port ?? defaultPort) == (url.port ?? defaultPort)
+        guard let scheme = url.scheme?.lowercased(), target.scheme?.lowercased() == scheme, isSameHost(target, url) else { return false }
+        return port(of: target) == port(of: url)
+    }
+
+    /// Whether `target` is `url` upgraded from `http` on port 80 to `https` on port 443.
+    static func isUpgrade(_ target: URL, of url: URL) -> Bool {
+        url.scheme?.lowercased() == "http" && target.scheme?.lowercased() == "https" && isSameHost(target, url)
+            && port(of: url) == 80 && port(of: target) == 443
+    }
+
+    private static func isSameHost(_ target: URL, _ url: URL) -> Bool {
+        guard let host = url.host(percentEncoded: true)?.lowercased() else { return false }
+        return target.host(percentEncoded: true)?.lowercased() == host
+    }
+
+    /// The URL's port, or its scheme's default.
+    private static func port(of url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 }
 
