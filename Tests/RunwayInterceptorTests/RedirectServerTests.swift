@@ -272,6 +272,38 @@ import Testing
         #expect(sentPaths(log) == ["/orders", "/orders/7"])
     }
 
+    /// A call's progress stream covers its last request, however many it sent: each request
+    /// reports in turn, and the stream ends with the call (a dispatcher alone would end it with
+    /// the first transfer, a redirect's or a failed attempt's).
+    @Test func theProgressStreamEndsWithTheCallsLastRequest() async throws {
+        let failures = Locked(1)
+        let routes: TestServer.Routes = { router in
+            router.get("/busy-then-bytes") { request, context in
+                let fail = failures.withLock { left in
+                    defer { left -= 1 }
+                    return left > 0
+                }
+                if fail { return Hummingbird.Response(status: .serviceUnavailable) }
+                return Hummingbird.Response(status: .found, headers: [.location: "/bytes/100000"])
+            }
+        }
+        try await withTestServer(routes: routes) { server in
+            let retry = try RetryInterceptor.retry(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(5))
+            let log = RecordingInterceptor.Log()
+            let pipeline = pipeline([retry, try .redirects()], log: log)
+            var request = Runway.Request(url: server.url("/busy-then-bytes"))
+            let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 100_000)
+            request.progress = reporter
+            let response = try await pipeline.send(request)
+            #expect(response.body.count == 100_000)
+            #expect(sentPaths(log) == ["/busy-then-bytes", "/busy-then-bytes", "/bytes/100000"])
+            var last = TransferProgress()
+            for await report in progress { last = report }
+            #expect(last.bytesReceived == 100_000)
+            #expect(last.totalBytesToReceive == 100_000)
+        }
+    }
+
     @Test func fewerThanOneRedirectIsAConfigurationError() {
         for max in [0, -1] {
             #expect(throws: RunwayError.self) { try RedirectInterceptor(maxRedirects: max) }

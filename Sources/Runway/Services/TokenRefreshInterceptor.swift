@@ -14,6 +14,11 @@ struct TokenRefreshInterceptor: Interceptor {
     var name: String { "token-refresh" }
 
     func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        // The replay reports to the call's progress stream too, which ends with it.
+        try await CallProgress.spanning(request) { request in try await authorizing(request, context: context, next: next) }
+    }
+
+    private func authorizing(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let sent = try await authenticator.current(timeout: request.options.timeout)
         try checkIdentity(of: sent, context: context)
         let response = try await next(authenticator.authorize(request, with: sent.token), context)

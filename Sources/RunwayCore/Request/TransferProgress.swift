@@ -24,7 +24,9 @@ public struct TransferProgress: Sendable, Equatable {
     /// request.progress = reporter
     /// Task { for await p in progress { print(p.bytesReceived) } }
     /// ```
-    /// The dispatcher finishes the stream when the transfer ends, however it ends.
+    /// The dispatcher finishes the stream when the transfer ends, however it ends; a call that
+    /// sends more than one request (retry, a redirect followed in the chain, a token refresh)
+    /// reports each in turn, and its stream ends with the last.
     public static func makeStream(bufferingNewest limit: Int = 16) -> (AsyncStream<TransferProgress>, ProgressReporter) {
         let (stream, continuation) = AsyncStream.makeStream(of: TransferProgress.self, bufferingPolicy: .bufferingNewest(limit))
         return (stream, ProgressReporter(continuation: continuation))
@@ -32,8 +34,19 @@ public struct TransferProgress: Sendable, Equatable {
 }
 
 /// The sending end of a progress stream; dispatchers call it.
+///
+/// A call that sends more than one request (a retry, a redirect followed in the chain, the
+/// replay after a token refresh) reports each one's progress in turn, and its stream ends with
+/// the call's last transfer: the interceptor that sends again hands each request a reporter
+/// that does not end the stream (``forwardingReports``) and ends it itself.
 public struct ProgressReporter: Sendable {
     let continuation: AsyncStream<TransferProgress>.Continuation
+    /// Whether ``finish()`` ends the stream; not for a request that may be followed by another.
+    private var finishes = true
+
+    init(continuation: AsyncStream<TransferProgress>.Continuation) {
+        self.continuation = continuation
+    }
 
     /// Reports progress.
     public func report(_ progress: TransferProgress) {
@@ -42,6 +55,20 @@ public struct ProgressReporter: Sendable {
 
     /// Ends the stream.
     public func finish() {
-        continuation.finish()
+        if finishes { continuation.finish() }
+    }
+
+    /// The same stream, reported to by a request that another may follow: its ``finish()`` does
+    /// not end the stream.
+    package var forwardingReports: ProgressReporter {
+        var reporter = self
+        reporter.finishes = false
+        return reporter
+    }
+
+    /// Ends the stream with `response`'s call: now, or when its streamed body ends.
+    package func finish(after response: inout Response) {
+        guard let stream = response.bodyStream else { return finish() }
+        response.bodyStream = stream.observingEnd { _ in self.finish() }
     }
 }

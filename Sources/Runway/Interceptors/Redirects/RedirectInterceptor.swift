@@ -101,6 +101,11 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         guard request.options.redirects.maxRedirects == 0 else { return try await next(request, context) }
+        // Each request reports to the call's progress stream, which ends with the last.
+        return try await CallProgress.spanning(request) { request in try await following(request, context: context, next: next) }
+    }
+
+    private func following(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         var request = request
         var followed = 0
         while true {

@@ -107,6 +107,11 @@ public struct RetryInterceptor: PerAttemptInterceptor {
     }
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        // Each attempt reports to the call's progress stream, which ends with the last.
+        try await CallProgress.spanning(request) { request in try await retrying(request, context: context, next: next) }
+    }
+
+    private func retrying(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let override = context[RetryOverride.Key.self]
         // A body that can be sent once was used up by the first attempt.
         let maxAttempts = request.bodyStream?.isReplayable == false ? 1 : max(1, override?.maxAttempts ?? policy.maxAttempts)
