@@ -38,7 +38,7 @@ public struct TransferProgress: Sendable, Equatable {
 /// A call that sends more than one request (a retry, a redirect followed in the chain, the
 /// replay after a token refresh) reports each one's progress in turn, and its stream ends with
 /// the call's last transfer: the interceptor that sends again hands each request a reporter
-/// that does not end the stream (``forwardingReports``) and ends it itself.
+/// that does not end the stream and ends it itself.
 public struct ProgressReporter: Sendable {
     let continuation: AsyncStream<TransferProgress>.Continuation
     /// Whether ``finish()`` ends the stream; not for a request that may be followed by another.
