@@ -86,6 +86,11 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// `Authorization` and `Cookie` are not sent on to another host; every other header is,
     /// an API key in `X-Api-Key` included. Follow redirects only where the API's targets are
     /// trusted, or put credentials where they stay (`Authorization`).
+    ///
+    /// The dispatcher follows them below the interceptors, which never see the redirect: the
+    /// next request carries the first one's signature, and the cookies a redirect sets are not
+    /// kept. `RedirectInterceptor` (in `Runway`) follows redirects to the call's own origin
+    /// through the chain instead.
     public static func follow(max: Int = 5) -> RedirectPolicy {
         RedirectPolicy(maxRedirects: Swift.max(0, max))
     }
