@@ -66,8 +66,11 @@ public struct ProgressReporter: Sendable {
         return reporter
     }
 
-    /// Ends the stream with `response`'s call: now, or when its streamed body ends.
+    /// Ends the stream with `response`'s call: now, or when its streamed body ends. A forwarding
+    /// reporter ends nothing, so it leaves the body as it is (the interceptor further out that
+    /// holds the stream's own reporter observes it once).
     package func finish(after response: inout Response) {
+        guard finishes else { return }
         guard let stream = response.bodyStream else { return finish() }
         response.bodyStream = stream.observingEnd { _ in self.finish() }
     }
