@@ -135,8 +135,14 @@ final class ProxyProcess: Sendable {
             try handle.close()
             let proxy = ProxyProcess(port: port, directory: directory, logFile: log, process: process)
             let pid = process.processIdentifier
-            _ = await eventually { !process.isRunning || holdsListener(pid, port: port) }
-            if process.isRunning && holdsListener(pid, port: port) { return proxy }
+            // Seen once is enough: `/proc/net/tcp` is read a page at a time while parallel tests
+            // open and close sockets, so a second read can miss the line the first one found.
+            var listening = false
+            _ = await eventually {
+                listening = holdsListener(pid, port: port)
+                return listening || !process.isRunning
+            }
+            if listening { return proxy }
             said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             let exited = !process.isRunning
             await proxy.stop()
