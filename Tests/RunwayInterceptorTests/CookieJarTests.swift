@@ -64,6 +64,57 @@ import Testing
         #expect(jar.cookies.map(\.name) == ["kept"])
     }
 
+    /// A public suffix (the Public Suffix List's rules, wildcards and internationalized names in
+    /// their `xn--` form included) is no domain for a cookie.
+    @Test(arguments: [
+        ("a=1; Domain=co.uk", "https://shop.example.co.uk/"),
+        ("a=1; Domain=.CO.UK", "https://shop.example.co.uk/"),
+        ("a=1; Domain=github.io", "https://me.github.io/"),  // the list's private section
+        ("a=1; Domain=foo.ck", "https://www.foo.ck/"),  // *.ck
+        ("a=1; Domain=b.kawasaki.jp", "https://a.b.kawasaki.jp/"),  // *.kawasaki.jp
+        ("a=1; Domain=xn--55qx5d.cn", "https://shop.xn--55qx5d.cn/"),  // 公司.cn
+        ("a=1; Domain=公司.cn", "https://shop.公司.cn/"),
+        ("a=1; Domain=localhost", "http://api.localhost/"),  // one label
+    ])
+    func publicSuffixesAreNoCookieDomain(setCookie: String, from: String) {
+        let jar = CookieJar()
+        jar.store(setCookie: [setCookie, "kept=1"], from: url(from))
+        #expect(jar.cookies.map(\.name) == ["kept"])
+    }
+
+    @Test(arguments: [
+        ("example.co.uk", "https://shop.example.co.uk/", "https://www.example.co.uk/", "https://other.co.uk/"),
+        ("me.github.io", "https://api.me.github.io/", "https://me.github.io/", "https://you.github.io/"),
+        ("www.ck", "https://a.www.ck/", "https://b.www.ck/", "https://foo.ck/"),  // !www.ck: an exception to *.ck
+        ("city.kawasaki.jp", "https://a.city.kawasaki.jp/", "https://b.city.kawasaki.jp/", "https://c.kawasaki.jp/"),
+        ("shop.xn--55qx5d.cn", "https://www.shop.xn--55qx5d.cn/", "https://shop.xn--55qx5d.cn/", "https://xn--55qx5d.cn/"),
+    ])
+    func aDomainJustUnderAPublicSuffixIsKept(domain: String, from: String, sentTo: String, notSentTo: String) {
+        let jar = CookieJar()
+        jar.store(setCookie: ["d=1; Domain=\(domain)"], from: url(from))
+        #expect(jar.cookies.map(\.domain) == [domain])
+        #expect(header(jar, sentTo) == "d=1")
+        #expect(header(jar, notSentTo) == nil)
+    }
+
+    @Test func aHostThatIsAPublicSuffixKeepsTheCookieItNamesItselfFor() {
+        let jar = CookieJar()
+        jar.store(setCookie: ["own=1; Domain=github.io"], from: url("https://github.io/"))
+        #expect(jar.cookies.first?.hostOnly == true)
+        #expect(header(jar, "https://github.io/") == "own=1")
+        #expect(header(jar, "https://me.github.io/") == nil)
+    }
+
+    @Test func aRestoredDomainCookieForAPublicSuffixGoesToThatHostAlone() {
+        let jar = CookieJar(cookies: [
+            Cookie(name: "wide", value: "1", domain: ".co.uk", hostOnly: false),
+            Cookie(name: "site", value: "1", domain: "example.co.uk", hostOnly: false),
+        ])
+        #expect(jar.cookies.first { $0.name == "wide" }?.hostOnly == true)
+        #expect(header(jar, "https://shop.example.co.uk/") == "site=1")
+        #expect(header(jar, "https://co.uk/") == "wide=1")
+    }
+
     @Test func anAddressKeepsItsOwnCookiesAndADomainOfItsOwnNameIsAllowed() {
         let jar = CookieJar()
         jar.store(setCookie: ["a=1; Domain=127.0.0.1"], from: url("http://127.0.0.1:8080/"))

@@ -114,6 +114,26 @@ import Testing
         }
     }
 
+    @Test func aSiteCannotSetACookieForEverySiteUnderItsPublicSuffix() async throws {
+        try await withTestServer(routes: Self.routes) { server in
+            let jar = CookieJar()
+            let pipeline = Pipeline(interceptors: [.cookies(jar)], dispatcher: CurlDispatcher())
+            let port = try #require(server.url("/").port)
+            var named = RequestOptions()
+            named.connectOverrides = ["shop.example.co.uk", "www.example.co.uk", "bank.co.uk"].map {
+                ConnectOverride(host: $0, connectHost: "127.0.0.1")
+            }
+            func at(_ host: String, _ path: String) -> URL { URL(string: "http://\(host):\(port)\(path)")! }
+            let set = try await send(
+                pipeline, at("shop.example.co.uk", "/jar/set"), setting: ["wide=1; Domain=co.uk", "site=1; Domain=example.co.uk"],
+                options: named)
+            #expect(set.status == 200)
+            #expect(jar.cookies.map(\.name) == ["site"])
+            #expect(try await send(pipeline, at("www.example.co.uk", "/jar/me"), options: named).cookie == "site=1")
+            #expect(try await send(pipeline, at("bank.co.uk", "/jar/me"), options: named).cookie == "")
+        }
+    }
+
     @Test func aDomainCookieNeverGoesToAnAddress() async throws {
         try await withTestServer(routes: Self.routes) { server in
             let jar = CookieJar()

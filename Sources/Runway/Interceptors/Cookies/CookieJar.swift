@@ -19,12 +19,12 @@ import Foundation
 ///
 /// What it refuses (the cookie is ignored, the response is not):
 /// - a `Domain` the URL's host is not in (`evil.test` setting a cookie for `bank.test`), a
-///   `Domain` of one label (`com`, `localhost` from another host), and any `Domain` but the
-///   address itself from a host given as an IP address (and a domain cookie never goes to an
-///   address, whatever its digits). It knows no public suffix list, so a
-///   server may set a cookie for the registrable domain above it, as browsers without the list
-///   did: `a.example.co.uk` may set one for `co.uk`, which then goes to every host under it
-///   the app calls.
+///   `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: anyone may register a name
+///   under it, so its cookie would go to every site there; one label, `localhost`, counts as
+///   one), and any `Domain` but the address itself from a host given as an IP address (and a
+///   domain cookie never goes to an address, whatever its digits). The Public Suffix List
+///   (publicsuffix.org) is built in. A host that is itself a public suffix may name itself:
+///   its cookie then stays its own, as one without `Domain`.
 /// - a `Secure` cookie from plain HTTP, and a plain-HTTP cookie that would replace or shadow a
 ///   `Secure` one of the same name (RFC 6265bis);
 /// - a name and value over 4,096 bytes, a control character, no `=`, an empty name;
@@ -74,7 +74,8 @@ public final class CookieJar: Sendable {
     ///     a cookie the jar would never have kept is dropped (expired, an empty name or domain, a
     ///     control character, `=` or `;` in its name, `;` in its value, a name and value over
     ///     4,096 bytes, a path not starting with `/`, a `__Secure-` or `__Host-` name that breaks
-    ///     its prefix's promise); then the limits apply.
+    ///     its prefix's promise); a domain cookie for a public suffix goes to that host alone;
+    ///     then the limits apply.
     ///   - now: The clock that expiries are measured by (a test's own).
     public init(cookies: [Cookie] = [], now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
@@ -180,14 +181,17 @@ public final class CookieJar: Sendable {
         var hostOnly = true
         if let attribute = parsed.domain, attribute != origin.host {
             // Another domain than the host itself: the host must be in it, named by a name (not an
-            // address), and it must have more than one label.
-            guard !origin.isAddress, attribute.utf8.contains(UInt8(ascii: ".")), CookieOrigin.domainMatches(origin.host, attribute) else {
+            // address), and it must not be a public suffix (nor one label, which the list counts
+            // as one): `Domain=co.uk` would go to every site under it.
+            guard !origin.isAddress, CookieOrigin.domainMatches(origin.host, attribute), !PublicSuffixes.isPublicSuffix(attribute) else {
                 return nil
             }
             domain = attribute
             hostOnly = false
         } else if parsed.domain != nil {
-            hostOnly = origin.isAddress  // `Domain` naming the host itself: its subdomains too
+            // `Domain` naming the host itself: its subdomains too, unless the host is an address or
+            // itself a public suffix (`github.io`), whose cookie stays its own (RFC 6265 §5.3).
+            hostOnly = origin.isAddress || PublicSuffixes.isPublicSuffix(origin.host)
         }
         // Name prefixes (RFC 6265bis §4.1.3), in any case: a server trusts a `__Secure-` cookie to
         // have come over HTTPS, and a `__Host-` one also to be its host's alone, for every path.
@@ -226,6 +230,8 @@ public final class CookieJar: Sendable {
             ![cookie.name, cookie.value, cookie.domain, cookie.path].contains(where: SetCookie.hasControlCharacter),
             keepsPrefixPromise(cookie.name, secure: cookie.secure, ownHostAlone: cookie.hostOnly, path: cookie.path)
         else { return nil }
+        // A domain cookie for a public suffix goes to its own host alone, as one it set for itself.
+        if !cookie.hostOnly, PublicSuffixes.isPublicSuffix(cookie.domain) { cookie.hostOnly = true }
         if let expires = cookie.expires { cookie.expires = min(expires, now.addingTimeInterval(SetCookie.maximumLifetime)) }
         return cookie
     }
