@@ -19,6 +19,9 @@ import CoreMetrics
 /// - `runway_retries_total` — counter, one per attempt a `RetryInterceptor` further down makes
 ///   again; dimensions `service`, `api`, `cause` (the status, or the error code, of the attempt
 ///   before). Counted through `RetryInterceptor.Observers` in the context: no wiring.
+/// - `runway_redirects_total` — counter, one per redirect a `RedirectInterceptor` further down
+///   follows; dimensions `service`, `api`, `status` (`301`, `302`, `303`, `307`, `308`).
+///   Counted through `RedirectInterceptor.Observers`, likewise.
 ///
 /// `outcome` is `success` (2xx/3xx), `client_error` (4xx), `server_error` (5xx), or the
 /// `RunwayError.Code` of a thrown error (`timeout`, `paramsInvalid`, ...). `origin` is the
@@ -62,6 +65,11 @@ public struct MetricsInterceptor: Interceptor {
                 handles.retries(event.context.serviceID?.rawValue ?? "", event.context.apiName ?? "", cause: cause).increment()
             }
         ]
+        redirectObserver = [
+            { event in
+                handles.redirects(event.context.serviceID?.rawValue ?? "", event.context.apiName ?? "", status: event.status).increment()
+            }
+        ]
     }
 
     /// The metric names, made once: a call records several metrics.
@@ -69,12 +77,14 @@ public struct MetricsInterceptor: Interceptor {
         let requests: String
         let duration: String
         let retries: String
+        let redirects: String
         let phase: String
 
         init(prefix: String) {
             requests = prefix + "_requests_total"
             duration = prefix + "_request_duration"
             retries = prefix + "_retries_total"
+            redirects = prefix + "_redirects_total"
             phase = prefix + "_transfer_phase"
         }
     }
@@ -82,6 +92,8 @@ public struct MetricsInterceptor: Interceptor {
     private let handles: Handles
     /// The retry observer every call carries, made once: the event's context names the call.
     private let retryObserver: RetryInterceptor.Observers.Value
+    /// The redirect observer every call carries, made once.
+    private let redirectObserver: RedirectInterceptor.Observers.Value
 
     public var name: String { "metrics" }
 
@@ -93,6 +105,11 @@ public struct MetricsInterceptor: Interceptor {
             context[RetryInterceptor.Observers.self] = others + retryObserver
         } else {
             context[RetryInterceptor.Observers.self] = retryObserver
+        }
+        if let others = context[RedirectInterceptor.Observers.self] {
+            context[RedirectInterceptor.Observers.self] = others + redirectObserver
+        } else {
+            context[RedirectInterceptor.Observers.self] = redirectObserver
         }
         let service = context.serviceID?.rawValue ?? ""
         let api = context.apiName ?? ""
@@ -258,6 +275,11 @@ private final class Handles: Sendable {
     /// The retry counter of one retry: made for each (retries are rare).
     func retries(_ service: String, _ api: String, cause: String) -> Counter {
         counter(labels.retries, [("service", service), ("api", api), ("cause", cause)])
+    }
+
+    /// The redirect counter of one redirect: made for each (redirects are few).
+    func redirects(_ service: String, _ api: String, status: Int) -> Counter {
+        counter(labels.redirects, [("service", service), ("api", api), ("status", String(status))])
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {

@@ -99,6 +99,27 @@ import Testing
         #expect(try metrics.expectCounter("runway_requests_total", dims).totalValue == 1)
     }
 
+    @Test func everyRedirectFollowedIsCountedByItsStatusWithoutWiring() async throws {
+        try await withTestServer { server in
+            let redirects = try RedirectInterceptor.redirects(max: 5)
+            let context = RequestContext(apiName: "listing.rent", serviceID: "listings")
+            let pipeline = try pipeline(CurlDispatcher(), [redirects])
+            let post = Runway.Request(method: .post, url: server.url("/redirect-to?status=303&url=/redirect/2"), body: Data("{}".utf8))
+            let response = try await pipeline.send(post, context: context)
+            #expect(response.status == 200)
+            #expect(server.stats.requests(path: "/redirect/0") == 1)
+            let seeOther = [("service", "listings"), ("api", "listing.rent"), ("status", "303")]
+            #expect(try metrics.expectCounter("runway_redirects_total", seeOther).totalValue == 1)
+            let found = [("service", "listings"), ("api", "listing.rent"), ("status", "302")]
+            #expect(try metrics.expectCounter("runway_redirects_total", found).totalValue == 2)
+            // One call, as the caller saw it.
+            let dims = [
+                ("service", "listings"), ("api", "listing.rent"), ("method", "POST"), ("outcome", "success"), ("origin", "network"),
+            ]
+            #expect(try metrics.expectCounter("runway_requests_total", dims).totalValue == 1)
+        }
+    }
+
     @Test func httpErrorsThrownErrorsAndCacheHitsHaveTheirOwnOutcome() async throws {
         let context = RequestContext(apiName: "a", serviceID: "s")
         _ = try await pipeline(StubDispatcher(status: 503)).send(try Request("https://api.test/"), context: context)
