@@ -86,7 +86,9 @@ def generate(source):
         "",
     ]
     lines += [f"    {rule}" for rule in listed]
-    lines += ['', '    """', "}", ""]
+    lines += ['', '    """', "",
+              "    /// The most labels a rule has (`*` counts as one): no longer name is a public suffix.",
+              f"    static let mostLabels = {max(rule.lstrip('!').count('.') + 1 for rule in listed)}", "}", ""]
     return "\n".join(lines)
 
 

@@ -115,6 +115,14 @@ import Testing
         #expect(header(jar, "https://co.uk/") == "wide=1")
     }
 
+    @Test func aRestoredDomainOfAMillionBytesIsReadInOnePass() {
+        // A corrupt file: the public suffix check must not try each of its 500,000 suffixes.
+        let long = String(repeating: "a.", count: 500_000) + "com"
+        let jar = CookieJar(cookies: [Cookie(name: "long", value: "1", domain: long, hostOnly: false)])
+        #expect(jar.cookies.first?.hostOnly == false)
+        #expect(header(jar, "https://a.com/") == nil)
+    }
+
     @Test func anAddressKeepsItsOwnCookiesAndADomainOfItsOwnNameIsAllowed() {
         let jar = CookieJar()
         jar.store(setCookie: ["a=1; Domain=127.0.0.1"], from: url("http://127.0.0.1:8080/"))

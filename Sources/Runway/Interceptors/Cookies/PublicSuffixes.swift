@@ -14,6 +14,12 @@ enum PublicSuffixes {
     /// for `foo.ck`), and no exception rule (`!www.ck`) names it or a domain it is under. A name
     /// of one label is one (the list's default rule `*`).
     static func isPublicSuffix(_ domain: String) -> Bool {
+        // No rule has as many labels: not one (and a restored name of any length costs one pass).
+        var dots = 0
+        for byte in domain.utf8 where byte == UInt8(ascii: ".") {
+            dots += 1
+            if dots >= mostLabels { return false }
+        }
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count > 1 else { return true }
         // An exception rule prevails over every other match: the public suffix is then its parent,

@@ -9985,4 +9985,7 @@ extension PublicSuffixes {
     한국
 
     """
+
+    /// The most labels a rule has (`*` counts as one): no longer name is a public suffix.
+    static let mostLabels = 5
 }
