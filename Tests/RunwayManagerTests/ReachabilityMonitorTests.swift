@@ -124,6 +124,37 @@ final class ManualClock: Sendable {
         #expect(stub.requests.count == 1)
     }
 
+    /// With no network (only `lo` up: Wi-Fi off, a container without one), a service on this
+    /// machine is still called; one elsewhere fails fast.
+    @Test func aServiceOnThisMachineIsCalledWithoutANetwork() async throws {
+        try await withTestServer { server in
+            let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.unreachable))
+            monitor.refresh()
+            let local = TestService(id: .listings, baseURL: server.url("/").absoluteString)
+            let named = TestService(id: .rental, baseURL: server.url("/", hostName: "localhost").absoluteString)
+            let remote = TestService(id: .newHome, baseURL: "http://listings.test/v1")
+            let registry = try makeRegistry(CurlDispatcher(), services: [local, named, remote], reachability: monitor)
+            for service in [ServiceID.listings, .rental] {
+                let result = await outcome { try await ItemListAPIManager(registry: registry, apiName: "json", serviceID: service).load() }
+                #expect(result.success != nil, "\(service): \(String(describing: result.failure))")
+            }
+            let far = await outcome { try await ItemListAPIManager(registry: registry, serviceID: .newHome).load() }
+            #expect(far.failure?.code == .noNetwork)
+        }
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1:8080", true), ("127.8.9.10:80", true), ("localhost:80", true), ("LOCALHOST.:80", true),
+        ("api.localhost:443", true), ("::1:8080", true), ("[::1]:8080", true), ("::ffff:127.0.0.1:80", true), ("localhost", true),
+        ("::1", true), ("128.0.0.1:80", false), ("127.0.0.256:80", false), ("127.0.0:80", false), ("localhost.example:80", false),
+        ("127.0.0.1.example:80", false), ("::2:80", false), ("10.0.0.1:80", false), ("", false),
+    ])
+    func whichHostsAreThisMachine(endpoint: String, loopback: Bool) {
+        let monitor = ReachabilityMonitor(source: ScriptedReachabilitySource(.unreachable))
+        monitor.refresh()
+        #expect(monitor.shouldFailFast(host: endpoint) == !loopback)
+    }
+
     /// A dead service must not block a live one, and must be tried again after the interval
     /// even when nobody polls (it blocked every service, and forever without `start()`). The
     /// monitor's clock moves only when the test says: however slow the calls, the dead host fails

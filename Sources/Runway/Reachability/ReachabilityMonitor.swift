@@ -18,7 +18,8 @@ import Foundation
 /// their calls to it, with their service's host and port, and fail fast with `.noNetwork`
 /// (``shouldFailFast(host:)``) while the source says unreachable, or while *their own host:port*
 /// refused its last ``probeFailureThreshold`` connections — for one ``interval`` after the last
-/// refusal, then a call goes through to find out. One dead service never blocks the others.
+/// refusal, then a call goes through to find out. One dead service never blocks the others, and
+/// a service on this machine (`127.0.0.1`, `::1`, `localhost`) is called without a network.
 /// ```swift
 /// let monitor = ReachabilityMonitor()
 /// monitor.start()
@@ -143,13 +144,43 @@ public final class ReachabilityMonitor: Sendable {
     /// Whether a call to `host` should fail at once with `.noNetwork`: the source says the
     /// network is unreachable, or `host` refused its last ``probeFailureThreshold`` connections
     /// less than ``interval`` ago (after that, calls go through again to find out, with or
-    /// without polling).
+    /// without polling). A host on this machine (`localhost` and names under it, `127.0.0.0/8`,
+    /// `::1`) needs no network: only its own refusals fail it fast.
+    /// - Parameter host: `host:port` (or a bare host), as the registry names a service's endpoint.
     public func shouldFailFast(host: String?) -> Bool {
-        state.withLock { state in
-            if state.sourceStatus == .unreachable { return true }
+        let loopback = host.map(Self.isLoopback) ?? false
+        return state.withLock { state in
+            if state.sourceStatus == .unreachable, !loopback { return true }
             guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else { return false }
             return now() - failures.last < interval
         }
+    }
+
+    /// Whether `endpoint` (`host:port`, or a bare host; an IPv6 address with or without
+    /// brackets) names this machine.
+    static func isLoopback(_ endpoint: String) -> Bool {
+        let text = Substring(endpoint.lowercased())
+        if isLoopbackHost(text) { return true }
+        // Without its port: what follows the last colon, when that is all digits.
+        guard let colon = text.lastIndex(of: ":"), !text[text.index(after: colon)...].isEmpty,
+            text[text.index(after: colon)...].allSatisfy({ $0 >= "0" && $0 <= "9" })
+        else { return false }
+        return isLoopbackHost(text[..<colon])
+    }
+
+    /// Whether `host` (lowercased) is `localhost` or a name under it (RFC 6761), an address of
+    /// `127.0.0.0/8` (also IPv4-mapped), or `::1`.
+    private static func isLoopbackHost(_ host: Substring) -> Bool {
+        var host = host
+        if host.first == "[", host.last == "]" { host = host.dropFirst().dropLast() }
+        if host.last == "." { host = host.dropLast() }
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        if host.hasPrefix("::ffff:") { host = host.dropFirst(7) }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127"
+            && octets.allSatisfy { octet in
+                (1...3).contains(octet.count) && octet.allSatisfy { $0 >= "0" && $0 <= "9" } && Int(octet)! <= 255
+            }
     }
 
     /// Applies `change` and publishes the status it leads to. Changes are handed to streams and
