@@ -50,14 +50,14 @@ public struct RunwayTransport: ClientTransport {
     /// Sends one operation's request through the pipeline and hands back the response.
     /// - Throws: `RunwayError`: what the pipeline throws, or, before anything is
     ///   sent, `.invalidURL`, `.invalidRequest` or `.invalidHeader` for a request that cannot be
-    ///   converted or a body that fails while it is read into memory or ends before its known
-    ///   length (stage `transport RunwayTransport`); `.cancelled` when the calling task is
-    ///   cancelled meanwhile; `.responseInvalid` for a response `HTTPResponse` cannot hold.
+    ///   converted (a path parameter that is `.` or `..` included) or a body that fails while it
+    ///   is read into memory or ends before its known length (stage `transport RunwayTransport`);
+    ///   `.cancelled` when the calling task is cancelled meanwhile; `.responseInvalid` for a
+    ///   response `HTTPResponse` cannot hold.
     public func send(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        var request = request
-        if let path = request.path { request.path = Self.encodingDotSegments(path) }
+        if let path = request.path { try Self.checkDotSegments(path) }
         var runwayRequest: Request
         do {
             runwayRequest = try Request(request, baseURL: baseURL, options: configuration.options)
@@ -87,18 +87,22 @@ public struct RunwayTransport: ClientTransport {
         if try await chunks.next() != nil { stream.cancel() }
     }
 
-    /// `path` with each `.` or `..` segment percent-encoded (`%2E`, `%2E%2E`). The generated code
-    /// puts a path parameter into the path with its dots as they are, and the dispatcher (libcurl)
-    /// removes dot segments, so `..` for `/items/{id}` would call `/` instead. Operation paths
-    /// have no dot segments of their own: these come from parameters.
-    static func encodingDotSegments(_ path: String) -> String {
-        let queryStart = path.firstIndex(of: "?") ?? path.endIndex
-        let pathPart = path[..<queryStart]
-        guard pathPart.contains(".") else { return path }
-        let segments = pathPart.split(separator: "/", omittingEmptySubsequences: false).map { segment -> Substring in
-            segment == "." ? "%2E" : segment == ".." ? "%2E%2E" : segment
+    /// Refuses a path with a `.` or `..` segment. Operation paths have none of their own: these
+    /// come from path parameters, which the generated code puts into the path with their dots as
+    /// they are. libcurl removes dot segments before it sends (`..` for `/items/{id}` would call
+    /// `/`), and written `%2E%2E` one is still the same segment to a server that normalizes the
+    /// path (RFC 3986 §6.2.2.2; nginx does, in front of an app): no spelling reaches every server
+    /// as a value, so the call fails before anything is sent.
+    static func checkDotSegments(_ path: String) throws(RunwayError) {
+        let pathPart = path[..<(path.firstIndex(of: "?") ?? path.endIndex)]
+        guard pathPart.contains(".") else { return }
+        for segment in pathPart.split(separator: "/", omittingEmptySubsequences: false) where segment == "." || segment == ".." {
+            throw RunwayError(
+                .invalidURL,
+                "the path \(pathPart) has a path parameter that is \"\(segment)\", a dot segment: a server would read it (also as "
+                    + "\(segment == "." ? "%2E" : "%2E%2E")) as a step in the path and answer another resource; nothing was sent",
+                stage: stage)
         }
-        return segments.joined(separator: "/") + path[queryStart...]
     }
 
     /// Where conversion errors are attributed.

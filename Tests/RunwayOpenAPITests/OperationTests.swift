@@ -23,11 +23,17 @@ import Testing
         }
     }
 
-    @Test func aPathParameterThatIsADotSegmentReachesTheServerAsItsValue() async throws {
+    @Test func aPathParameterThatIsADotSegmentIsRefusedAndNothingIsSent() async throws {
         try await withTestServer(routes: ItemRoutes().routes) { server in
             let client = makeClient(server)
-            for id in [".", "..", "a..b", ".hidden"] {
-                // Sent as is, libcurl would remove `.` and `..` and call another endpoint.
+            for id in [".", ".."] {
+                // Sent as is, libcurl would remove it; as %2E%2E, a normalizing server would: another endpoint.
+                let error = await clientError { try await client.getItem(path: .init(itemID: id)) }?.runwayError
+                #expect(error?.code == .invalidURL, "\(String(describing: error))")
+                #expect(error?.message.contains("nothing was sent") == true)
+            }
+            #expect(server.stats.totalRequests == 0)
+            for id in ["a..b", ".hidden", "..."] {
                 let got = try await client.getItem(path: .init(itemID: id)).ok.body.json.id
                 #expect(got == id)
             }

@@ -48,24 +48,34 @@ final class ServiceEntry: Sendable {
         return common.merging(own) { _, manager in manager }
     }
 
-    /// Whether the path of `apiName` (before any `?`) has a segment that is exactly `..`; one
-    /// pass over the bytes, nothing allocated (it runs for every call).
+    /// Whether the path of `apiName` (before any `?`) has a segment that is `..`, each dot
+    /// written as it is or as `%2E` (RFC 3986 §6.2.2.2: the same character, which a server's
+    /// normalizer decodes before it removes dot segments); one pass over the bytes, nothing
+    /// allocated (it runs for every call).
     static func hasDotDotSegment(_ apiName: String) -> Bool {
-        var dots = 0  // dots since the segment began; -1 once it holds anything else
-        for byte in apiName.utf8 {
-            switch byte {
-            case UInt8(ascii: "/"):
-                if dots == 2 { return true }
-                dots = 0
-            case UInt8(ascii: "?"):
-                return dots == 2
-            case UInt8(ascii: "."):
-                if dots >= 0 { dots += 1 }
-            default:
-                dots = -1
+        apiName.withUTF8Bytes { bytes in
+            var dots = 0  // dots since the segment began; -1 once it holds anything else
+            var index = 0
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "/"):
+                    if dots == 2 { return true }
+                    dots = 0
+                case UInt8(ascii: "?"):
+                    return dots == 2
+                case UInt8(ascii: "."):
+                    if dots >= 0 { dots += 1 }
+                case UInt8(ascii: "%")
+                where index + 2 < bytes.count && bytes[index + 1] == UInt8(ascii: "2") && bytes[index + 2] | 0x20 == UInt8(ascii: "e"):
+                    if dots >= 0 { dots += 1 }
+                    index += 2
+                default:
+                    dots = -1
+                }
+                index += 1
             }
+            return dots == 2
         }
-        return dots == 2
     }
 
     /// The URL of `apiName` under the service's base, with `parameters` as its query (for the
@@ -86,8 +96,9 @@ final class ServiceEntry: Sendable {
                 stage: .service(id), field: field)
         }
         // libcurl removes dot segments before it sends: a `..` would climb out of the base URL's
-        // path (`../admin` under `/v1` calls `/admin`). Only whole literal segments of the path
-        // count (`..1`, `...` and `%2E%2E` are names); the query is not a path.
+        // path (`../admin` under `/v1` calls `/admin`), and so would `%2E%2E` on a server that
+        // normalizes the path. Only whole segments of the path count (`..1` and `...` are names);
+        // the query is not a path.
         if Self.hasDotDotSegment(apiName) {
             throw RunwayError(
                 .invalidURL, "\(what) \"\(apiName)\" holds a '..' segment, which would leave the service's base URL \(base)",
