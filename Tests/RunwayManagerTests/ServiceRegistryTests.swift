@@ -1,5 +1,7 @@
 import Foundation
 import Runway
+import RunwayCurl
+import RunwayTestServer
 import RunwayTesting
 import Testing
 
@@ -237,6 +239,16 @@ import Testing
         #expect(second.loadData() == false)
         _ = try await first.load()  // the owner goes on
         #expect(stub.requests.map(\.url.path) == ["/v1/items", "/v1/items"])
+    }
+
+    @Test func aHeadManagerSucceedsWithTheHeadAlone() async throws {
+        try await withTestServer { server in
+            let registry = try makeRegistry(CurlDispatcher(), services: [TestService(baseURL: server.url("/").absoluteString)])
+            let manager = ItemListAPIManager(registry: registry, apiName: "echo", method: .head)
+            let result = await outcome { try await manager.load() }
+            #expect(result.success == .null, "\(String(describing: result.failure))")
+            #expect(server.stats.requests(path: "/echo") == 1)
+        }
     }
 
     @Test func aNonJSONOrEmptySuccessIsATypedErrorWithTheBodyKept() async throws {

@@ -86,7 +86,8 @@ public protocol APIManager: AnyObject, Sendable {
     /// before it touches the network. Default: accepts everything.
     func validate(params: [String: JSON]) throws(RunwayError)
     /// The response validator, after the service's common error handling: check the shape and
-    /// business codes. Default: an empty body fails with `.noContent`. A cached API's response
+    /// business codes. Default: an empty body fails with `.noContent` (but for `HEAD`, whose
+    /// responses have none). A cached API's response
     /// is checked before it is stored as well (what the validator refuses is never stored), so
     /// one response may be validated twice: keep the validator free of side effects.
     func validate(response: APIResponse) throws(RunwayError)
@@ -130,7 +131,8 @@ extension APIManager {
     public func validate(params: [String: JSON]) throws(RunwayError) {}
 
     public func validate(response: APIResponse) throws(RunwayError) {
-        if response.response.body.isEmpty {
+        // A response to HEAD never has a body: its head is the answer.
+        if response.response.body.isEmpty, method != .head {
             throw RunwayError(.noContent, "\(apiName) returned an empty body", response: response.response)
         }
     }
