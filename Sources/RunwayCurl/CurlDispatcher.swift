@@ -109,7 +109,10 @@ public final class CurlDispatcher: Dispatcher {
             bodyReader = try request.bodyStream?.makeReader()
         } catch {
             request.progress?.finish()
-            throw error
+            // Before any I/O: nothing was sent.
+            var failure = error
+            failure.neverSent = true
+            throw failure
         }
         if let bodyReader, request.bodyStream?.length == 0 {
             // libcurl reads nothing of a body declared empty: it is read to its end here.

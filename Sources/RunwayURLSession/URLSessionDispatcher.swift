@@ -95,12 +95,19 @@ public final class URLSessionDispatcher: Dispatcher {
     public func dispatch(_ request: Request, context: RequestContext) async throws -> Response {
         defer { request.progress?.finish() }
         do {
-            try request.validate()
-            try Self.checkSupported(request.options)
-            try Self.checkNotStreamed(request)
-            try Self.checkNoProxy(request)
-            try Self.checkReachableHost(request)
-            try Self.checkBodyWithMethod(request)
+            do throws(RunwayError) {
+                try request.validate()
+                try Self.checkSupported(request.options)
+                try Self.checkNotStreamed(request)
+                try Self.checkNoProxy(request)
+                try Self.checkReachableHost(request)
+                try Self.checkBodyWithMethod(request)
+            } catch {
+                // Before any I/O: nothing was sent.
+                var failure = error
+                failure.neverSent = true
+                throw failure
+            }
             if Task.isCancelled {
                 throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
             }

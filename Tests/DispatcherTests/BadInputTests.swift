@@ -52,6 +52,8 @@ extension DispatcherSuite {
                 let request = makeRequest(server.url("/echo"), headers: ["X-Evil": value])
                 let error = await runwayError { try await dut.send(dispatcher, request) }
                 #expect(error?.code == .invalidHeader)
+                // Refused before any I/O: the error says so.
+                #expect(error?.neverSent == true)
             }
             let badName = makeRequest(server.url("/echo"), headers: ["Bad Name": "x"])
             #expect(await runwayError { try await dut.send(dispatcher, badName) }?.code == .invalidHeader)
@@ -106,6 +108,7 @@ extension DispatcherSuite {
                 let error = await runwayError { try await dut.send(dispatcher, request) }
                 #expect(error?.code == .configuration, "\(pin)")
                 #expect(error?.field == "tls.pinnedPublicKeys")
+                #expect(error?.neverSent == true)
             }
             #expect(server.stats.totalRequests == 0)
         }

@@ -117,6 +117,7 @@ final class ManualClock: Sendable {
         let manager = ItemListAPIManager(registry: try makeRegistry(stub, reachability: monitor))
         let result = await outcome { try await manager.load() }
         #expect(result.failure?.code == .noNetwork)
+        #expect(result.failure?.neverSent == true)
         #expect(stub.requests.isEmpty)
         source.set(.reachable)
         monitor.refresh()

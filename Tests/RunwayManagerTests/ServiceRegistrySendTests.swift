@@ -47,7 +47,7 @@ private struct ContextProbe: Interceptor {
             ($0 as? RunwayError)?.code == .configuration
         }
         await #expect { try await registry.send(api: "x", of: .listings) } throws: {
-            ($0 as? RunwayError)?.code == .noNetwork
+            ($0 as? RunwayError)?.code == .noNetwork && ($0 as? RunwayError)?.neverSent == true
         }
         #expect(stub.requests.isEmpty)
     }

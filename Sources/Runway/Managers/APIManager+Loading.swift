@@ -26,7 +26,7 @@ extension APIManager {
     func loadResponse(params: [String: JSON]?) async throws(RunwayError) -> APIResponse {
         switch engine.submit(self, params: params, awaiting: true) {
         case .notStarted(let error):
-            throw error
+            throw ManagerEngine.unsent(error)
         case .running(let call, let task):
             return try await engine.wait(for: call, task: task).get()
         }
@@ -37,7 +37,7 @@ extension APIManager {
     func loadResponse(failingWith error: RunwayError) async throws(RunwayError) -> APIResponse {
         switch engine.fail(self, error: error, awaiting: true) {
         case .notStarted(let error):
-            throw error
+            throw ManagerEngine.unsent(error)
         case .running(let call, let task):
             return try await engine.wait(for: call, task: task).get()
         }

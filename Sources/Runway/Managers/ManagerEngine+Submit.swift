@@ -10,10 +10,18 @@ import Foundation
 extension ManagerEngine {
     /// What became of a call when it was made.
     enum Submission {
-        /// Not started (vetoed, dropped, no more pages): nothing is delivered.
+        /// Not started (vetoed, dropped, no more pages): nothing is delivered, nothing was sent
+        /// (the error's `neverSent` is set by ``unsent``).
         case notStarted(RunwayError)
         /// Started or joined: the task lands it and returns the outcome.
         case running(ManagerCall, CallTask)
+    }
+
+    /// The error of a call that was not started, marked as never sent.
+    static func unsent(_ error: RunwayError) -> RunwayError {
+        var error = error
+        error.neverSent = true
+        return error
     }
 
     /// Steps 1–5 of a call (see ``APIManager``): parameters, veto, validation, policy, start.
@@ -256,6 +264,8 @@ extension ManagerEngine {
     ) -> Submission {
         var error = error
         if error.stage == nil { error.stage = stage }
+        // It failed before its request was made: nothing was sent.
+        error.neverSent = true
         let call = ManagerCall(shareKey: nil, plan: nil)
         let failure = error
         let weakManager = WeakManager(manager)

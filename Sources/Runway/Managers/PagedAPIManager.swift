@@ -194,7 +194,7 @@ extension PagedAPIManager {
         // nor the engine, so releasing the manager cancels the page load.
         switch submission {
         case .notStarted(let error):
-            return .failure(error)
+            return .failure(ManagerEngine.unsent(error))
         case .running(let call, let task):
             guard awaiting, let engine = weakEngine.object else { return await task.outcome }
             // An awaiting caller holds the manager (and so the engine) itself.

@@ -40,7 +40,8 @@ extension ServiceRegistry {
     ) async throws(RunwayError) -> Response {
         let entry = try entry(serviceID)
         if let reachability, reachability.shouldFailFast(host: entry.endpoint) {
-            throw RunwayError(.noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: .service(serviceID))
+            throw RunwayError(
+                .noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: .service(serviceID), neverSent: true)
         }
         var merged = entry.commonHeaders
         for field in headers { merged.removeAll(named: field.name) }

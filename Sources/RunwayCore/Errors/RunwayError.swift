@@ -71,7 +71,9 @@ public struct RunwayError: Error, Sendable {
     /// Whether the request certainly never left this machine: no connection was made for it
     /// (refused, unreachable, a connect timeout, a name that did not resolve), so sending it
     /// again cannot repeat it at the server. `false` when it may have been sent, or nobody knows.
-    /// Dispatchers set it; `RetryInterceptor` retries such failures for every method.
+    /// Dispatchers set it, and so does what refuses a request before it is sent (``Request/validate()``,
+    /// a manager's checks and its reachability gate, the validation interceptor);
+    /// `RetryInterceptor` retries such failures for every method, when their code is one it retries.
     public var neverSent: Bool {
         get { details.neverSent }
         set { details = details.with(neverSent: newValue) }

@@ -168,7 +168,19 @@ public struct Request: Sendable {
     /// proxy that can work (``Proxy``), not both ``streamsResponseBody`` and ``download``, no body
     /// on a `HEAD`, and not both ``body`` and ``bodyStream`` (a streamed body is not bounded by
     /// ``RequestOptions/maxRequestBodySize``: it is never held).
+    ///
+    /// What it throws has ``RunwayError/neverSent``: nothing was sent.
     public func validate() throws(RunwayError) {
+        do {
+            try validateFields()
+        } catch {
+            var failure = error
+            failure.neverSent = true
+            throw failure
+        }
+    }
+
+    private func validateFields() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
             throw RunwayError(.invalidRequest, "method \"\(method)\" is not an HTTP token")

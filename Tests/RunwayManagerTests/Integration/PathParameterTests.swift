@@ -102,6 +102,20 @@ import Testing
         }
     }
 
+    @Test func aCallRefusedBeforeItsRequestIsMadeSaysNothingWasSent() async throws {
+        try await withShop(interceptors: []) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "product", path: "products/{id}")
+            let missing = await #expect(throws: RunwayError.self) { try await manager.load(params: [:]) }
+            #expect(missing?.code == .paramsInvalid)
+            #expect(missing?.neverSent == true)
+            let climbing = PathAPIManager(registry: registry, apiName: "up", path: "../admin")
+            let refused = await #expect(throws: RunwayError.self) { try await climbing.load() }
+            #expect(refused?.code == .invalidURL)
+            #expect(refused?.neverSent == true)
+            #expect(requests.value == 0)
+        }
+    }
+
     @Test func validationRulesCheckTheParametersThatWentIntoThePath() async throws {
         let rules = try ValidationInterceptor.validation([
             "product": APIValidation(parameters: [ParameterRule("id", .required, .type(.integer), .range(1...1000))])
@@ -116,6 +130,7 @@ import Testing
                 let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["id": bad]) }
                 #expect(error?.code == .paramsInvalid)
                 #expect(error?.field == "id")
+                #expect(error?.neverSent == true)
             }
             #expect(requests.value == 1)
         }

@@ -67,8 +67,15 @@ public struct ValidationInterceptor: Interceptor {
         } else {
             return try await next(request, context)
         }
-        try rules.validate(
-            request, pathParameters: context[PathParameters.self] ?? [:], nullQueryParameters: context[NullQueryParameters.self] ?? [])
+        do throws(RunwayError) {
+            try rules.validate(
+                request, pathParameters: context[PathParameters.self] ?? [:], nullQueryParameters: context[NullQueryParameters.self] ?? [])
+        } catch {
+            // Refused before it went down the chain: nothing was sent.
+            var failure = error
+            failure.neverSent = true
+            throw failure
+        }
         let response = try await next(request, context)
         do {
             try rules.validate(response)
