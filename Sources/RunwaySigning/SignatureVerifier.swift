@@ -15,8 +15,9 @@ import Crypto
 /// Framework-neutral: hand it the method, the raw path and query, a header lookup and the
 /// body. It rejects a missing or malformed signature, a timestamp outside the allowed clock
 /// skew, a nonce seen before within the window, and any difference between what was signed and
-/// what arrived; signatures are compared in constant time. The order of query parameters does
-/// not matter (the canonical form sorts them).
+/// what arrived; signatures are compared in constant time. The order of query parameters of
+/// different names does not matter (the canonical form sorts them by name); the order of the
+/// values of one name does.
 /// ```swift
 /// let verifier = try SignatureVerifier.hmacSHA256(secret: secret)
 /// router.get("/v1/listings") { request, context in

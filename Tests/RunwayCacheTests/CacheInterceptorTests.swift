@@ -40,6 +40,25 @@ import Testing
         #expect(other.origin == .stub)
     }
 
+    /// `?a=1&a=2` and `?a=2&a=1` are different requests to a server that reads the first value:
+    /// they never share an entry (the second got the first's body).
+    @Test func theValuesOfOneNameInAnotherOrderAreAnotherEntry() async throws {
+        let stub = CountingStub()
+        let cache = try makeCache(["list": .memory()])
+        let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: stub.dispatcher)
+        let first = try await call(pipeline, "https://api.test/list?a=1&a=2", api: "list")
+        let turned = try await call(pipeline, "https://api.test/list?a=2&a=1", api: "list")
+        #expect(stub.count == 2)
+        #expect(first.origin == .stub)
+        #expect(turned.origin == .stub)
+        // Names in another order are the same request.
+        let moved = try await call(pipeline, "https://api.test/list?b=0&a=1&a=2", api: "list")
+        let again = try await call(pipeline, "https://api.test/list?a=1&b=0&a=2", api: "list")
+        #expect(moved.origin == .stub)
+        #expect(again.origin == .memoryCache)
+        #expect(stub.count == 3)
+    }
+
     @Test func keyCoversServiceEnvironmentAPIAndMethod() throws {
         let request = try Request("https://api.test/x?a=1")
         let base = CacheKey(request, context: RequestContext(apiName: "a", serviceID: "s"), environment: "prod")

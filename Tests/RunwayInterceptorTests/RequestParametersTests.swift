@@ -21,11 +21,14 @@ import Testing
         #expect(RequestParameters(request).isEmpty)
     }
 
-    @Test func canonicalFormIsOrderIndependentAndInjective() {
+    @Test func canonicalFormIsIndependentOfTheOrderOfNamesAndInjective() {
         let one = RequestParameters(percentEncodedQuery: "b=2&a=1&a=0", contentType: nil, body: nil)
-        let two = RequestParameters(percentEncodedQuery: "a=0&b=2&a=1", contentType: nil, body: nil)
-        #expect(one.canonicalForm == "a=0&a=1&b=2")
+        let two = RequestParameters(percentEncodedQuery: "a=1&b=2&a=0", contentType: nil, body: nil)
+        #expect(one.canonicalForm == "a=1&a=0&b=2")
         #expect(one.canonicalForm == two.canonicalForm)
+        // The values of one name keep their order: `a=0` first is another request.
+        let turned = RequestParameters(percentEncodedQuery: "a=0&b=2&a=1", contentType: nil, body: nil)
+        #expect(turned.canonicalForm == "a=0&a=1&b=2")
         let smuggled = RequestParameters(percentEncodedQuery: "a=1%26b%3D2", contentType: nil, body: nil)
         let plain = RequestParameters(percentEncodedQuery: "a=1&b=2", contentType: nil, body: nil)
         #expect(smuggled.canonicalForm != plain.canonicalForm)

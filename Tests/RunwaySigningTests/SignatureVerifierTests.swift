@@ -127,6 +127,12 @@ import Testing
         var smuggled = original
         smuggled.url = try #require(URL(string: "https://api.test/v1/rent?a=1%26b%3D2&c=3"))
         #expect(code { try verifier.verify(smuggled) } == .signatureMismatch)
+        // The values of one name in another order: a server reading the first gets another one.
+        let repeated = try await signed(try Request("https://api.test/v1/rent?a=1&a=2"), with: try .signing(secret: Self.secret))
+        var turned = repeated
+        turned.url = try #require(URL(string: "https://api.test/v1/rent?a=2&a=1"))
+        #expect(code { try verifier.verify(turned) } == .signatureMismatch)
+        #expect(code { try verifier.verify(repeated) } == nil)
     }
 
     /// Queries and paths whose escapes are not UTF-8 must not share a signature with another:

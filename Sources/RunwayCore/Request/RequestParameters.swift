@@ -84,16 +84,20 @@ public struct RequestParameters: Sendable, Equatable {
     public var isEmpty: Bool { items.isEmpty }
 
     /// The parameters as `name=value` pairs, each part percent-encoded per RFC 3986 (only
-    /// unreserved characters left as they are), sorted by name and then value, joined by `&`.
+    /// unreserved characters left as they are), sorted by name, the values of one name in the
+    /// order they were sent, joined by `&`.
     ///
-    /// Reordering parameters does not change it; changing, adding or removing one does, and
-    /// because `&` and `=` inside names and values are encoded, no two different parameter lists
-    /// share a canonical form.
+    /// Reordering parameters of different names does not change it; changing, adding or
+    /// removing one does, and so does reordering the values of one name (`a=1&a=2` against
+    /// `a=2&a=1`: a server that reads the first value gets another one). Because `&` and `=`
+    /// inside names and values are encoded, no two different parameter lists share a canonical
+    /// form.
     public var canonicalForm: String {
         // Encoded parts are ASCII, so comparing their bytes is the same order everywhere
         // (no Unicode-aware String comparison, which is slower and not what a server uses).
-        let pairs = items.map { (Array(Self.encode($0.name).utf8), Array(Self.encode($0.value).utf8)) }
-            .sorted { $0.0 != $1.0 ? $0.0.lexicographicallyPrecedes($1.0) : $0.1.lexicographicallyPrecedes($1.1) }
+        // Sorted by name, then by position: the values of a name keep their order.
+        let pairs = items.enumerated().map { (Array(Self.encode($1.name).utf8), Array(Self.encode($1.value).utf8), $0) }
+            .sorted { $0.0 != $1.0 ? $0.0.lexicographicallyPrecedes($1.0) : $0.2 < $1.2 }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(pairs.reduce(0) { $0 + $1.0.count + $1.1.count + 2 })
         for (index, pair) in pairs.enumerated() {
@@ -118,14 +122,14 @@ public struct RequestParameters: Sendable, Equatable {
     }
 
     /// Whether a query already is its own canonical form: `name=value` pieces of unreserved
-    /// characters only, each with one `=`, sorted by name and then value.
+    /// characters only, each with one `=`, sorted by name (the values of a name in any order).
     public static func isCanonical(_ query: Substring) -> Bool {
         query.withUTF8Bytes(isCanonical)
     }
 
     /// ``isCanonical(_:)`` of a query's UTF-8.
     static func isCanonical(_ bytes: Span<UInt8>) -> Bool {
-        var previous: (name: Range<Int>, value: Range<Int>)?
+        var previous: Range<Int>?
         var start = 0
         while start < bytes.count {
             var end = start
@@ -141,12 +145,8 @@ public struct RequestParameters: Sendable, Equatable {
             }
             guard let equals, equals > start else { return false }  // no "=", or an empty name
             let name = start..<equals
-            let value = equals + 1..<end
-            if let previous {
-                let byName = compare(bytes, previous.name, name)
-                guard byName < 0 || (byName == 0 && compare(bytes, previous.value, value) <= 0) else { return false }
-            }
-            previous = (name, value)
+            if let previous, compare(bytes, previous, name) > 0 { return false }
+            previous = name
             guard end < bytes.count else { return true }
             start = end + 1
             guard start < bytes.count else { return false }  // a trailing "&"

@@ -138,7 +138,7 @@ def decode_parameters(text):
 
 
 def parameters_line(query, content_type, body):
-    """The parameters line: the sorted, re-encoded query and form parameters, or the `?` form
+    """The parameters line: the re-encoded query and form parameters sorted by name, or the `?` form
     when they do not decode exactly."""
     pairs, exact = decode_parameters(query or "")
     if body and is_form(content_type):
@@ -149,7 +149,9 @@ def parameters_line(query, content_type, body):
         pairs += form
         exact = exact and form_exact
     if exact:
-        encoded = sorted((encode(name).encode("ascii"), encode(value).encode("ascii")) for name, value in pairs)
+        # By name only: sorted() is stable, so the values of one name keep the order they were sent in.
+        encoded = sorted(((encode(name).encode("ascii"), encode(value).encode("ascii")) for name, value in pairs),
+                         key=lambda pair: pair[0])
         return "&".join(f"{name.decode()}={value.decode()}" for name, value in encoded)
     fallback = "?" + (query or "")
     if content_type is not None and content_type.lower().startswith(FORM_MEDIA_TYPE):
