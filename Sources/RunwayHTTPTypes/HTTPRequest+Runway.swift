@@ -145,7 +145,7 @@ struct RequestTarget {
         let text = scheme + "://" + authority + path
         // What the URL parser takes as the authority must be all of it: "host/x" or
         // "host?x" would send the request elsewhere.
-        guard let url = URL(string: text), let parsed = try? RequestTarget(url), parsed.authority == authority else {
+        guard let url = Request.parseURL(text), let parsed = try? RequestTarget(url), parsed.authority == authority else {
             throw RunwayError(.invalidURL, "authority \"\(RunwayError.text(forURL: authority))\" is not host[:port]")
         }
         try checkPort(URLComponents(string: text)?.port, of: text)

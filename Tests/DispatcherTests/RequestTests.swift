@@ -35,6 +35,23 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a URL string's escapes go as written beside characters it cannot hold raw", arguments: DispatcherUnderTest.all)
+    func escapesBesideRawCharacters(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let base = server.url("/echo").absoluteString
+            // Foundation's parser, given `[` or `|`, encoded the whole string again: `%5B` went as `%255B`.
+            let cases = [
+                ("?a%5B%5D=1&b[c]=2", "a%5B%5D=1&b%5Bc%5D=2"), ("?x=%2F&b=a|b", "x=%2F&b=a%7Cb"),
+                ("?u=%C3%A9&v=é", "u=%C3%A9&v=%C3%A9"), ("?p=100%&q=%41", "p=100%25&q=%41"),
+            ]
+            for (query, sent) in cases {
+                let response = try await dut.send(dispatcher, try Request(base + query))
+                #expect(try decodeEcho(response).query == sent, "\(query)")
+            }
+        }
+    }
+
     @Test("a HEAD with a body is refused before it goes, never sent without it", arguments: DispatcherUnderTest.all)
     func headWithBody(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

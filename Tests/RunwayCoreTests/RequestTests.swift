@@ -4,6 +4,16 @@ import Testing
 
 @Suite("Request")
 struct RequestTests {
+    @Test func aURLStringKeepsItsEscapesAndItsHost() throws {
+        let request = try Request("http://h.test/p%2Fq/[x]{y}?x=%2F&b=a|b&u=é#f^")
+        #expect(request.url.absoluteString == "http://h.test/p%2Fq/%5Bx%5D%7By%7D?x=%2F&b=a%7Cb&u=%C3%A9#f%5E")
+        let v6 = try Request("http://[::1]:8080/a[b]?c=%5B")
+        #expect(v6.url.host == "::1")
+        #expect(v6.url.absoluteString == "http://[::1]:8080/a%5Bb%5D?c=%5B")
+        // Nothing to encode: the text as it is.
+        #expect(try Request("https://h.test/a%20b?c=d&e=%41").url.absoluteString == "https://h.test/a%20b?c=d&e=%41")
+    }
+
     @Test(
         "malformed and relative URL strings are .invalidURL",
         arguments: ["", "not a url", "/relative/path", "http://", "http:///nohost", "https://exa mple.com/"])

@@ -35,6 +35,20 @@ import Testing
         }
     }
 
+    /// A `Location` with escapes beside characters a URL cannot hold raw keeps its escapes: the
+    /// parser, given `[`, encoded the whole text again (`%5B` went as `%255B`).
+    @Test func aLocationKeepsItsEscapes() async throws {
+        try await withTestServer { server in
+            let log = RecordingInterceptor.Log()
+            // url=/echo?a%5B%5D=1&b[c]=2, encoded as a query value.
+            let start = server.url("/redirect-to?url=%2Fecho%3Fa%255B%255D%3D1%26b%5Bc%5D%3D2")
+            let response = try await pipeline([try .redirects()], log: log).send(Runway.Request(url: start))
+            #expect(response.status == 200)
+            let echo = try JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+            #expect(echo?["query"] as? String == "a%5B%5D=1&b%5Bc%5D=2")
+        }
+    }
+
     /// RFC 9110 §15.4, as browsers do: a 303 makes a `GET` of all but `HEAD`, a 301 or 302 of a
     /// `POST`; 307 and 308 keep the method and the body.
     @Test(arguments: [

@@ -120,7 +120,7 @@ final class ServiceEntry: Sendable {
             text += apiName.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
             Self.appendQuery(parameters, to: &text)
         }
-        if let url = URL(string: text) { return url }
+        if let url = Request.parseURL(text) { return url }
         guard URL(string: String(decoding: text.utf8.prefix(pathBytes), as: UTF8.self)) != nil else {
             throw RunwayError(
                 .invalidURL, "\(what) \"\(apiName)\" does not make a URL with \(base)", stage: .service(id), field: field)

@@ -138,7 +138,9 @@ public struct Request: Sendable {
     ///
     /// The string must be a URL as written on the wire: a space or a control character
     /// (U+0000–U+001F, U+007F) anywhere is `.invalidURL`, never percent-encoded on your behalf
-    /// (`%20` for a space; API managers encode their parameters themselves).
+    /// (`%20` for a space; API managers encode their parameters themselves). What else a URL
+    /// cannot hold raw after its host (`[`, `]`, `|`, `{`, bytes beyond ASCII, a `%` that begins
+    /// no escape) is percent-encoded; every `%XX` escape goes as written.
     /// - Throws: ``RunwayError`` `.invalidURL` when the string is not an absolute URL with a
     ///   host or holds a space or control character, `.unsupportedScheme` when the scheme is
     ///   not `http` or `https`.
@@ -150,7 +152,7 @@ public struct Request: Sendable {
         options: RequestOptions = RequestOptions()
     ) throws(RunwayError) {
         try Self.checkURLText(urlString, what: "URL")
-        guard let url = URL(string: urlString) else {
+        guard let url = Self.parseURL(urlString) else {
             throw RunwayError(.invalidURL, "not a URL: \"\(RunwayError.text(forURL: urlString))\"")
         }
         self.init(method: method, url: url, headers: headers, body: body, options: options)
@@ -337,4 +339,70 @@ public struct Request: Sendable {
 
 extension Request: CustomStringConvertible {
     public var description: String { "\(method) \(url.absoluteString)" }
+}
+
+extension Request {
+    /// `text` parsed as a URL, with what a URL cannot hold raw after its authority (bytes beyond
+    /// ASCII, `[`, `]`, `|`, `{`, `^`, a `%` that begins no escape, ...) percent-encoded first and
+    /// every `%XX` escape kept as written. Given such a character, Foundation's parser encodes the
+    /// whole string again, escapes included: `?a%5B%5D=1&b[c]=2` would be sent as
+    /// `?a%255B%255D=1&b%5Bc%5D=2`, other parameters than the ones written.
+    package static func parseURL(_ text: String) -> URL? {
+        URL(string: encodingWhatURLsCannotHold(text))
+    }
+
+    /// ``parseURL(_:)``'s text: `text` itself when it holds nothing to encode (no copy).
+    package static func encodingWhatURLsCannotHold(_ text: String) -> String {
+        text.withUTF8Bytes { bytes in
+            // After "scheme://authority", or from the start of a text without one.
+            var start = 0
+            var index = 0
+            while index + 2 < bytes.count, bytes[index] != UInt8(ascii: "/") {
+                if bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") {
+                    start = index + 3
+                    while start < bytes.count, bytes[start] != UInt8(ascii: "/"), bytes[start] != UInt8(ascii: "?"),
+                        bytes[start] != UInt8(ascii: "#")
+                    {
+                        start += 1
+                    }
+                    break
+                }
+                index += 1
+            }
+            func keeps(_ index: Int) -> Bool {
+                let byte = bytes[index]
+                guard byte == UInt8(ascii: "%") else { return isAllowed(byte) }
+                return index + 2 < bytes.count && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
+            }
+            guard (start..<bytes.count).contains(where: { !keeps($0) }) else { return text }
+            var encoded: [UInt8] = []
+            encoded.reserveCapacity(bytes.count + 16)
+            for index in 0..<start { encoded.append(bytes[index]) }
+            let hex = Array("0123456789ABCDEF".utf8)
+            for index in start..<bytes.count {
+                let byte = bytes[index]
+                if keeps(index) {
+                    encoded.append(byte)
+                } else {
+                    encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                }
+            }
+            return String(decoding: encoded, as: UTF8.self)
+        }
+    }
+
+    /// RFC 3986 unreserved and sub-delimiter characters, and `:`, `@`, `/`, `?`, `#`: what a
+    /// path, query and fragment hold as they are.
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "-._~!$&'()*+,;=:@/?#".utf8.contains(byte)
+        }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
 }

@@ -148,7 +148,7 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
     /// interceptor follows.
     static func request(after response: Response, to request: Request) -> Request? {
         guard redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty,
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+            let target = URL(string: Request.encodingWhatURLsCannotHold(location), relativeTo: request.url)?.absoluteURL,
             isSameOrigin(target, request.url)
                 || isUpgrade(target, of: request.url)
         else { return nil }
