@@ -14,7 +14,8 @@ import Crypto
 /// parameters; on disk, their SHA-256.
 ///
 /// Parameters are in canonical order (`RequestParameters.canonicalForm`), so `?a=1&b=2` and
-/// `?b=2&a=1` share an entry; a form body's fields are keyed apart from the query's, and any
+/// `?b=2&a=1` share an entry (not `?a=1&a=2` and `?a=2&a=1`: a name's values keep their
+/// order); a form body's fields are keyed apart from the query's, and any
 /// other body (or a form that does not decode exactly) contributes its SHA-256. Headers (and so any
 /// signature or nonce) are not part of the key, except the caller's credentials.
 ///
