@@ -10,6 +10,9 @@ struct RequestTests {
         let v6 = try Request("http://[::1]:8080/a[b]?c=%5B")
         #expect(v6.url.host == "::1")
         #expect(v6.url.absoluteString == "http://[::1]:8080/a%5Bb%5D?c=%5B")
+        // A relative reference (a redirect's `Location`): "://" in its query names no authority.
+        #expect(Request.encodingWhatURLsCannotHold("?a=%41&u=http://[x]") == "?a=%41&u=http://%5Bx%5D")
+        #expect(Request.encodingWhatURLsCannotHold("/p#f://[x]") == "/p#f://%5Bx%5D")
         // Nothing to encode: the text as it is.
         #expect(try Request("https://h.test/a%20b?c=d&e=%41").url.absoluteString == "https://h.test/a%20b?c=d&e=%41")
     }

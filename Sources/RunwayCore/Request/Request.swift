@@ -354,10 +354,13 @@ extension Request {
     /// ``parseURL(_:)``'s text: `text` itself when it holds nothing to encode (no copy).
     package static func encodingWhatURLsCannotHold(_ text: String) -> String {
         text.withUTF8Bytes { bytes in
-            // After "scheme://authority", or from the start of a text without one.
+            // After "scheme://authority", or from the start of a text without one (a relative
+            // reference: "://" in its query is no scheme's).
             var start = 0
             var index = 0
-            while index + 2 < bytes.count, bytes[index] != UInt8(ascii: "/") {
+            while index + 2 < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
+                bytes[index] != UInt8(ascii: "#")
+            {
                 if bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") {
                     start = index + 3
                     while start < bytes.count, bytes[start] != UInt8(ascii: "/"), bytes[start] != UInt8(ascii: "?"),
