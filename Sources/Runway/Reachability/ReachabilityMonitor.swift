@@ -148,12 +148,14 @@ public final class ReachabilityMonitor: Sendable {
     /// `::1`) needs no network: only its own refusals fail it fast.
     /// - Parameter host: `host:port` (or a bare host), as the registry names a service's endpoint.
     public func shouldFailFast(host: String?) -> Bool {
-        let loopback = host.map(Self.isLoopback) ?? false
-        return state.withLock { state in
-            if state.sourceStatus == .unreachable, !loopback { return true }
-            guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else { return false }
-            return now() - failures.last < interval
+        let (unreachable, refused) = state.withLock { state in
+            guard let host, let failures = state.hosts[host], failures.count >= probeFailureThreshold else {
+                return (state.sourceStatus == .unreachable, false)
+            }
+            return (state.sourceStatus == .unreachable, now() - failures.last < interval)
         }
+        // Read only while the network is down: every call of a registry with a monitor asks.
+        return refused || (unreachable && !(host.map(Self.isLoopback) ?? false))
     }
 
     /// Whether `endpoint` (`host:port`, or a bare host; an IPv6 address with or without
