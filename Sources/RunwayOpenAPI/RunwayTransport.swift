@@ -101,7 +101,7 @@ public struct RunwayTransport: ClientTransport {
                 .invalidURL,
                 "the path \(pathPart) has a path parameter that is \"\(segment)\", a dot segment: a server would read it (also as "
                     + "\(segment == "." ? "%2E" : "%2E%2E")) as a step in the path and answer another resource; nothing was sent",
-                stage: stage)
+                stage: stage, neverSent: true)
         }
     }
 

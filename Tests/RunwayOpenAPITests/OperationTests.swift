@@ -31,6 +31,7 @@ import Testing
                 let error = await clientError { try await client.getItem(path: .init(itemID: id)) }?.runwayError
                 #expect(error?.code == .invalidURL, "\(String(describing: error))")
                 #expect(error?.message.contains("nothing was sent") == true)
+                #expect(error?.neverSent == true)
             }
             #expect(server.stats.totalRequests == 0)
             for id in ["a..b", ".hidden", "..."] {
