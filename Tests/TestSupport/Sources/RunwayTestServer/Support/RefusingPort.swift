@@ -4,19 +4,52 @@ import Foundation
 import Glibc
 #endif
 
-/// A TCP port on 127.0.0.1 that refuses every connection, and that no other server can take
-/// while this value lives: for tests of a host that is down.
+/// A TCP port on 127.0.0.1 and ::1 that refuses every connection, and that no other server can
+/// take while this value lives: for tests of a host that is down.
 ///
 /// A server started and shut down frees its port, and a server of a test running alongside
 /// may be given that port a moment later: the "dead" URL then answers. This port is bound and
-/// never listened on, so the kernel refuses connections to it and keeps it from other sockets.
+/// never listened on, so the kernel refuses connections to it and keeps it from other sockets;
+/// on ::1 too (where the machine has IPv6), so a test may probe both loopback addresses.
 public final class RefusingPort: Sendable {
     /// The port that refuses connections.
     public let port: Int
-    private let socket: Int32
+    private let sockets: [Int32]
 
-    /// Binds a free port on 127.0.0.1, without listening on it.
+    /// Binds a free port on 127.0.0.1, and the same port on ::1, without listening on them.
     public init() throws {
+        // The number the kernel gives on 127.0.0.1 may be taken on ::1: then another one.
+        for _ in 0..<32 {
+            let (v4, port) = try Self.bindV4()
+            let v6 = Glibc.socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            guard v6 >= 0 else {
+                (self.port, sockets) = (port, [v4])  // no IPv6 here
+                return
+            }
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = UInt16(port).bigEndian
+            address.sin6_addr = in6addr_loopback
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(v6, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+            }
+            if bound {
+                (self.port, sockets) = (port, [v4, v6])
+                return
+            }
+            let code = errno
+            _ = Glibc.close(v6)
+            guard code == EADDRINUSE else {
+                (self.port, sockets) = (port, [v4])  // no ::1 here
+                return
+            }
+            _ = Glibc.close(v4)
+        }
+        throw TestServerError("no port was free on both 127.0.0.1 and ::1")
+    }
+
+    /// A free port bound on 127.0.0.1, and its socket.
+    private static func bindV4() throws -> (Int32, Int) {
         let bound = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard bound >= 0 else { throw TestServerError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
@@ -34,12 +67,11 @@ public final class RefusingPort: Sendable {
             _ = Glibc.close(bound)
             throw TestServerError("bind() failed: errno \(code)")
         }
-        self.socket = bound
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        return (bound, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     deinit {
-        _ = Glibc.close(socket)
+        for socket in sockets { _ = Glibc.close(socket) }
     }
 
     /// `http://127.0.0.1:port` + `path`.
