@@ -37,7 +37,10 @@ import Foundation
 /// never delivered as `.updated` by a background refresh (`.failed` with `.responseInvalid`
 /// instead). So is one the calling API manager refuses (`validate(response:)`, a body that is
 /// not JSON): a refresh that brings one ends `.failed` with the manager's error. A background
-/// refresh runs the interceptors after the cache again (retried, signed afresh).
+/// refresh runs the interceptors after the cache again (retried, signed afresh). A refresh
+/// answered with no success (a `500`, or an error by the reading of the call's
+/// `RequestContext.service`, such as a business error sent with status 200) ends `.failed` too,
+/// with that response in the error.
 public struct CacheInterceptor: Interceptor {
     /// The store.
     public let cache: ResponseCache
@@ -129,7 +132,13 @@ public struct CacheInterceptor: Interceptor {
             do {
                 let fetched = try await fetch(
                     request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry)
-                outcome = fetched.broken.map { .failure($0) } ?? .success(fetched.response)
+                // What is no success is no update either: a 500, or a business error the service reads in a 200.
+                let refused =
+                    fetched.broken
+                    ?? ResponseCache.error(in: fetched.response, service: context.service).map {
+                        RunwayError.attributing($0, to: .interceptor("cache"))
+                    }
+                outcome = refused.map { .failure($0) } ?? .success(fetched.response)
             } catch {
                 outcome = .failure(RunwayError.attributing(error, to: .interceptor("cache")))
             }

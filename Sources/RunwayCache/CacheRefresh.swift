@@ -2,11 +2,13 @@ import Runway
 
 /// What a background refresh of a cache-then-network call produced.
 public enum CacheRefresh: Sendable {
-    /// The network answered with a different status or body; it is stored and here.
+    /// The network answered with success and a different status or body; it is here, and stored
+    /// unless it may not be (it says `Cache-Control: no-store`, sets a cookie...; see ``ResponseCache``).
     case updated(Response)
     /// The network answered with the same status and body as the response already delivered.
     case unchanged(Response)
-    /// The refresh failed; the cached response already delivered stays in the cache.
+    /// The refresh failed, or brought no success (a `500`: `RunwayError.response` holds it); the
+    /// cached response already delivered stays in the cache.
     case failed(RunwayError)
 }
 

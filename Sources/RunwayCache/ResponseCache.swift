@@ -192,12 +192,21 @@ public final class ResponseCache: Sendable {
         refreshing.withLock { $0.removeValue(forKey: key) ?? [] }
     }
 
-    /// Whether `response` is an error by the reading of the service that sent it (the call's
-    /// `RequestContext.service`): a business error that came with status 200 is not kept.
-    private static func isServiceError(_ response: Response, service: (any Service)?) -> Bool {
-        guard let service else { return false }
-        let json = response.body.isEmpty ? nil : try? JSON(parsing: response.body)
-        return service.error(for: response, json: json) != nil
+    /// The error `response` stands for by the reading of the service that sent it (the call's
+    /// `RequestContext.service`, whose mapping catches a business error that came with status
+    /// 200), or without a service by its status: 401 is `.needsLogin`, 400 or more
+    /// `.serverError`, another status that is no 2xx `.responseInvalid`. `nil` for a success.
+    static func error(in response: Response, service: (any Service)?) -> RunwayError? {
+        if let service {
+            let json = response.body.isEmpty ? nil : try? JSON(parsing: response.body)
+            return service.error(for: response, json: json).map { RunwayError.attributing($0, to: .service(service.id)) }
+        }
+        switch response.status {
+        case 200..<300: return nil
+        case 401: return RunwayError(.needsLogin, "HTTP 401", response: response)
+        case 400...: return RunwayError(.serverError, "HTTP \(response.status)", response: response)
+        default: return RunwayError(.responseInvalid, "HTTP \(response.status), not a success", response: response)
+        }
     }
 
     /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk
@@ -235,7 +244,7 @@ public final class ResponseCache: Sendable {
         // A 206 holds part of the resource; a later call without (or with another) `Range` has the same key.
         guard response.isSuccess, response.status != 206, response.fileURL == nil, !Self.saysNoStore(response),
             response.headers["Set-Cookie"] == nil, !CacheVary.isUnmatchable(response.headers),
-            !Self.isServiceError(response, service: service), invalidationMark == mark
+            Self.error(in: response, service: service) == nil, invalidationMark == mark
         else { return }
         let now = clock()
         let entry = CacheEntry(

@@ -207,11 +207,71 @@ import Testing
 
     /// A server whose answers are `bodies` in turn, the last one repeated.
     static func replying(_ bodies: [String]) throws -> ScriptedResponder {
+        try replying(bodies.map { ("200 OK", $0) })
+    }
+
+    /// A server whose answers are `answers` (a status line's code and reason, a body) in turn,
+    /// the last one repeated.
+    static func replying(_ answers: [(status: String, body: String)]) throws -> ScriptedResponder {
         let served = Counter()
         return try ScriptedResponder { _ in
-            let body = bodies[min(served.increment(), bodies.count) - 1]
+            let (status, body) = answers[min(served.increment(), answers.count) - 1]
             return .reply(
-                Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+                Array(
+                    "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        }
+    }
+
+    /// A service reading `{"code":...}` other than 0 in a 200 as a business error.
+    struct CodedService: Service {
+        let id: ServiceID = "coded"
+        let baseURLs = BaseURLs("http://127.0.0.1")
+
+        func error(for response: Response, json: JSON?) -> RunwayError? {
+            if let code = json?["code"]?.int, code != 0 { return RunwayError(.serverError, "business error \(code)", response: response) }
+            return defaultError(for: response)
+        }
+    }
+
+    @Test("a background refresh answered with a 500, or a business error in a 200, is a failure, not an update")
+    func aRefreshWithoutSuccessIsAFailure() async throws {
+        for service in [nil, CodedService()] as [(any Service)?] {
+            let responder = try Self.replying([
+                ("200 OK", #"{"code":0,"id":1}"#), ("500 Internal Server Error", #"{"code":0}"#), ("200 OK", #"{"code":7}"#),
+                ("200 OK", #"{"code":0,"id":2}"#),
+            ])
+            defer { responder.stop() }
+            let cache = try ResponseCache(policies: ["item": .memory().cacheThenNetwork()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            var context = RequestContext(apiName: "item", serviceID: "coded")
+            context.service = service
+            _ = try await pipeline.send(Request(url: responder.url("/item")), context: context)
+
+            let (refreshes, continuation) = AsyncStream<CacheRefresh>.makeStream()
+            context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+            var iterator = refreshes.makeAsyncIterator()
+            var outcomes: [String] = []
+            var served: [String] = []
+            for _ in 0..<3 {
+                let cached = try await pipeline.send(Request(url: responder.url("/item")), context: context)
+                served.append(String(decoding: cached.body, as: UTF8.self))
+                switch await iterator.next() {
+                case .failed(let error)?:
+                    #expect(error.code == .serverError, "\(error)")
+                    #expect(error.response?.status != nil)
+                    outcomes.append("failed \(error.response?.status ?? 0)")
+                case .updated(let fresh)?: outcomes.append("updated \(fresh.status)")
+                case .unchanged(let fresh)?: outcomes.append("unchanged \(fresh.status)")
+                case nil: outcomes.append("none")
+                }
+            }
+            // Without a service a business error in a 200 is a success to the cache, as it is to a bare pipeline.
+            let expected = service == nil ? ["failed 500", "updated 200", "updated 200"] : ["failed 500", "failed 200", "updated 200"]
+            #expect(outcomes == expected)
+            // The stored entry answers while refreshes fail.
+            let first = #"{"code":0,"id":1}"#
+            #expect(served == (service == nil ? [first, first, #"{"code":7}"#] : [first, first, first]))
+            #expect(responder.exchanges.count == 4)
         }
     }
 
