@@ -13,6 +13,11 @@ struct RequestTests {
         // A relative reference (a redirect's `Location`): "://" in its query names no authority.
         #expect(Request.encodingWhatURLsCannotHold("?a=%41&u=http://[x]") == "?a=%41&u=http://%5Bx%5D")
         #expect(Request.encodingWhatURLsCannotHold("/p#f://[x]") == "/p#f://%5Bx%5D")
+        // Every byte from 0x21 to 0x7E: what a path and a query hold as it is stays, the rest is escaped.
+        let printable = String(decoding: (0x21...0x7E).map { UInt8($0) }.filter { $0 != UInt8(ascii: "%") }, as: UTF8.self)
+        #expect(
+            Request.encodingWhatURLsCannotHold("/" + printable)
+                == "/!%22#$&'()*+,-./0123456789:;%3C=%3E?@ABCDEFGHIJKLMNOPQRSTUVWXYZ%5B%5C%5D%5E_%60abcdefghijklmnopqrstuvwxyz%7B%7C%7D~")
         // Nothing to encode: the text as it is.
         #expect(try Request("https://h.test/a%20b?c=d&e=%41").url.absoluteString == "https://h.test/a%20b?c=d&e=%41")
     }
