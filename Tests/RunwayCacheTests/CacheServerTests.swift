@@ -44,6 +44,32 @@ import Testing
         }
     }
 
+    @Test("a call answered from the cache ends its progress stream, as one sent to the server does")
+    func aCacheHitEndsItsProgressStream() async throws {
+        try await withTestServer { server in
+            let context = RequestContext(apiName: "doc", serviceID: "test")
+            let cache = try ResponseCache(policies: ["doc": .memory()])
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            var origins: [ResponseOrigin] = []
+            for _ in 0..<2 {
+                var request = try Request(server.url("/json").absoluteString)
+                let (progress, reporter) = TransferProgress.makeStream(bufferingNewest: 1000)
+                request.progress = reporter
+                let response = try await pipeline.send(request, context: context)
+                origins.append(response.origin)
+                let ended = Counter()
+                let draining = Task {
+                    for await _ in progress {}
+                    ended.increment()
+                }
+                #expect(await eventually(timeout: .seconds(20)) { ended.value == 1 }, "the progress stream stays open")
+                draining.cancel()
+            }
+            #expect(origins == [.network, .memoryCache])
+            #expect(server.stats.requests(path: "/json") == 1)
+        }
+    }
+
     @Test func anInvalidationFromACancelledTaskStillEmptiesTheDisk() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

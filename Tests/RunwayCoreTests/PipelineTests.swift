@@ -69,6 +69,29 @@ struct PipelineTests {
         #expect(log.events.map(\.description) == ["outer>", "<outer"])
     }
 
+    @Test("the progress stream of a call no transfer ran for ends with the call: answered or refused by an interceptor")
+    func progressEndsWithoutATransfer() async throws {
+        let answered = Pipeline(dispatcher: StubDispatcher(status: 500)) { ShortCircuit() }
+        let refused = Pipeline(dispatcher: StubDispatcher(status: 500)) { Failing() }
+        for pipeline in [answered, refused] {
+            var request = Request(url: url)
+            let (progress, reporter) = TransferProgress.makeStream()
+            request.progress = reporter
+            _ = try? await pipeline.send(request)
+            let draining = Task {
+                for await _ in progress {}
+                return !Task.isCancelled
+            }
+            // A stream left open keeps the task waiting, until it is cancelled after 20 s.
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(20))
+                draining.cancel()
+            }
+            #expect(await draining.value, "the progress stream stays open")
+            timeout.cancel()
+        }
+    }
+
     @Test("an interceptor's own error is attributed to it, with the cause kept")
     func interceptorErrorAttribution() async throws {
         let pipeline = Pipeline(dispatcher: StubDispatcher(status: 200)) {

@@ -34,10 +34,22 @@ public struct Pipeline: Sendable {
     }
 
     /// Sends a request through every interceptor and the dispatcher.
+    ///
+    /// The request's progress stream (``Request/progress``) ends with the call, however it ends:
+    /// also when no transfer ran (a cache hit, a call joined to another, an interceptor that
+    /// refused it), and for a streamed body when the body ends.
     /// - Throws: ``RunwayError``, attributed to the stage that failed.
     public func send(_ request: Request, context: RequestContext = RequestContext()) async throws(RunwayError) -> Response {
         do {
-            return try await Next(storage: storage, index: 0)(request, context)
+            guard let progress = request.progress else { return try await Next(storage: storage, index: 0)(request, context) }
+            do {
+                var response = try await Next(storage: storage, index: 0)(request, context)
+                progress.finish(after: &response)
+                return response
+            } catch {
+                progress.finish()
+                throw error
+            }
         } catch let error as RunwayError {
             throw error
         } catch {

@@ -24,9 +24,11 @@ public struct TransferProgress: Sendable, Equatable {
     /// request.progress = reporter
     /// Task { for await p in progress { print(p.bytesReceived) } }
     /// ```
-    /// The dispatcher finishes the stream when the transfer ends, however it ends; a call that
-    /// sends more than one request (retry, a redirect followed in the chain, a token refresh)
-    /// reports each in turn, and its stream ends with the last.
+    /// The dispatcher finishes the stream when the transfer ends, however it ends, and
+    /// `Pipeline.send` when the call ends, also one that needed no transfer (a cache hit, a call
+    /// joined to another in flight, one an interceptor refused); a call that sends more than one
+    /// request (retry, a redirect followed in the chain, a token refresh) reports each in turn,
+    /// and its stream ends with the last.
     public static func makeStream(bufferingNewest limit: Int = 16) -> (AsyncStream<TransferProgress>, ProgressReporter) {
         let (stream, continuation) = AsyncStream.makeStream(of: TransferProgress.self, bufferingPolicy: .bufferingNewest(limit))
         return (stream, ProgressReporter(continuation: continuation))
