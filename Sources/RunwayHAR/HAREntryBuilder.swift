@@ -48,7 +48,16 @@ struct HAREntryBuilder {
         status: 0, statusText: "", httpVersion: "", headers: [], content: HAR.Content(size: 0, mimeType: "x-unknown"), bodySize: -1)
 
     private func harRequest(_ request: Request, httpVersion: String) -> HAR.Request {
-        let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        // Decoded, as browsers record them; a name or value whose escapes do not decode to
+        // UTF-8 as it was sent, not as an empty string.
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        let encoded = components?.percentEncodedQueryItems ?? []
+        let query = (components?.queryItems ?? []).enumerated().map { index, item in
+            let sent = index < encoded.count ? encoded[index] : item
+            return URLQueryItem(
+                name: item.name.isEmpty && !sent.name.isEmpty ? sent.name : item.name,
+                value: item.value ?? sent.value)
+        }
         var postData: HAR.PostData?
         if let body = request.body {
             var kept = keep(body, contentType: request.headers["Content-Type"])

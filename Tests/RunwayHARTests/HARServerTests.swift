@@ -209,6 +209,21 @@ import Testing
         }
     }
 
+    @Test("a query name or value whose escapes are not UTF-8 is recorded as sent, not as an empty string")
+    func undecodableQueryItemsAreRecordedAsSent() async throws {
+        try await withTestServer { server in
+            let recorder = HARRecorder()
+            let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+            _ = try await pipeline.send(try Request(server.url("/json").absoluteString + "?q=caf%E9&caf%E9=1&ok=%C3%A9&e="))
+            let har = try await writeAndCheck(recorder, entries: 1)
+            #expect(
+                har.log.entries.first?.request.queryString == [
+                    .init(name: "q", value: "caf%E9"), .init(name: "caf%E9", value: "1"), .init(name: "ok", value: "é"),
+                    .init(name: "e", value: ""),
+                ])
+        }
+    }
+
     @Test func theRecorderKeepsTheLastCallsOnly() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder(maxEntries: 2)
