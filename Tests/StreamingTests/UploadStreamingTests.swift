@@ -154,6 +154,53 @@ struct UploadStreamingTests {
         }
     }
 
+    /// A producer that yields 1,000 bytes every 50 ms for a minute, unless its reader lets go.
+    static func slowMinute() -> AsyncStream<Data> {
+        AsyncStream<Data> { continuation in
+            let task = Task {
+                for index in 0..<1_200 {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    if Task.isCancelled { break }
+                    continuation.yield(DeterministicBytes.data(count: 1_000, offset: index * 1_000))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    @Test(
+        "a server that answers a slow upload early (413) is heard at once, the upload stopped: not after the producer ends",
+        arguments: ["close", "close later", "keep-alive"])
+    func anEarlyAnswerEndsASlowUpload(_ connection: String) async throws {
+        let body = #"{"error":"too large"}"#
+        let answer = Array(
+            ("HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + (connection == "keep-alive" ? "" : "Connection: close\r\n") + "\r\n" + body).utf8)
+        // The responder reads a body by its Content-Length only: a chunked one is left unread, and answered at once.
+        let responder = try ScriptedResponder { _ in
+            switch connection {
+            case "close": .replyAndClose(answer)
+            // Says it closes, and holds the connection open (a server that closes once its last write is out).
+            case "close later": .replyThenUnasked(answer, after: .seconds(40), unasked: [])
+            default: .reply(answer)
+            }
+        }
+        defer { responder.stop() }
+        var request = makeRequest(.put, responder.url("/blob"))
+        request.bodyStream = .sequence(Self.slowMinute())
+        var options = RequestOptions()
+        options.timeout = nil
+        request.options = options
+        let clock = ContinuousClock()
+        let started = clock.now
+        let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        #expect(response.status == 413)
+        #expect(String(decoding: response.body, as: UTF8.self) == body)
+        #expect(started.duration(to: clock.now) < .seconds(30), "the call waited for the producer")
+        #expect(responder.exchanges.count == 1)
+    }
+
     @Test("a server that does not read holds the producer back: it runs at most the reader's buffer ahead of what was sent")
     func backpressure() async throws {
         let gate = Gate()
