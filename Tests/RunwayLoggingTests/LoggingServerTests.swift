@@ -29,6 +29,40 @@ import Testing
         #expect(!all.contains("qwerty") && !all.contains("s3cret"))
     }
 
+    /// A parameter the app has logging hide, refused by validation: its value is in neither the
+    /// log nor the error (the validation interceptor knows the standard secret names only).
+    @Test func aRefusedParameterTheAppHidesIsNotLogged() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let validation = try ValidationInterceptor.validation([
+            "salaries": APIValidation(parameters: [ParameterRule("salary", .range(0...1000))])
+        ])
+        let pipeline = try Pipeline(dispatcher: CurlDispatcher()) {
+            LoggingInterceptor.logging(logger, redacting: try .standard(parameters: ["salary"]))
+            validation
+        }
+        let query = Runway.Request(url: server.url("/json?salary=987654321"))
+        let form = Runway.Request(
+            method: .post, url: server.url("/json"), headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("salary=987654322".utf8))
+        let json = Runway.Request(
+            method: .post, url: server.url("/json"), headers: ["Content-Type": "application/json"],
+            body: Data(#"{"salary":987654323}"#.utf8))
+        for request in [query, form, json] {
+            let error = await #expect(throws: RunwayError.self) {
+                try await pipeline.send(request, context: RequestContext(apiName: "salaries"))
+            }
+            #expect(error?.code == .paramsInvalid && error?.field == "salary")
+            #expect(!"\(String(describing: error))".contains("98765432"))
+        }
+        let all = handler.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(all.contains("salary is outside 0...1000"))
+        #expect(!all.contains("98765432"), "\(all)")
+    }
+
     /// Each redirect the redirect interceptor follows is a line before the call's summary, where
     /// it leads redacted like the call's URL.
     @Test func eachRedirectFollowedIsLogged() async throws {

@@ -102,7 +102,7 @@ public struct APIValidation: Sendable {
             }
             for value in present {
                 for constraint in rule.constraints {
-                    if let reason = check(value, against: constraint, showing: !Redaction.standard.hidesParameter(rule.name)) {
+                    if let reason = check(value, against: constraint) {
                         throw RunwayError(.paramsInvalid, "\(rule.name) \(reason)", field: rule.name)
                     }
                 }
@@ -120,9 +120,11 @@ public struct APIValidation: Sendable {
         number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
     }
 
-    /// Why `value` fails `constraint`, or `nil` when it passes; the value itself only when
-    /// `showing` (a secret's, such as a PIN's, never reaches the message, which is logged).
-    private func check(_ value: ParameterValues.Value, against constraint: ParameterConstraint, showing: Bool) -> String? {
+    /// Why `value` fails `constraint`, or `nil` when it passes. Never the value itself: the
+    /// message is logged (by the logging interceptor, and by apps that log errors), and which
+    /// parameters are secret is the app's to say (its logging redaction), not known here; the
+    /// value is in the request.
+    private func check(_ value: ParameterValues.Value, against constraint: ParameterConstraint) -> String? {
         switch constraint.kind {
         case .required:
             return nil
@@ -137,7 +139,7 @@ public struct APIValidation: Sendable {
             guard let number = value.number else { return "is not a number" }
             let bounds = "\(Self.text(range.lowerBound))...\(Self.text(range.upperBound))"
             guard !range.contains(number) else { return nil }
-            return showing ? "is \(value.text ?? Self.text(number)), outside \(bounds)" : "is outside \(bounds)"
+            return "is outside \(bounds)"
         case .length(let range):
             guard let length = value.length else { return "has no length" }
             return range.contains(length) ? nil : "has length \(length), outside \(range)"
