@@ -29,6 +29,24 @@ import Testing
         #expect(!all.contains("qwerty") && !all.contains("s3cret"))
     }
 
+    /// A secret member of a nested name (`card[cvv]`), in a query and in a form, is hidden.
+    @Test func aNestedSecretNameIsHidden() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher())
+        let request = try Runway.Request(
+            method: .post, server.url("/json").absoluteString + "?card%5Bcvv%5D=7331&page%5Bsize%5D=20",
+            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("user[pin]=8642&user[name]=li".utf8))
+        _ = try await pipeline.send(request)
+        let all = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
+        #expect(all.contains("card%5Bcvv%5D=<redacted>") && all.contains("page%5Bsize%5D=20"), "\(all)")
+        #expect(all.contains("user[pin]=<redacted>") && all.contains("user[name]=li"), "\(all)")
+        #expect(!all.contains("7331") && !all.contains("8642"))
+    }
+
     /// A parameter the app has logging hide, refused by validation: its value is in neither the
     /// log nor the error (the validation interceptor knows the standard secret names only).
     @Test func aRefusedParameterTheAppHidesIsNotLogged() async throws {

@@ -46,6 +46,11 @@ struct RedactionTests {
         #expect(
             redaction.applyToForm("access%5Ftoken=abc&page=2&pass+word=x&bad%ZZ=1")
                 == "access%5Ftoken=<redacted>&page=2&pass+word=<redacted>&bad%ZZ=1")
+        // Nested names, as forms and queries spell an object's members: any secret part hides the value.
+        #expect(
+            redaction.applyToForm("card[cvv]=111&user[pin]=222&items[0][otp]=333&user.pin=444&card[number]=5&page[size]=6")
+                == "card[cvv]=<redacted>&user[pin]=<redacted>&items[0][otp]=<redacted>&user.pin=<redacted>&card[number]=5&page[size]=6")
+        #expect(redaction.applyToForm("card%5Bcvv%5D=111") == "card%5Bcvv%5D=<redacted>")
         let url = try #require(URL(string: "https://u:secret@api.test/a?access%5Ftoken=abc&page=2"))
         #expect(redaction.apply(to: url) == "https://redacted:redacted@api.test/a?access%5Ftoken=<redacted>&page=2")
         for (text, shown) in [

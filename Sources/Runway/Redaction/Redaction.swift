@@ -14,7 +14,8 @@ import Foundation
 /// replaced, any user name, password and fragment too), the rest of the value as it is: all of a
 /// `Location`, `Content-Location` or `Referer`, each `<…>` of a `Link`, the `url=` of a `Refresh`.
 /// Parameters are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
-/// `Access-Token` are one name), by exact name or by ``parameterFragments``, in the query
+/// `Access-Token` are one name), by exact name or by ``parameterFragments`` (a nested name,
+/// `card[cvv]` or `user.pin`, by any of its parts), in the query
 /// string and in form bodies (pairs split at `&` and at `;`, which some servers take as a
 /// separator too: only the hidden value changes), in JSON bodies (any depth) and in XML bodies
 /// (the content of a hidden element, the value of a hidden attribute, names without their
@@ -88,10 +89,16 @@ public struct Redaction: Sendable, Equatable {
         return headers.contains(lower) || headerFragments.contains { lower.contains($0) }
     }
 
-    /// Whether a parameter's value is hidden.
+    /// Whether a parameter's value is hidden: by its whole name, or by any part of a nested one
+    /// (`card[cvv]`, `items[0][pin]`, `user.pin`, as forms and queries spell the members of an object).
     public func hidesParameter(_ name: String) -> Bool {
-        let folded = Self.fold(name)
-        return parameters.contains(folded) || parameterFragments.contains { folded.contains($0) }
+        if hides(folded: Self.fold(name)) { return true }
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: ".") }) else { return false }
+        return name.split(whereSeparator: { $0 == "[" || $0 == "]" || $0 == "." }).contains { hides(folded: Self.fold(String($0))) }
+    }
+
+    private func hides(folded: String) -> Bool {
+        parameters.contains(folded) || parameterFragments.contains { folded.contains($0) }
     }
 
     /// The headers with hidden values replaced, and the URLs some of them carry redacted.
