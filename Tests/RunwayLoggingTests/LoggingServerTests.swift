@@ -10,12 +10,17 @@ import Testing
 
 /// Logging of a real transfer through libcurl.
 @Suite struct LoggingServerTests {
+    /// A logger at `level` whose entries the handler keeps.
+    static func memoryLogger(_ level: Logger.Level) -> (InMemoryLogHandler, Logger) {
+        var handler = InMemoryLogHandler()
+        handler.logLevel = level
+        return (handler, Logger(label: "runway.test") { [handler] _ in handler })
+    }
+
     @Test func aRealTransferIsLoggedWithItsTimings() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
-        var handler = InMemoryLogHandler()
-        handler.logLevel = .trace
-        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let (handler, logger) = Self.memoryLogger(.trace)
         let request = Runway.Request(url: server.url("/json?access_token=qwerty"), headers: ["Authorization": "Bearer s3cret"])
         let response = try await Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher()).send(request)
         #expect(response.status == 200)
@@ -33,9 +38,7 @@ import Testing
     @Test func aNestedSecretNameIsHidden() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
-        var handler = InMemoryLogHandler()
-        handler.logLevel = .trace
-        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let (handler, logger) = Self.memoryLogger(.trace)
         let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher())
         let request = try Runway.Request(
             method: .post, server.url("/json").absoluteString + "?card%5Bcvv%5D=7331&page%5Bsize%5D=20",
@@ -52,9 +55,7 @@ import Testing
     @Test func aRefusedParameterTheAppHidesIsNotLogged() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.shutdown() } }
-        var handler = InMemoryLogHandler()
-        handler.logLevel = .trace
-        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let (handler, logger) = Self.memoryLogger(.trace)
         let validation = try ValidationInterceptor.validation([
             "salaries": APIValidation(parameters: [ParameterRule("salary", .range(0...1000))])
         ])
@@ -90,9 +91,7 @@ import Testing
             }
         }
         try await withTestServer(routes: routes) { server in
-            var handler = InMemoryLogHandler()
-            handler.logLevel = .info
-            let logger = Logger(label: "runway.test") { [handler] _ in handler }
+            let (handler, logger) = Self.memoryLogger(.info)
             let pipeline = Pipeline(interceptors: [.logging(logger), try .redirects()], dispatcher: CurlDispatcher())
             let response = try await pipeline.send(Runway.Request(method: .post, url: server.url("/login"), body: Data("a=1".utf8)))
             #expect(response.status == 200)
@@ -122,9 +121,7 @@ extension LoggingServerTests {
                 + "Content-Length: \(Self.gzippedJSON.count)\r\nConnection: close\r\n\r\n",
             extra: Self.gzippedJSON)
         defer { server.stop() }
-        var handler = InMemoryLogHandler()
-        handler.logLevel = .trace
-        let logger = Logger(label: "runway.test") { [handler] _ in handler }
+        let (handler, logger) = Self.memoryLogger(.trace)
         let pipeline = Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher())
         let response = try await pipeline.send(Runway.Request(url: server.url("/profile")))
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"name":"ann","token":"gz-secret-1"}"#)
