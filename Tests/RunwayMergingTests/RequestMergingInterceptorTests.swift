@@ -76,7 +76,10 @@ import Testing
             let (pipeline, merging) = try pipeline(server)
             let (first, queued) = try await queue(["1", "2", "3"], behind: pipeline, merging: merging, server: server)
             queued["2"]?.cancel()
-            await #expect { try await queued["2"]?.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+            // It never went out: sending it again cannot repeat it at the server.
+            await #expect { try await queued["2"]?.value } throws: {
+                ($0 as? RunwayError)?.code == .cancelled && ($0 as? RunwayError)?.neverSent == true
+            }
             #expect(merging.waitingCount(api: "item") == 2)
             state.itemGate.open()
             _ = try await first.value
@@ -95,7 +98,10 @@ import Testing
             _ = try await first.value
             #expect(await server.stats.wait { $0.requests(path: "/m/items/batch") == 1 })
             queued["2"]?.cancel()
-            await #expect { try await queued["2"]?.value } throws: { ($0 as? RunwayError)?.code == .cancelled }
+            // Its request is out, in the combined one.
+            await #expect { try await queued["2"]?.value } throws: {
+                ($0 as? RunwayError)?.code == .cancelled && ($0 as? RunwayError)?.neverSent == false
+            }
             state.batchGate.open()
             #expect(try await queued["1"]?.value == "1")
             #expect(try await queued["3"]?.value == "3")

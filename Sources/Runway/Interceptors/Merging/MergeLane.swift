@@ -56,16 +56,17 @@ struct MergeLane {
     }
 
     /// A call's task was cancelled: it leaves the queue or the combined request (which goes on
-    /// for the others; it is cancelled only when nobody is left).
-    mutating func cancel(_ id: UInt64) -> (Continuation?, Task<Void, Never>?) {
+    /// for the others; it is cancelled only when nobody is left). Returns the call's error too:
+    /// ``cancelled`` while it waited (never sent), ``cancelledInFlight`` once its request went out.
+    mutating func cancel(_ id: UInt64) -> (Continuation?, Task<Void, Never>?, RunwayError) {
         if let index = waiting.firstIndex(where: { $0.id == id }) {
-            return (waiting.remove(at: index).continuation, nil)
+            return (waiting.remove(at: index).continuation, nil, Self.cancelled)
         }
         if let member = sending.removeValue(forKey: id) {
-            return (member.continuation, sending.isEmpty ? sendingTask : nil)
+            return (member.continuation, sending.isEmpty ? sendingTask : nil, Self.cancelledInFlight)
         }
         cancelledEarly.insert(id)
-        return (nil, nil)
+        return (nil, nil, Self.cancelled)
     }
 
     /// The request in flight ended: the next group to send together, or `nil` (the lane is free).
@@ -89,5 +90,8 @@ struct MergeLane {
         }
     }
 
-    static let cancelled = RunwayError(.cancelled, "cancelled while waiting to be merged", stage: .interceptor("merging"))
+    static let cancelled = RunwayError(
+        .cancelled, "cancelled while waiting to be merged", stage: .interceptor("merging"), neverSent: true)
+    static let cancelledInFlight = RunwayError(
+        .cancelled, "cancelled while the merged request carrying it was in flight", stage: .interceptor("merging"))
 }

@@ -88,8 +88,8 @@ final class MergeLanes: Sendable {
     func cancel(_ key: Key, id: UInt64) {
         // A lane already gone (its calls ended) is not made again: lanes are per caller, and an
         // empty one nothing removes would stay.
-        let (continuation, task) = state.withLock { $0.lanes[key]?.cancel(id) ?? (nil, nil) }
-        continuation?.resume(returning: .done(.failure(MergeLane.cancelled)))
+        let (continuation, task, error) = state.withLock { $0.lanes[key]?.cancel(id) ?? (nil, nil, MergeLane.cancelled) }
+        continuation?.resume(returning: .done(.failure(error)))
         task?.cancel()
     }
 
