@@ -375,19 +375,21 @@ extension Request {
             func keeps(_ index: Int) -> Bool {
                 let byte = bytes[index]
                 guard byte == UInt8(ascii: "%") else { return isAllowed(byte) }
-                return index + 2 < bytes.count && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
+                return index + 2 < bytes.count && RequestParameters.hexValue(bytes[index + 1]) != nil
+                    && RequestParameters.hexValue(bytes[index + 2]) != nil
             }
             guard (start..<bytes.count).contains(where: { !keeps($0) }) else { return text }
             var encoded: [UInt8] = []
             encoded.reserveCapacity(bytes.count + 16)
             for index in 0..<start { encoded.append(bytes[index]) }
-            let hex = Array("0123456789ABCDEF".utf8)
             for index in start..<bytes.count {
                 let byte = bytes[index]
                 if keeps(index) {
                     encoded.append(byte)
                 } else {
-                    encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                    encoded.append(UInt8(ascii: "%"))
+                    encoded.append(RequestParameters.hexDigit(byte >> 4))
+                    encoded.append(RequestParameters.hexDigit(byte & 0x0F))
                 }
             }
             return String(decoding: encoded, as: UTF8.self)
@@ -408,9 +410,5 @@ extension Request {
         default:
             return false
         }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
     }
 }

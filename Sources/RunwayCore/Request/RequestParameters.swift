@@ -199,7 +199,8 @@ public struct RequestParameters: Sendable, Equatable {
         }
     }
 
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+    /// The upper-case hex digit of a value 0–15, as ASCII.
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 
