@@ -88,6 +88,24 @@ import Testing
         }
     }
 
+    @Test func aSecretsLengthIsNotRepeatedInTheMessage() async throws {
+        let rules = try ValidationInterceptor.validation([
+            Self.rent: APIValidation(parameters: [ParameterRule("password", .length(8...64))])
+        ])
+        let pipeline = Pipeline(interceptors: [rules], dispatcher: StubDispatcher(status: 200))
+        for (password, message) in [
+            ("abcde", "password is shorter than 8, outside the length 8...64"),
+            (String(repeating: "x", count: 77), "password is longer than 64, outside the length 8...64"),
+        ] {
+            await #expect {
+                try await pipeline.send(
+                    try Request("https://api.test/rent?password=\(password)"), context: RequestContext(apiName: Self.rent))
+            } throws: { error in
+                (error as? RunwayError)?.message == message && !"\(error)".contains("\(password.count)")
+            }
+        }
+    }
+
     @Test func validRequestPasses() async throws {
         let (result, stub) = try await send("https://api.test/rent?city=Shanghai&page=3&sort=price&phone=13800138000")
         #expect(try result.get().status == 200)

@@ -142,7 +142,11 @@ public struct APIValidation: Sendable {
             return "is outside \(bounds)"
         case .length(let range):
             guard let length = value.length else { return "has no length" }
-            return range.contains(length) ? nil : "has length \(length), outside \(range)"
+            // Which bound it crosses, never the length: a secret's length narrows it down.
+            guard !range.contains(length) else { return nil }
+            return length < range.lowerBound
+                ? "is shorter than \(range.lowerBound), outside the length \(range)"
+                : "is longer than \(range.upperBound), outside the length \(range)"
         case .pattern(let source):
             guard let text = value.string, let pattern = patterns[source] else { return "is not text" }
             return pattern.matches(text) ? nil : "does not match \(source)"
