@@ -40,7 +40,18 @@ package struct RouteListing: Sendable {
             }
             var actionSources: [String: String] = [:]
             for action in target.actions {
-                let source = "\(target.module)/\(target.file):\(action.line)"
+                let source = "\(target.module)/\(action.file ?? target.file):\(action.line)"
+                guard action.nameIsLiteral else {
+                    warnings.append(
+                        "\(source): warning: an action of \(name) is named by \(action.name), which is not a string literal: "
+                            + "its routes are not listed or checked")
+                    continue
+                }
+                if let written = action.unreadableAccess {
+                    warnings.append(
+                        "\(source): warning: the access of \(name)/\(action.name) is \(written), which is not read from the source: "
+                            + "listed as local")
+                }
                 if let other = actionSources[action.name] {
                     problems.append("duplicate action '\(name)/\(action.name)': \(other) and \(source)")
                     continue
@@ -48,7 +59,8 @@ package struct RouteListing: Sendable {
                 actionSources[action.name] = source
                 for written in action.runtimeRoutes {
                     warnings.append(
-                        "\(source): warning: the route \(written) of \(name)/\(action.name) is made at run time: not listed or checked")
+                        "\(source): warning: the route \(written) of \(name)/\(action.name) is not a string literal "
+                            + "(a constant, or made at run time): not listed or checked")
                 }
                 var patterns = action.routes.map { ($0, source) }
                 if let implicitScheme { patterns.append(("\(implicitScheme)://\(name)/\(action.name)", source + " (implicit)")) }

@@ -1,8 +1,9 @@
 /// Swift source text with comments blanked out (string literals kept), for a lightweight scan.
 ///
 /// Not a parser: it knows `//` and nested `/* */` comments, `"..."`, `"""..."""` and raw
-/// `#"..."#` literals, so that braces and keywords inside comments and strings never count.
-/// Line numbers survive (comment characters become spaces, newlines stay).
+/// `#"..."#` literals, and regex literals (`/.../` and `#/.../#`), so that braces and keywords
+/// inside comments, strings and regexes never count. Line numbers survive (comment characters
+/// become spaces, newlines stay).
 package struct SwiftSourceText: Sendable {
     /// The text with comments replaced by spaces.
     package let code: [UInt8]
@@ -47,6 +48,10 @@ package struct SwiftSourceText: Sendable {
                         index += 1
                     }
                 } while depth > 0 && index < bytes.count
+            } else if let end = Self.regexEnd(bytes, index) {
+                // A regex literal counts as text, like a string: `/\{/` opens no scope.
+                for i in index..<end { inString[i] = true }
+                index = end
             } else if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && Self.startsRawString(bytes, index)) {
                 var hashes = 0
                 while at(index + hashes) == UInt8(ascii: "#") { hashes += 1 }
@@ -155,34 +160,116 @@ package struct SwiftSourceText: Sendable {
         return bytes.count
     }
 
+    /// The offset just past the regex literal that starts at `start`, or `nil` when none does.
+    ///
+    /// An extended literal, `#/.../#` (any number of `#`s, over several lines when `#/` ends
+    /// its line), ends at the first `/` followed by as many `#`s. A bare one, `/.../`, is taken
+    /// where Swift takes it: where an expression starts (at a line's start, after `(`, `[`,
+    /// `{`, `,`, `:`, `=`, an operator or a space), not followed by a space, and ending on the
+    /// same line at an unescaped `/` that follows no space; `a/b/c` and `x / y` are divisions.
+    static func regexEnd(_ bytes: [UInt8], _ start: Int) -> Int? {
+        func at(_ i: Int) -> UInt8 { i >= 0 && i < bytes.count ? bytes[i] : 0 }
+        var hashes = 0
+        while at(start + hashes) == UInt8(ascii: "#") { hashes += 1 }
+        let slash = start + hashes
+        guard at(slash) == UInt8(ascii: "/") else { return nil }
+        if hashes > 0 {
+            var cursor = slash + 1
+            while cursor < bytes.count {
+                if bytes[cursor] == UInt8(ascii: "\\") {
+                    cursor += 2
+                    continue
+                }
+                if bytes[cursor] == UInt8(ascii: "/"), (1...hashes).allSatisfy({ at(cursor + $0) == UInt8(ascii: "#") }) {
+                    return cursor + 1 + hashes
+                }
+                cursor += 1
+            }
+            return bytes.count
+        }
+        let next = at(slash + 1)
+        let spaces: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0]
+        // Not `//` or `/*` (comments), nor `/=` (an operator).
+        guard !spaces.contains(next), next != UInt8(ascii: "/"), next != UInt8(ascii: "*"), next != UInt8(ascii: "=") else { return nil }
+        let before = at(start - 1)
+        let opensExpression = Array("([{,:=;!&|^~?<>+-*%".utf8) + spaces
+        guard start == 0 || opensExpression.contains(before) else { return nil }
+        var cursor = slash + 1
+        while cursor < bytes.count, bytes[cursor] != UInt8(ascii: "\n") {
+            if bytes[cursor] == UInt8(ascii: "\\") {
+                cursor += 2
+                continue
+            }
+            if bytes[cursor] == UInt8(ascii: "/") {
+                // `x /y / z` is no regex: a bare literal never ends in a space.
+                return spaces.contains(bytes[cursor - 1]) ? nil : cursor + 1
+            }
+            cursor += 1
+        }
+        return nil
+    }
+
     static func startsRawString(_ bytes: [UInt8], _ index: Int) -> Bool {
         var cursor = index
         while cursor < bytes.count, bytes[cursor] == UInt8(ascii: "#") { cursor += 1 }
         return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "\"")
     }
 
-    /// The string literals of an array literal whose `[` is at `open` in `bytes`, in order: those
-    /// written in it directly, not inside a nested array or a call.
-    static func arrayLiterals(_ bytes: [UInt8], open: Int) -> [StringLiteral] {
-        var literals: [StringLiteral] = []
+    /// The elements of the list whose `(` or `[` is at `open` in `bytes` (a call's arguments, an
+    /// array literal's elements), split at its own commas, each without the spaces around it; a
+    /// comma or bracket inside a literal, a closure or a nested list does not count. Empty
+    /// elements (a trailing comma, `()`) are left out. `close` is the offset of the closing
+    /// bracket, `nil` when the text ends first.
+    static func list(_ bytes: [UInt8], open: Int) -> (elements: [ArraySlice<UInt8>], close: Int?) {
+        var elements: [ArraySlice<UInt8>] = []
+        func add(_ start: Int, _ end: Int) {
+            var slice = bytes[start..<end]
+            while let first = slice.first, Self.isSpace(first) { slice = slice.dropFirst() }
+            while let last = slice.last, Self.isSpace(last) { slice = slice.dropLast() }
+            if !slice.isEmpty { elements.append(slice) }
+        }
         var depth = 0
         var cursor = open
+        var start = open + 1
         while cursor < bytes.count {
             let byte = bytes[cursor]
             if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && startsRawString(bytes, cursor)) {
-                let end = literalEnd(bytes, cursor)
-                if depth == 1 { literals.append(StringLiteral(bytes[cursor..<end])) }
-                cursor = end
+                cursor = literalEnd(bytes, cursor)
                 continue
             }
-            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "(") { depth += 1 }
-            if byte == UInt8(ascii: "]") || byte == UInt8(ascii: ")") {
+            switch byte {
+            case UInt8(ascii: "("), UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+            case UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"):
                 depth -= 1
-                if depth == 0 { break }
+                if depth == 0 {
+                    add(start, cursor)
+                    return (elements, cursor)
+                }
+            case UInt8(ascii: ","):
+                if depth == 1 {
+                    add(start, cursor)
+                    start = cursor + 1
+                }
+            default:
+                break
             }
             cursor += 1
         }
-        return literals
+        add(min(start, bytes.count), bytes.count)
+        return (elements, nil)
+    }
+
+    /// Whether `text` is one string literal and nothing else (`"a"`, `#"a"#`; not `"a" + b`).
+    static func isOneLiteral(_ text: ArraySlice<UInt8>) -> Bool {
+        guard let first = text.first,
+            first == UInt8(ascii: "\"") || (first == UInt8(ascii: "#") && startsRawString(Array(text), 0))
+        else { return false }
+        return literalEnd(Array(text), 0) == text.count
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
     }
 
     /// The text as a string.

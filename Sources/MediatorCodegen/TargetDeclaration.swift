@@ -22,17 +22,36 @@ package struct TargetDeclaration: Sendable, Equatable {
 
 /// An action found in a target's source text.
 package struct ActionDeclaration: Sendable, Equatable {
-    /// The action's name (when a literal).
+    /// The action's name: the literal's value, or the expression as written when
+    /// ``nameIsLiteral`` is false.
     package var name: String
+    /// Whether the name is a string literal (not a constant or an expression, which only the
+    /// running app knows): an action named otherwise is not listed or checked.
+    package var nameIsLiteral = true
     /// Whether it says `access: .remote`.
     package var isRemote: Bool
     /// The string literals in its `routes: [...]` argument.
     package var routes: [String]
     /// The line of the declaration.
     package var line: Int
-    /// The literals of its `routes: [...]` argument whose value is made at run time (an
-    /// interpolation), as written: not listed or checked.
+    /// The file it is declared in (relative to the module), when not the target's own (an
+    /// extension in another file).
+    package var file: String?
+    /// The routes whose value is made at run time (an interpolation, a constant, a whole
+    /// `routes:` expression that is not an array literal), as written: not listed or checked.
     package var runtimeRoutes: [String] = []
+    /// Its `access:` argument as written when it is neither `.remote` nor `.local` (a variable):
+    /// listed as local, with a warning.
+    package var unreadableAccess: String?
+
+    package init(name: String, isRemote: Bool, routes: [String], line: Int, file: String? = nil, runtimeRoutes: [String] = []) {
+        self.name = name
+        self.isRemote = isRemote
+        self.routes = routes
+        self.line = line
+        self.file = file
+        self.runtimeRoutes = runtimeRoutes
+    }
 }
 
 /// A problem the scan found (reported as `file:line: error: message` or `file:line: warning: message`).

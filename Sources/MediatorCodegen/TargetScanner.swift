@@ -1,4 +1,5 @@
 import Foundation
+import RunwayMediator
 
 /// Finds `MediatorTarget` declarations in Swift source text, without a parser.
 ///
@@ -30,7 +31,7 @@ package enum TargetScanner {
             let ns = code as NSString
             for match in typeRegex.matches(in: code, range: NSRange(location: 0, length: ns.length)) {
                 let keyword = ns.substring(with: match.range(at: 2))
-                let name = plainName(ns.substring(with: match.range(at: 3)))
+                let name = qualifiedName(ns.substring(with: match.range(at: 3)))
                 let modifiers = match.range(at: 1).location == NSNotFound ? "" : ns.substring(with: match.range(at: 1))
                 let inherits = match.range(at: 5).location == NSNotFound ? [] : conformanceNames(ns.substring(with: match.range(at: 5)))
                 let offset = utf8Offset(code, match.range(at: 2).location)
@@ -49,6 +50,11 @@ package enum TargetScanner {
             guard let entries = declarations[name] else { continue }
             func conforms(_ entry: Declaration) -> Bool { entry.inherits.contains(where: targetProtocols.contains) }
             guard let conforming = entries.first(where: conforms) else { continue }
+            if name.contains(".") {
+                // `extension Outer.Inner: MediatorTarget`: a nested type, which the app cannot register.
+                diagnostics.append(nestedExtension(name, conforming, declarations: declarations, module: module, sources: sources))
+                continue
+            }
             // Each declaration of the type is a target under its own `#if` conditions (a type
             // declared once per branch is registered in each); its extensions add to every one.
             // A type nested in another is another type of the same name (`API.Listing` beside
@@ -136,8 +142,7 @@ package enum TargetScanner {
         }
         // A non-public target is the module's own business (its MediatorModule may register
         // it): skipped with a warning, never an error that fails the app's build.
-        let modifierWords = Set(primary.modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init))
-        guard !modifierWords.isDisjoint(with: ["public", "open"]) else {
+        guard !isDisjointFromPublic(primary.modifiers) else {
             return skip(
                 .warning,
                 "is not public, so it is not registered; "
@@ -160,7 +165,18 @@ package enum TargetScanner {
             let close = text.matchingBrace(entry.open)
             let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
             if targetName == nil { targetName = ownName(in: body, baseOffset: entry.open, text: text) }
-            actions += scanActions(body, baseOffset: entry.open, text: text)
+            actions += scanActions(body, baseOffset: entry.open, text: text, file: sources[entry.file].path)
+        }
+        // Names the mediator refuses at start-up fail the build instead, where the file and line are known.
+        if let targetName, !Mediator.Builder.isName(targetName) {
+            return skip(.error, "its name '\(targetName)' \(Mediator.Builder.nameRule): the mediator would refuse it at start-up")
+        }
+        for action in actions where action.nameIsLiteral && !Mediator.Builder.isName(action.name) {
+            diagnostics.append(
+                CodegenDiagnostic(
+                    module: module, file: action.file ?? file.path, line: action.line,
+                    message:
+                        "action name '\(action.name)' of \(name) \(Mediator.Builder.nameRule): the mediator would refuse it at start-up"))
         }
         // The type must exist and conform: its declaration's conditions, then those of the
         // extension that adds the conformance (less the branches both are in).
@@ -172,6 +188,43 @@ package enum TargetScanner {
         return TargetDeclaration(
             module: module, typeName: name, file: file.path, line: line, targetName: targetName,
             actions: actions.sorted { ($0.line, $0.name) < ($1.line, $1.name) }, conditions: conditions)
+    }
+
+    /// The diagnostic of `extension Outer.Inner: MediatorTarget`: an error when `Inner` is a
+    /// public type nested in this module (as for a public nested target declared as one), a
+    /// warning when it is not public or not found (the module may register it itself).
+    private static func nestedExtension(
+        _ name: String, _ conformance: Declaration, declarations: [String: [Declaration]], module: String,
+        sources: [(path: String, text: SwiftSourceText)]
+    ) -> CodegenDiagnostic {
+        let file = sources[conformance.file]
+        let last = String(name.split(separator: ".").last ?? "")
+        let nested = (declarations[last] ?? []).filter { !$0.isExtension && sources[$0.file].text.depth(at: $0.offset) > 0 }
+        let isPublic = nested.contains { !isDisjointFromPublic($0.modifiers) }
+        let parts = name.split(separator: ".")
+        let rest = parts.dropFirst().joined(separator: ".")
+        if parts.first.map(String.init) == module, (declarations[rest] ?? []).contains(where: { !$0.isExtension }) {
+            // `extension Shop.ShopTarget` in module Shop: the top-level type, spelled so the scan does not see it.
+            return CodegenDiagnostic(
+                module: module, file: file.path, line: file.text.line(at: conformance.offset), severity: .warning,
+                message: "\(name) conforms to \(protocolName) through its module's name, which the scan does not follow, "
+                    + "so it is not registered; write `extension \(rest): \(protocolName)`")
+        }
+        let message =
+            isPublic
+            ? "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"
+            : "\(name) conforms to \(protocolName) but is not a public type at file scope, so it is not registered; "
+                + "declare it at file scope, or register it in the module's MediatorModule (register(into:))"
+        return CodegenDiagnostic(
+            module: module, file: file.path, line: file.text.line(at: conformance.offset), severity: isPublic ? .error : .warning,
+            message: message)
+    }
+
+    /// Whether `modifiers` say neither `public` nor `open`.
+    private static func isDisjointFromPublic(_ modifiers: String) -> Bool {
+        Set(modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)).isDisjoint(with: [
+            "public", "open",
+        ])
     }
 
     /// A type declaration or extension.
@@ -207,7 +260,8 @@ package enum TargetScanner {
         return nil
     }
 
-    private static func scanActions(_ body: String, baseOffset: Int, text: SwiftSourceText) -> [ActionDeclaration] {
+    /// The `actions.action(...)` calls in `body` (the `{...}` at `baseOffset` of `file`).
+    private static func scanActions(_ body: String, baseOffset: Int, text: SwiftSourceText, file: String) -> [ActionDeclaration] {
         var actions: [ActionDeclaration] = []
         let bytes = Array(body.utf8)
         let ns = body as NSString
@@ -215,39 +269,68 @@ package enum TargetScanner {
             let start = utf8Offset(body, match.range.location)
             guard !text.inString[baseOffset + start] else { continue }
             let openParen = utf8Offset(body, match.range.location + match.range.length - 1)
-            // The argument list: up to the matching ')'.
-            var depth = 0
-            var index = openParen
-            var inLiteral = false
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") && (index == 0 || bytes[index - 1] != UInt8(ascii: "\\")) { inLiteral.toggle() }
-                if !inLiteral {
-                    if byte == UInt8(ascii: "(") || byte == UInt8(ascii: "[") { depth += 1 }
-                    if byte == UInt8(ascii: ")") || byte == UInt8(ascii: "]") {
-                        depth -= 1
-                        if depth == 0 { break }
+            // The arguments, split as Swift does: a `"` after an escaped backslash (`"dir\\"`)
+            // ends its literal, and one argument's text never runs on into the next call.
+            var arguments = SwiftSourceText.list(bytes, open: openParen).elements.map(labelled)
+            guard !arguments.isEmpty, arguments[0].label == nil else { continue }
+            let first = arguments.removeFirst().value
+            var action = ActionDeclaration(
+                name: String(decoding: first, as: UTF8.self), isRemote: false, routes: [], line: text.line(at: baseOffset + start),
+                file: file)
+            if SwiftSourceText.isOneLiteral(first), let name = StringLiteral(first).value {
+                action.name = name
+            } else {
+                action.nameIsLiteral = false
+            }
+            if let access = arguments.first(where: { $0.label == "access" })?.value {
+                let written = String(decoding: access, as: UTF8.self)
+                if written.range(of: Self.remoteAccess, options: .regularExpression) != nil {
+                    action.isRemote = true
+                } else if written.range(of: Self.localAccess, options: .regularExpression) == nil {
+                    action.unreadableAccess = written
+                }
+            }
+            if let routes = arguments.first(where: { $0.label == "routes" })?.value {
+                // `[...]` alone is read element by element; anything else (`Routes.all`, `base + [...]`) is one expression.
+                let list = SwiftSourceText.list(Array(routes), open: 0)
+                let elements = routes.first == UInt8(ascii: "[") && list.close == routes.count - 1 ? list.elements : [routes]
+                for element in elements {
+                    if SwiftSourceText.isOneLiteral(element), let value = StringLiteral(element).value {
+                        action.routes.append(value)
+                    } else {
+                        // An interpolation, a constant, a call: made at run time, not read here.
+                        action.runtimeRoutes.append(String(decoding: element, as: UTF8.self))
                     }
                 }
-                index += 1
             }
-            let arguments = String(decoding: bytes[openParen..<min(index + 1, bytes.count)], as: UTF8.self)
-            guard let name = firstCapture(firstStringRegex, in: arguments) else { continue }
-            let isRemote = arguments.range(of: #"access\s*:\s*\.remote\b"#, options: .regularExpression) != nil
-            var literals: [StringLiteral] = []
-            if let label = arguments.range(of: #"routes\s*:\s*\["#, options: .regularExpression) {
-                // The literals up to the `]` that closes the list, read as literals: a `]` or a `"`
-                // inside one does not end it, and an interpolation is told apart.
-                let argumentBytes = Array(arguments.utf8)
-                literals = SwiftSourceText.arrayLiterals(
-                    argumentBytes, open: arguments.utf8.distance(from: arguments.startIndex, to: label.upperBound) - 1)
-            }
-            actions.append(
-                ActionDeclaration(
-                    name: name, isRemote: isRemote, routes: literals.compactMap(\.value), line: text.line(at: baseOffset + start),
-                    runtimeRoutes: literals.filter { $0.value == nil }.map(\.written)))
+            actions.append(action)
         }
         return actions
+    }
+
+    /// `access: .remote`, also spelled with the type's name.
+    private static let remoteAccess = #"^(?:(?:RunwayMediator\s*\.\s*)?ActionAccess\s*)?\.\s*remote$"#
+    /// `access: .local`, also spelled with the type's name.
+    private static let localAccess = #"^(?:(?:RunwayMediator\s*\.\s*)?ActionAccess\s*)?\.\s*local$"#
+
+    /// An argument's label (`routes: [...]` has `routes`), and its value.
+    private static func labelled(_ argument: ArraySlice<UInt8>) -> (label: String?, value: ArraySlice<UInt8>) {
+        var cursor = argument.startIndex
+        func isIdentifierByte(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        }
+        while cursor < argument.endIndex, isIdentifierByte(argument[cursor]) { cursor += 1 }
+        let labelEnd = cursor
+        while cursor < argument.endIndex, argument[cursor] == UInt8(ascii: " ") || argument[cursor] == UInt8(ascii: "\t") { cursor += 1 }
+        guard labelEnd > argument.startIndex, cursor < argument.endIndex, argument[cursor] == UInt8(ascii: ":"),
+            cursor + 1 == argument.endIndex || argument[cursor + 1] != UInt8(ascii: ":")
+        else { return (nil, argument) }
+        var value = argument[(cursor + 1)...]
+        while let byte = value.first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") {
+            value = value.dropFirst()
+        }
+        return (String(decoding: argument[argument.startIndex..<labelEnd], as: UTF8.self), value)
     }
 
     /// A Swift identifier: letters of any script, `_`, digits after the first character, marks
@@ -259,13 +342,19 @@ package enum TargetScanner {
         text.count > 1 && text.hasPrefix("`") && text.hasSuffix("`") ? String(text.dropFirst().dropLast()) : text
     }
 
+    /// The type an extension names (`Outer.Inner`, `` Outer.`Inner` ``), each part without its backticks.
+    private static func qualifiedName(_ text: String) -> String {
+        text.split(separator: ".").map { plainName($0.trimmingCharacters(in: .whitespaces)) }.joined(separator: ".")
+    }
+
     // (modifiers)? (struct|class|enum|actor|extension) Name (<generics>)? (: inheritance)? (where ...)? {
     // Groups: 1 modifiers, 2 keyword, 3 name, 4 generic parameters, 5 inheritance clause.
     private static let typeRegex = try! NSRegularExpression(  // a constant pattern, checked by the golden tests
         pattern:
             #"((?:(?:public|open|internal|package|fileprivate|private|final|indirect|nonisolated|@\w+(?:\([^)]*\))?)\s+)*)\b"#
             + #"(struct|class|enum|actor|"#
-            + #"extension)\s+("# + identifier + #")(\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
+            + #"extension)\s+("# + identifier + #"(?:\s*\.\s*"# + identifier
+            + #")*)(\s*<[^>{]*>)?\s*(?::\s*([^{]*?))?\s*(?:where\s[^{]*)?\{"#
     )
     // protocol Name (<associated types>)? (: inheritance)? (where requirements)? {
     private static let protocolRegex = try! NSRegularExpression(  // a constant pattern
@@ -276,15 +365,6 @@ package enum TargetScanner {
     private static let nameRegex = try! NSRegularExpression(  // a constant pattern
         pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern
-    private static let firstStringRegex = try! NSRegularExpression(pattern: #"^\(\s*"([^"\\]*)""#)  // a constant pattern
-
-    private static func firstCapture(_ regex: NSRegularExpression, in text: String) -> String? {
-        let ns = text as NSString
-        guard let match = regex.firstMatch(in: text, range: NSRange(location: 0, length: ns.length)),
-            match.range(at: 1).location != NSNotFound
-        else { return nil }
-        return ns.substring(with: match.range(at: 1))
-    }
 
     /// Converts a UTF-16 offset (NSString) to a UTF-8 offset.
     private static func utf8Offset(_ text: String, _ utf16Offset: Int) -> Int {

@@ -216,7 +216,7 @@ struct ScannerSourceTests {
         #expect(listing.rows.map(\.pattern).contains("app://shop/raw/<id>"))
         #expect(!listing.rows.map(\.pattern).contains(", "))
         #expect(listing.warnings.count == 1)
-        #expect(listing.warnings.first?.contains("is made at run time") == true)
+        #expect(listing.warnings.first?.contains("not a string literal") == true)
     }
 
     @Test func literalValues() {
@@ -229,5 +229,193 @@ struct ScannerSourceTests {
         #expect(value(##"#"x\#(y)"#"##) == nil)
         #expect(value(#""unterminated"#) == nil)
         #expect(value(#""""#) == "")
+    }
+
+    /// Regex literals are text: a brace inside one neither nests the target after it (a false
+    /// "nested" error that failed the app's build) nor lets a nested one pass as top-level (a
+    /// generated file that did not compile).
+    @Test func aBraceInARegexLiteralDoesNotCount() {
+        let source = #"""
+            import RunwayMediator
+
+            func braces(_ s: String) -> Int { s.matches(of: /\{/).count + s.matches(of: #/[{]/#).count }
+            let pattern = #/
+              \{ (?<open> [a-z]+ )
+              /#
+            let half = 10 /2/ 5
+
+            public struct AfterRegexTarget: MediatorTarget {
+                public static let name = "afterregex"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<AfterRegexTarget>) {}
+            }
+
+            public enum Holder {
+                static func closes(_ s: String) -> Int { s.matches(of: /\}/).count }
+                public struct HeldTarget: MediatorTarget {
+                    public static let name = "held"
+                    public init() {}
+                    public static func declareActions(_ actions: inout MediatorActions<HeldTarget>) {}
+                }
+            }
+            """#
+        let result = scan(source)
+        #expect(result.targets.map(\.typeName) == ["AfterRegexTarget"])
+        #expect(result.diagnostics.map(\.line) == [17], "\(result.diagnostics)")
+        #expect(result.diagnostics.first?.message.contains("HeldTarget conforms to MediatorTarget but is nested") == true)
+    }
+
+    /// `a/b/c`, `x / y` and `x /= y/2` are divisions: the braces after them still count.
+    @Test func divisionsAreNotRegexLiterals() {
+        let source = """
+            import RunwayMediator
+
+            func ratio(_ a: Int, _ b: Int, _ c: Int) -> Int { var x = a/b/c; x /= b/2; return x / c }
+
+            public enum Holder {
+                public struct HeldTarget: MediatorTarget {
+                    public static let name = "held"
+                    public init() {}
+                    public static func declareActions(_ actions: inout MediatorActions<HeldTarget>) {}
+                }
+            }
+            """
+        let result = scan(source)
+        #expect(result.targets.isEmpty)
+        #expect(result.diagnostics.map(\.line) == [6], "\(result.diagnostics)")
+    }
+
+    /// A nested type made a target by `extension Outer.Inner: MediatorTarget` was never seen:
+    /// not registered, not listed, and nothing said so.
+    @Test func aNestedTypeMadeATargetByAnExtensionIsDiagnosed() {
+        let source = """
+            import RunwayMediator
+
+            public enum Outer {
+                public struct Inner: Sendable { public init() {} }
+                struct Hidden: Sendable { init() {} }
+            }
+
+            extension Outer.Inner: MediatorTarget {
+                public static let name = "inner"
+                public static func declareActions(_ actions: inout MediatorActions<Outer.Inner>) {}
+            }
+
+            extension Outer . `Hidden`: MediatorTarget {
+                static let name = "hidden"
+                static func declareActions(_ actions: inout MediatorActions<Outer.Hidden>) {}
+            }
+
+            public struct ShopTarget: Sendable { public init() {} }
+
+            extension Shop.ShopTarget: MediatorTarget {
+                public static let name = "shop"
+                public static func declareActions(_ actions: inout MediatorActions<ShopTarget>) {}
+            }
+            """
+        let result = scan(source)
+        #expect(result.targets.isEmpty)
+        let found = result.diagnostics.map { "\($0.line) \($0.severity.rawValue): \($0.message)" }
+        #expect(found.count == 3, "\(found)")
+        #expect(
+            found.first?.hasPrefix("13 warning: Outer.Hidden conforms to MediatorTarget but is not a public type at file scope") == true)
+        #expect(found.dropFirst().first?.hasPrefix("8 error: Outer.Inner conforms to MediatorTarget but is nested") == true)
+        #expect(
+            found.last
+                == "20 warning: Shop.ShopTarget conforms to MediatorTarget through its module's name, which the scan does not follow, "
+                + "so it is not registered; write `extension ShopTarget: MediatorTarget`")
+    }
+
+    /// What `swift package routes` lists is what the mediator registers: access however it is
+    /// spelled, a literal ending in an escaped backslash, the file of an action declared in an
+    /// extension elsewhere; and what it cannot read (names and routes from constants, an access
+    /// from a variable) is said, never dropped in silence.
+    @Test func routesListWhatTheMediatorRegistersAndSayWhatTheyCannotRead() {
+        let target = #"""
+            import RunwayMediator
+
+            public struct Shop: MediatorTarget {
+                public static let name = "shop"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<Shop>) {
+                    actions.action("qualified", access: ActionAccess.remote) { _, _ in nil }
+                    actions.action("secret", routes: ["app://shop/secret/<int:id>"], tags: ["dir\\"]) { _, _ in nil }
+                    actions.action("open", access: .remote) { _, _ in nil }
+                    actions.action(Names.constant, access: .remote) { _, _ in nil }
+                    actions.action("item", access: .remote, routes: [ShopRoutes.item, "app://shop/i/<int:id>"]) { _, _ in nil }
+                    actions.action("all", routes: ShopRoutes.all) { _, _ in nil }
+                    actions.action("chosen", access: level) { _, _ in nil }
+                }
+            }
+            """#
+        let extensionFile = """
+            import RunwayMediator
+
+            extension Shop {
+                static func more(_ actions: inout MediatorActions<Shop>) {
+                    actions.action("more", access: .remote) { _, _ in nil }
+                }
+            }
+            """
+        let result = TargetScanner.scan(module: "Shop", files: [("Shop.swift", target), ("Shop+More.swift", extensionFile)])
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        let listing = RouteListing(targets: result.targets)
+        let rows = listing.rows.map { "\($0.pattern) \($0.isRemote ? "remote" : "local") \($0.source)" }
+        #expect(
+            rows == [
+                "app://shop/all local Shop/Shop.swift:12 (implicit)",
+                "app://shop/chosen local Shop/Shop.swift:13 (implicit)",
+                "app://shop/i/<int:id> remote Shop/Shop.swift:11",
+                "app://shop/item remote Shop/Shop.swift:11 (implicit)",
+                "app://shop/more remote Shop/Shop+More.swift:5 (implicit)",
+                "app://shop/open remote Shop/Shop.swift:9 (implicit)",
+                "app://shop/qualified remote Shop/Shop.swift:7 (implicit)",
+                "app://shop/secret local Shop/Shop.swift:8 (implicit)",
+                "app://shop/secret/<int:id> local Shop/Shop.swift:8",
+            ], "\(rows)")
+        let warnings = listing.warnings.map {
+            String($0.prefix(while: { $0 != ":" })) + ": " + ($0.components(separatedBy: "warning: ").last ?? "")
+        }
+        #expect(
+            warnings == [
+                "Shop/Shop.swift: an action of shop is named by Names.constant, which is not a string literal: "
+                    + "its routes are not listed or checked",
+                "Shop/Shop.swift: the route ShopRoutes.item of shop/item is not a string literal (a constant, or made at run time): "
+                    + "not listed or checked",
+                "Shop/Shop.swift: the route ShopRoutes.all of shop/all is not a string literal (a constant, or made at run time): "
+                    + "not listed or checked",
+                "Shop/Shop.swift: the access of shop/chosen is level, which is not read from the source: listed as local",
+            ], "\(warnings)")
+        #expect(listing.problems.isEmpty, "\(listing.problems)")
+    }
+
+    /// A name the mediator refuses at start-up (not ASCII) fails the scan, at its line.
+    @Test func namesTheMediatorRefusesFailTheBuild() {
+        let source = """
+            import RunwayMediator
+
+            public struct UnicodeTarget: MediatorTarget {
+                public static let name = "ünï"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<UnicodeTarget>) {}
+            }
+
+            public struct GreetingTarget: MediatorTarget {
+                public static let name = "greeting"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<GreetingTarget>) {
+                    actions.action("grüße") { _, _ in nil }
+                }
+            }
+            """
+        let result = scan(source)
+        let found = result.diagnostics.map { "\($0.line) \($0.severity.rawValue) \($0.message)" }
+        #expect(
+            found == [
+                "13 error action name 'grüße' of GreetingTarget must be ASCII letters, digits, '-', '_' or '.': "
+                    + "the mediator would refuse it at start-up",
+                "3 error UnicodeTarget conforms to MediatorTarget but its name 'ünï' must be ASCII letters, digits, '-', '_' or '.': "
+                    + "the mediator would refuse it at start-up",
+            ], "\(found)")
     }
 }

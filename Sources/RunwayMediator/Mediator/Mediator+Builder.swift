@@ -66,7 +66,7 @@ extension Mediator {
             let name = rawName.lowercased()
             guard Self.isName(name) else {
                 throw MediatorError(
-                    .invalidRegistration, "target name '\(rawName)' must be letters, digits, '-', '_' or '.'", target: rawName,
+                    .invalidRegistration, "target name '\(rawName)' \(Self.nameRule)", target: rawName,
                     sources: [source])
             }
             if let existing = targets[name] {
@@ -79,7 +79,7 @@ extension Mediator {
             for entry in entries {
                 guard Self.isName(entry.name) else {
                     throw MediatorError(
-                        .invalidRegistration, "action name '\(entry.name)' must be letters, digits, '-', '_' or '.'", target: name,
+                        .invalidRegistration, "action name '\(entry.name)' \(Self.nameRule)", target: name,
                         action: entry.name, sources: [entry.source])
                 }
                 if let first = actions[entry.name] {
@@ -205,7 +205,11 @@ extension Mediator {
                     implicitRoutes: implicitRoutes, modules: modules, cache: cache))
         }
 
-        static func isName(_ name: String) -> Bool {
+        /// What ``isName(_:)`` asks, as messages say it.
+        package static let nameRule = "must be ASCII letters, digits, '-', '_' or '.'"
+
+        /// Whether `name` can name a target or an action (a URL's host or path segment, as written).
+        package static func isName(_ name: String) -> Bool {
             !name.isEmpty
                 && name.utf8.allSatisfy {
                     URLScanner.isLetter($0) || URLScanner.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
