@@ -139,7 +139,7 @@ final class BatchUploader: Sendable {
         case .split:
             try await outbox.split(batch: batch.id)
         case .requeue:
-            try await outbox.requeue(batch: batch.id)
+            try await outbox.requeue(batch: batch.id, batchSize: configuration.batchSize)
         case .discard(let refusals):
             let deleted = try await outbox.delete(batch: batch.id)
             core.withState { state in

@@ -214,11 +214,15 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Moves a batch to the end of the queue (same ID, same actions). One transaction.
-    func requeue(batch id: String) async throws(RunwayError) {
+    /// Moves a batch to the end of the queue (same ID, same actions), behind every action not
+    /// yet in a batch, which are put into batches of `batchSize` first (the last may be
+    /// smaller): a refused action alone never holds back those recorded after it, and their
+    /// acknowledgements are what lets it be discarded. One transaction.
+    func requeue(batch id: String, batchSize: Int) async throws(RunwayError) {
         try await reportingRebuildAsync { () async throws(RunwayError) in
             try await store.write { db in
                 try db.execute("DELETE FROM batch WHERE id = ?", id)
+                while try Self.assign(db, size: batchSize, partial: true) != nil {}
                 try db.execute("INSERT INTO batch (id) VALUES (?)", id)
             }
         }

@@ -264,22 +264,31 @@ import Testing
         }
     }
 
-    /// One action the server can never take (it answers 422 to any batch holding it) must not
-    /// hold back the others: the refused batch is split until that action is alone, and the
-    /// action is deleted as lost only after it was refused `maxRefusals` times while other
-    /// batches were acknowledged.
-    @Test(arguments: [422, 400, 413])
-    func anActionTheServerAlwaysRefusesIsIsolatedAndTheOthersGoOut(status: Int) async throws {
+    /// A logger of `batchSize` with a short backoff, uploading to a server that answers `status`
+    /// to any batch holding an action named "poison".
+    func withPoisonRefused(
+        status: Int, batchSize: Int, _ body: (ActionLogger, ActionSink, EventRecorder) async throws -> Void
+    ) async throws {
         let sink = ActionSink(.init(refuseName: "poison", refusalStatus: status))
         let folder = TestFolder()
         defer { folder.remove() }
         try await withTestServer(routes: sink.routes) { server in
             let events = EventRecorder()
             var configuration = testConfiguration(folder, registry: try analyticsRegistry(server), events: events)
-            configuration.batchSize = 10
+            configuration.batchSize = batchSize
             configuration.initialBackoff = .milliseconds(5)
             configuration.maxBackoff = .milliseconds(20)
-            let actions = try ActionLogger(configuration)
+            try await body(try ActionLogger(configuration), sink, events)
+        }
+    }
+
+    /// One action the server can never take (it answers 422 to any batch holding it) must not
+    /// hold back the others: the refused batch is split until that action is alone, and the
+    /// action is deleted as lost only after it was refused `maxRefusals` times while other
+    /// batches were acknowledged.
+    @Test(arguments: [422, 400, 413])
+    func anActionTheServerAlwaysRefusesIsIsolatedAndTheOthersGoOut(status: Int) async throws {
+        try await withPoisonRefused(status: status, batchSize: 10) { actions, sink, events in
             for n in 0..<60 { actions.record(n == 3 ? "poison" : "tap", attributes: ["n": String(n)]) }
             #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
             // Each once; the halves of a split batch go out of order (the second half goes last).
@@ -294,6 +303,26 @@ import Testing
             // refused three times in all, the last after other batches were acknowledged.
             let refused = sink.requests.filter { $0.status == status }.map(\.recordIDs.count)
             #expect(refused == [10, 5, 2, 1, 1, 1])
+            await actions.shutdown()
+        }
+    }
+
+    /// An action refused alone when no other batch waits (the rest of its batch went out) was
+    /// sent again and again, before everything recorded after it, which was never put into a
+    /// batch: no other batch was acknowledged, so it was never discarded either, and the log
+    /// stopped for the rest of the run. The actions recorded after it now go first.
+    @Test func anActionRefusedAloneDoesNotHoldBackTheOnesRecordedAfterIt() async throws {
+        try await withPoisonRefused(status: 422, batchSize: 6) { actions, sink, events in
+            for n in 0..<6 { actions.record(n == 5 ? "poison" : "tap", attributes: ["n": String(n)]) }
+            // The batch is split until the poisoned action is alone, the last batch waiting.
+            #expect(
+                await eventually(timeout: .seconds(60)) { sink.requests.filter { $0.status == 422 && $0.recordIDs.count == 1 }.count >= 1 })
+            for n in 6..<18 { actions.record("tap", attributes: ["n": String(n)]) }
+            #expect(await eventually(timeout: .seconds(60)) { actions.statistics.pending == 0 })
+            #expect(sink.stored.compactMap(\.n).sorted() == Array(0..<18).filter { $0 != 5 })
+            #expect(sink.duplicates == 0)
+            #expect(actions.statistics.lost == 1)
+            #expect(events.of(.lost).map(\.count) == [1])
             await actions.shutdown()
         }
     }
