@@ -196,7 +196,7 @@ var testTargets: [Target] {
         .testTarget(
             name: "RunwayCacheTests",
             dependencies: [
-                "Runway", "RunwayCache", "RunwaySigning", "RunwayTesting", "RunwayCurl", testServer, hummingbird,
+                "Runway", "RunwayCache", "RunwaySigning", "RunwayStorage", "RunwayTesting", "RunwayCurl", testServer, hummingbird,
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

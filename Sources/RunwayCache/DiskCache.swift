@@ -1,5 +1,6 @@
 import Runway
 import RunwayStorage
+import RunwaySync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -21,9 +22,17 @@ import Crypto
 /// entry whose bytes changed on disk is a miss too.
 /// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
 /// been set back) first, then the oldest stored.
+///
+/// A removal that fails (the disk full, a lock another process holds past the busy timeout, a
+/// file the process may not write) must not leave what was invalidated answering, here or in
+/// the next run: the file is replaced by an empty one, every entry gone (the cache is never the
+/// only copy of anything). When even that fails (a directory it may not write), the disk layer
+/// is off for the rest of the run: every lookup a miss, nothing stored.
 final class DiskCache: Sendable {
     let maxBytes: Int
     private let store: SQLiteStore
+    /// Set when a removal and the file's replacement both failed.
+    private let isOff = Locked(false)
 
     /// Opens (or creates, or rebuilds) the database at `file`.
     /// - Throws: `.configuration` when the directory cannot be created or the file cannot be
@@ -40,6 +49,7 @@ final class DiskCache: Sendable {
     var rebuildCount: Int { store.rebuildCount }
 
     func get(_ key: CacheKey) -> CacheEntry? {
+        guard !isOff.withLock({ $0 }) else { return nil }
         let found = try? store.read { db in
             try db.firstRow(
                 "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting FROM entry WHERE key = ?", key.bytes
@@ -60,6 +70,7 @@ final class DiskCache: Sendable {
     }
 
     func set(_ key: CacheKey, _ entry: CacheEntry, now: Double) async {
+        guard !isOff.withLock({ $0 }) else { return }
         let size = entry.size
         guard size <= maxBytes else {
             await remove(key)
@@ -94,6 +105,7 @@ final class DiskCache: Sendable {
 
     /// Total bytes and entries stored.
     func usage() -> (entries: Int, bytes: Int) {
+        guard !isOff.withLock({ $0 }) else { return (0, 0) }
         let usage = try? store.read { db in
             try db.firstRow("SELECT count(*), coalesce(sum(size), 0) FROM entry") { row in
                 (entries: row.int(0) ?? 0, bytes: row.int(1) ?? 0)
@@ -114,7 +126,9 @@ final class DiskCache: Sendable {
     /// invalidated. The task that runs it does not inherit the caller's cancellation.
     private func removal(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
         let store = self.store
-        await Task { _ = try? await store.write(body) }.value
+        let removed = await Task { (try? await store.write(body)) != nil }.value
+        // Failed: the file goes, with every entry, or the disk layer goes off (see the type).
+        if !removed, !store.replaceWithEmpty() { isOff.withLock { $0 = true } }
     }
 
     private static func evict(_ db: SQLiteConnection, maxBytes: Int, now: Double) throws(SQLiteError) {

@@ -260,14 +260,15 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// Removes the entry for one key, from memory and disk.
+    /// Removes the entry for one key, from memory and disk (when the disk cannot, see ``invalidateAll()``).
     public func invalidate(_ key: CacheKey) async {
         invalidations.withLock { $0 &+= 1 }
         memory.remove(key)
         await disk?.remove(key)
     }
 
-    /// Removes every entry of one API, and keeps out responses to its calls in flight.
+    /// Removes every entry of one API, and keeps out responses to its calls in flight (when the
+    /// disk cannot remove them, see ``invalidateAll()``).
     public func invalidate(api: String) async {
         invalidations.withLock { $0 &+= 1 }
         memory.removeAll(api: api)
@@ -275,6 +276,12 @@ public final class ResponseCache: Sendable {
     }
 
     /// Removes every entry, and keeps out responses to calls in flight.
+    ///
+    /// An invalidation never leaves what it removes answering. When the disk cannot delete the
+    /// entries (the disk full, a lock another process holds past 5 seconds, a file the process
+    /// may not write), the whole file is replaced by an empty one (counted in
+    /// ``Statistics/diskRebuilds``); when not even that can be done (a directory it may not
+    /// write), the disk layer is off until the cache is made again.
     public func invalidateAll() async {
         invalidations.withLock { $0 &+= 1 }
         memory.removeAll()
@@ -306,7 +313,8 @@ public final class ResponseCache: Sendable {
         public var diskEntries: Int
         /// Bytes on disk (as counted against the limit).
         public var diskBytes: Int
-        /// How many times a corrupt database file was moved aside and rebuilt.
+        /// How many times the database file was rebuilt empty: found corrupt (moved aside), or
+        /// replaced because an invalidation could not remove entries from it.
         public var diskRebuilds: Int
     }
 }

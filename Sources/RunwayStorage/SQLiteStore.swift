@@ -88,7 +88,8 @@ public final class SQLiteStore: Sendable {
         }
     }
 
-    /// How many times the file was found corrupt and rebuilt empty (at open included).
+    /// How many times the file was rebuilt empty: found corrupt (at open included), or
+    /// replaced by ``replaceWithEmpty()``.
     public var rebuildCount: Int { state.withLock { $0.rebuilds } }
 
     /// The open file; it changes when the file is rebuilt.
@@ -154,6 +155,24 @@ public final class SQLiteStore: Sendable {
                 })
         } catch {
             return .failure(failure(error, in: pool, doing: "write"))
+        }
+    }
+
+    /// Deletes the file (with its `-wal` and `-shm` companions) and puts a new empty database
+    /// in its place, counted in ``rebuildCount``: for a store whose contents may all go, such
+    /// as a cache whose removal failed (the disk full, a lock another process held past the
+    /// busy timeout, a file it may read but not write), which must not answer again with what
+    /// it was told to remove. Reads and writes under way finish on the old file.
+    /// - Returns: Whether the new file is in use; `false` when the file could not be deleted
+    ///   (a directory it may not write) or the new one opened, and the old one stays in use.
+    public func replaceWithEmpty() -> Bool {
+        state.withLock { state in
+            let manager = FileManager.default
+            for suffix in ["", "-wal", "-shm"] { try? manager.removeItem(atPath: file.path + suffix) }
+            guard !manager.fileExists(atPath: file.path), let fresh = try? Self.open(file, schema: schema) else { return false }
+            state.current = fresh
+            state.rebuilds += 1
+            return true
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import Runway
+import RunwayStorage
+import RunwayTestServer
 import Testing
 
 @testable import RunwayCache
@@ -24,6 +26,43 @@ import Testing
         #expect(disk.get(key(1))?.body == Data("one".utf8))
         #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt"))
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A removal the disk could not carry out (here another process held the write lock past
+    /// the busy timeout; a full disk or a read-only file fail alike) was ignored: the entries
+    /// invalidated at logout kept answering, in this run and the next. The file is now replaced
+    /// by an empty one.
+    @Test func aRemovalTheDiskCannotCarryOutStillRemoves() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "c.sqlite")
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        for n in 0..<3 { await disk.set(key(n), entry("entry \(n)"), now: 1000) }
+        #expect(disk.usage().entries == 3)
+        // Another program's write transaction on the file (on its store's write queue, not a
+        // thread of the cooperative pool), held until the removal has given up.
+        let other = try SQLiteStore(file: file, label: "other") { _ in }
+        let (inside, hold) = (Gate(), DispatchSemaphore(value: 0))
+        let held = Task {
+            try await other.write { db in
+                try db.execute("DELETE FROM entry WHERE 0")
+                inside.open()
+                hold.wait()
+            }
+        }
+        await inside.wait()
+        await disk.removeAll()
+        hold.signal()
+        try await held.value
+        #expect(disk.get(key(0)) == nil)
+        #expect(disk.usage().entries == 0)
+        #expect(disk.rebuildCount == 1)
+        // The next run finds nothing of what was removed.
+        let next = try DiskCache(file: file, maxBytes: 1 << 20)
+        #expect((0..<3).allSatisfy { next.get(key($0)) == nil })
+        // And the cache goes on storing.
+        await disk.set(key(4), entry("after"), now: 1000)
+        #expect(disk.get(key(4))?.body == Data("after".utf8))
     }
 
     @Test func truncatedFileIsAMissNeverWrongData() async throws {
