@@ -36,7 +36,7 @@ struct HAREntryBuilder {
             serverIPAddress: Self.ipAddress(of: metrics.remoteAddress),
             fromCache: fromCache,
             error: failure.map(Self.describe),
-            apiName: context.apiName,
+            apiName: context.apiName.map(redaction.apply(toAPIName:)),
             serviceID: context.serviceID?.rawValue)
     }
 

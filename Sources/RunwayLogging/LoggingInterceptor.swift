@@ -115,16 +115,17 @@ public struct LoggingInterceptor: Interceptor {
             context[RedirectInterceptor.Observers.self] = redirectObservers
         }
         let dump = HTTPDump(redaction: configuration.redaction, bodyLimit: configuration.bodyLimit)
-        if dumps { Self.tagged(logger, context).log(level: configuration.dumpLevel, "→ \(dump.curl(request))") }
+        if dumps { Self.tagged(logger, context, configuration.redaction).log(level: configuration.dumpLevel, "→ \(dump.curl(request))") }
         let start = ContinuousClock.now
         do {
             var response = try await next(request, context)
             if let stream = response.bodyStream, summaries || failures {
                 response.bodyStream = stream.observingEnd(
-                    Self.streamEndObserver(Self.tagged(logger, context), configuration: configuration, call: call, start: start))
+                    Self.streamEndObserver(
+                        Self.tagged(logger, context, configuration.redaction), configuration: configuration, call: call, start: start))
             }
             guard dumps || summaries else { return response }
-            let tagged = Self.tagged(logger, context)
+            let tagged = Self.tagged(logger, context, configuration.redaction)
             if dumps { tagged.log(level: configuration.dumpLevel, "← \(dump.response(response))") }
             if summaries { Self.logSummary(of: response, call: call, elapsed: ContinuousClock.now - start, to: tagged, configuration) }
             return response
@@ -135,10 +136,10 @@ public struct LoggingInterceptor: Interceptor {
     }
 
     /// The logger with the call's metadata: its ID, API and service.
-    private static func tagged(_ logger: Logger, _ context: RequestContext) -> Logger {
+    private static func tagged(_ logger: Logger, _ context: RequestContext, _ redaction: Redaction) -> Logger {
         var logger = logger
         logger[metadataKey: "runway.call"] = "\(context.callID)"
-        if let api = context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+        if let api = context.apiName { logger[metadataKey: "runway.api"] = "\(redaction.apply(toAPIName: api))" }
         if let service = context.serviceID { logger[metadataKey: "runway.service"] = "\(service)" }
         return logger
     }
@@ -176,7 +177,7 @@ public struct LoggingInterceptor: Interceptor {
         if !failure.message.isEmpty { line += ": \(failure.message)" }
         if let field = failure.field { line += " [field \(field)]" }
         line += " after \(milliseconds(elapsed)) ms"
-        tagged(logger, context).log(
+        tagged(logger, context, configuration.redaction).log(
             level: configuration.failureLevel, "\(HTTPDump.escapingControlCharacters(line))",
             metadata: ["runway.error": "\(failure.code)", "runway.duration_ms": "\(milliseconds(elapsed))"])
     }
@@ -238,12 +239,12 @@ extension LoggingInterceptor {
     public static func retryObserver(
         _ logger: Logger, level: Logger.Level = .notice, call: String = ""
     ) -> @Sendable (RetryInterceptor.Event) -> Void {
-        retryObserver(logger, level: level) { call }
+        retryObserver(logger, level: level, redaction: .standard) { call }
     }
 
     /// The interceptor's own observer: the call is named (and its URL redacted) only when a retry happens.
     static func retryObserver(_ logger: Logger, level: Logger.Level, call: Call) -> @Sendable (RetryInterceptor.Event) -> Void {
-        retryObserver(logger, level: level) { call.text }
+        retryObserver(logger, level: level, redaction: call.redaction) { call.text }
     }
 
     /// The interceptor's observer of redirects: the call and where each redirect leads, redacted.
@@ -252,7 +253,7 @@ extension LoggingInterceptor {
             guard logger.logLevel <= level else { return }
             var logger = logger
             logger[metadataKey: "runway.call"] = "\(event.context.callID)"
-            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(call.redaction.apply(toAPIName: api))" }
             logger.log(
                 level: level,
                 "\(call.text) redirect \(event.redirect): \(event.status) → \(event.method) \(call.redaction.apply(to: event.url))",
@@ -261,14 +262,14 @@ extension LoggingInterceptor {
     }
 
     private static func retryObserver(
-        _ logger: Logger, level: Logger.Level, call: @escaping @Sendable () -> String
+        _ logger: Logger, level: Logger.Level, redaction: Redaction, call: @escaping @Sendable () -> String
     ) -> @Sendable (RetryInterceptor.Event) -> Void {
         { event in
             guard logger.logLevel <= level else { return }
             let call = call()
             var logger = logger
             logger[metadataKey: "runway.call"] = "\(event.context.callID)"
-            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(api)" }
+            if let api = event.context.apiName { logger[metadataKey: "runway.api"] = "\(redaction.apply(toAPIName: api))" }
             let cause = event.status.map { "status \($0)" } ?? event.error.map { "\($0.code)" } ?? "failure"
             let subject = call.isEmpty ? "" : "\(call) "
             let retrying = "retrying in \(milliseconds(event.delay)) ms (attempt \(event.failedAttempt + 1))"

@@ -62,12 +62,12 @@ public struct MetricsInterceptor: Interceptor {
         retryObserver = [
             { event in
                 let cause = event.status.map(String.init) ?? event.error.map { "\($0.code)" } ?? "unknown"
-                handles.retries(event.context.serviceID?.rawValue ?? "", event.context.apiName ?? "", cause: cause).increment()
+                handles.retries(event.context.serviceID?.rawValue ?? "", event.context.apiLabel ?? "", cause: cause).increment()
             }
         ]
         redirectObserver = [
             { event in
-                handles.redirects(event.context.serviceID?.rawValue ?? "", event.context.apiName ?? "", status: event.status).increment()
+                handles.redirects(event.context.serviceID?.rawValue ?? "", event.context.apiLabel ?? "", status: event.status).increment()
             }
         ]
     }
@@ -112,7 +112,7 @@ public struct MetricsInterceptor: Interceptor {
             context[RedirectInterceptor.Observers.self] = redirectObserver
         }
         let service = context.serviceID?.rawValue ?? ""
-        let api = context.apiName ?? ""
+        let api = context.apiLabel ?? ""
         do {
             var response = try await next(request, context)
             let call = Call(

@@ -48,7 +48,7 @@ public struct TracingInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let url = request.url
-        let spanName = context.apiName.map { "\(request.method.rawValue) \($0)" } ?? request.method.rawValue
+        let spanName = context.apiLabel.map { "\(request.method.rawValue) \($0)" } ?? request.method.rawValue
         let span = tracer.startSpan(spanName, context: InstrumentationContext.current ?? .topLevel, ofKind: .client)
         // Attributes only for a span that records them: with no tracing backend (the no-op
         // tracer) a call builds none of them.
@@ -59,7 +59,7 @@ public struct TracingInterceptor: Interceptor {
             span.attributes["server.address"] = url.host ?? ""
             // Always set for a client span (OpenTelemetry): the scheme's default when the URL names none.
             if let port = url.port ?? Self.defaultPort(of: url) { span.attributes["server.port"] = port }
-            if let api = context.apiName { span.attributes["runway.api"] = api }
+            if let api = context.apiLabel { span.attributes["runway.api"] = api }
             if let service = context.serviceID { span.attributes["runway.service"] = service.rawValue }
             span.attributes["runway.call_id"] = Int64(truncatingIfNeeded: context.callID)
         }

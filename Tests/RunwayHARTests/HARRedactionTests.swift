@@ -59,3 +59,24 @@ extension HARRedactionTests {
         for secret in ["lb-1", "lb-2"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
     }
 }
+
+extension HARRedactionTests {
+    /// `send(api:)` takes a path, query included: a secret in it was hidden in the entry's URL
+    /// and `queryString` but written as it was in `_apiName`.
+    @Test func aSecretInAnAPINamesQueryIsHidden() async throws {
+        let recorder = HARRecorder()
+        var builder = ServiceRegistry.Builder(
+            environment: .release, pipeline: Pipeline(interceptors: [.har(recorder)], dispatcher: StubDispatcher(status: 200)))
+        builder.register(RecordedService())
+        _ = try await builder.build().send(api: "item/7?token=ap-1&page=1;session=ap-2", of: "recorded", method: .get)
+        let entry = try #require(recorder.har().log.entries.first)
+        #expect(entry.apiName == "item/7?token=<redacted>&page=1;session=<redacted>")
+        let file = String(decoding: try recorder.data(), as: UTF8.self)
+        for secret in ["ap-1", "ap-2"] { #expect(!file.contains(secret), "\(secret) in the HAR") }
+    }
+}
+
+struct RecordedService: Service {
+    let id: ServiceID = "recorded"
+    let baseURLs = BaseURLs("https://api.test/v1")
+}

@@ -136,4 +136,27 @@ extension LoggingServerTests {
         dump = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
         #expect(dump.contains("<\(Self.gzippedJSON.count) bytes gzip>"), "\(dump)")
     }
+
+    /// `send(api:)` takes a path, query included: a secret in it was hidden in the logged URL but
+    /// not in the line's `runway.api` metadata.
+    @Test func aSecretInAnAPINamesQueryIsHidden() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        let (handler, logger) = Self.memoryLogger(.trace)
+        var builder = ServiceRegistry.Builder(
+            environment: .release, pipeline: Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher()))
+        builder.register(LoggedService(baseURLs: BaseURLs(server.url("/").absoluteString)))
+        let registry = try builder.build()
+        let response = try await registry.send(api: "json?access_token=an-1&page=2", of: "logged", method: .get)
+        #expect(response.status == 200)
+        let apis = Set(handler.entries.compactMap { $0.metadata["runway.api"].map { "\($0)" } })
+        #expect(apis == ["json?access_token=<redacted>&page=2"], "\(apis)")
+        let all = handler.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(!all.contains("an-1"), "\(all)")
+    }
+}
+
+struct LoggedService: Service {
+    let id: ServiceID = "logged"
+    let baseURLs: BaseURLs
 }

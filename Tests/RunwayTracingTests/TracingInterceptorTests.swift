@@ -43,6 +43,17 @@ import Tracing
         #expect(span.operationName == "GET")
     }
 
+    /// An API name that carries a query (`send(api:)` takes a path) names the span and its
+    /// `runway.api` without it, as `url.full` leaves the query out.
+    @Test func anAPINamesQueryIsLeftOut() async throws {
+        let tracer = InMemoryTracer()
+        let pipeline = Pipeline(dispatcher: StubDispatcher(status: 200)) { TracingInterceptor.tracing(tracer) }
+        _ = try await pipeline.send(try Request("https://api.test/item/7"), context: RequestContext(apiName: "item/7?token=secret;s=x"))
+        let span = try #require(tracer.finishedSpans.first)
+        #expect(span.operationName == "GET item/7")
+        #expect(span.attributes["runway.api"]?.toSpanAttribute() == "item/7")
+    }
+
     /// A path segment's `;name=value` parameters carry session ids (`;jsessionid=`) and tokens
     /// as a query does: `url.full` leaves them out, as error messages do, and keeps the rest of
     /// the path as it was sent.

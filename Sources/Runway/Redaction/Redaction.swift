@@ -163,6 +163,14 @@ public struct Redaction: Sendable, Equatable {
         return String(value[..<start]) + apply(toURLText: String(value[start..<end])) + String(value[end...])
     }
 
+    /// An API name as logs and HAR files show it. A name is usually a label (`listing.rent`) or
+    /// a path (`items/{id}`), shown as it is; one that carries a query, path parameters, a
+    /// fragment or credentials (`item/7?token=…`, which `send(api:)` accepts as a path) is
+    /// redacted as the URL it becomes.
+    package func apply(toAPIName name: String) -> String {
+        name.contains(where: { "?;#@".contains($0) }) ? apply(toURLText: name) : name
+    }
+
     /// A URL as text (possibly relative) with hidden query values and credentials replaced.
     package func apply(toURLText text: String) -> String {
         guard let url = URL(string: text) else { return Self.placeholder }

@@ -19,6 +19,12 @@ public struct RequestContext: Sendable {
     /// by API managers (`APIManager.apiName`) and `ServiceRegistry.send(api:of:)`; `nil` on a
     /// call sent through a bare `Pipeline` unless you set it.
     public var apiName: String?
+    /// ``apiName`` without the query, path parameters or fragment a name may carry
+    /// (`item/7?token=…` is `item/7`; `send(api:)` takes a path): for span names and metric
+    /// labels, which must keep no secret and not grow a series per value.
+    package var apiLabel: String? {
+        apiName.map { name in String(name.prefix { !"?;#".contains($0) }) }
+    }
     /// The service the API belongs to (set by API managers and `ServiceRegistry`).
     public var serviceID: ServiceID?
     /// The attempt number, starting at 1; retry interceptors increase it.
