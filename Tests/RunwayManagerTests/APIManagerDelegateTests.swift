@@ -114,13 +114,14 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         // The delivery queue is busy (suspended here, as a main thread busy with a frame would be).
         let queue = DispatchQueue(label: "busy landing")
         queue.suspend()
-        let manager = QueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+        let stub = jsonStub("[]")
+        let manager = QueueManager(registry: try makeRegistry(stub), queue: queue)
         let log = EventLog()
         let delegate = RecordingDelegate(log: log)
         manager.delegate = delegate
         let load = Task { try await manager.load() }
-        // Landed: the state is updated and the call no longer loading; its delivery waits.
-        #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+        // Landed: answered and no longer loading; its delivery waits.
+        #expect(await eventually { stub.requests.count == 1 && !manager.isLoading })
         manager.cancelAll()
         queue.resume()
         var failure: RunwayError?
@@ -131,6 +132,30 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         }
         #expect(failure?.code == .cancelled, "\(String(describing: failure))")
         #expect(log.events.isEmpty)
+        // A call that does not count leaves the state as it was: no data, no response.
+        #expect(manager.rawData == nil && manager.lastResponse == nil && manager.lastError == nil)
+    }
+
+    /// A failure the state holds is not cleared by a later call cancelled while its delivery
+    /// waits, and that call's data is not the manager's.
+    @Test func aCallCancelledWhileItsDeliveryWaitsLeavesTheStateAsItWas() async throws {
+        let queue = DispatchQueue(label: "busy landing")
+        let stub = StubDispatcher { request in
+            request.url.query == "fail=1"
+                ? Response(status: 500) : Response(status: 200, headers: ["Content-Type": "application/json"], body: Data("[1]".utf8))
+        }
+        let manager = QueueManager(registry: try makeRegistry(stub), queue: queue)
+        await #expect(throws: RunwayError.self) { try await manager.load(params: ["fail": 1]) }
+        #expect(manager.lastError?.code == .serverError)
+        queue.suspend()
+        let load = Task { try await manager.load() }
+        #expect(await eventually { stub.requests.count == 2 && !manager.isLoading })
+        manager.cancelAll()
+        queue.resume()
+        await #expect(throws: RunwayError.self) { try await load.value }
+        #expect(manager.lastError?.code == .serverError)
+        #expect(manager.lastResponse?.status == 500)
+        #expect(manager.rawData == nil)
     }
 
     /// A manager whose parameters fail validation unless they hold `ok`.
@@ -166,9 +191,10 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
             // The call's task has run by now; anything it delivered is on the serial queue.
             try await Task.sleep(for: .milliseconds(20))
             await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
-            // (Its task may have landed it first: the state then holds the failure, as for any
-            // call cancelled while its delivery waits, and the delivery is what cancelAll() stops.)
+            // (Its task may have landed it first: the delivery is what cancelAll() stops, and
+            // the state never takes the failure.)
             #expect(log.events.isEmpty)
+            #expect(manager.lastError == nil)
         }
     }
 
@@ -180,11 +206,12 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         let delegate = RecordingDelegate(log: log)
         weak var weakManager: QueueManager?
         do {
-            let manager = QueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+            let stub = jsonStub("[]")
+            let manager = QueueManager(registry: try makeRegistry(stub), queue: queue)
             weakManager = manager
             manager.delegate = delegate
             #expect(manager.loadData())
-            #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+            #expect(await eventually { stub.requests.count == 1 && !manager.isLoading })
         }
         // The delivery waiting on the queue does not keep the manager alive.
         #expect(weakManager == nil)
@@ -223,12 +250,13 @@ extension MainActorListScreen: @MainActor APIManagerDelegate {
         let queue = DispatchQueue(label: "concurrent landing", attributes: .concurrent)
         queue.suspend()
         // Its policy is `.concurrent`: the calls run side by side.
-        let manager = CheckedQueueManager(registry: try makeRegistry(jsonStub("[]")), queue: queue)
+        let stub = jsonStub("[]")
+        let manager = CheckedQueueManager(registry: try makeRegistry(stub), queue: queue)
         let delegate = OverlapDelegate()
         manager.delegate = delegate
         let calls = 6
         for _ in 0..<calls { #expect(manager.loadData(params: ["ok": true])) }
-        #expect(await eventually { !manager.isLoading && manager.rawData != nil })
+        #expect(await eventually { stub.requests.count == calls && !manager.isLoading })
         queue.resume()
         #expect(await eventually { delegate.landed.value == calls })
         #expect(delegate.mostAtOnce == 1)

@@ -1,8 +1,9 @@
 import Foundation
-import Runway
 import RunwayTestServer
 import RunwayTesting
 import Testing
+
+@testable import Runway
 
 final class PagedItemsAPIManager: PagedAPIManager {
     let engine: ManagerEngine
@@ -101,13 +102,23 @@ func heldPages(_ gate: Gate, asked: EventLog) -> StubDispatcher {
         #expect(asked.events == ["page=\(Int.max)&pageSize=20"])
     }
 
-    @Test func aPageCancelledWhileItWaitsForItsTurnEndsAtOnce() async throws {
+    /// A manager whose first page is sent and held at the server (until `gate` opens), and a
+    /// second page load asked for behind it.
+    func onePageHeldAndOneQueued() async throws -> (
+        gate: Gate, asked: EventLog, manager: ConfiguredPagesAPIManager, first: Task<Result<JSON, RunwayError>, Never>,
+        queued: Task<Result<JSON, RunwayError>, Never>
+    ) {
         let gate = Gate()
         let asked = EventLog()
         let manager = ConfiguredPagesAPIManager(registry: try makeRegistry(heldPages(gate, asked: asked)))
         let first = Task { await outcome { try await manager.loadNextPage() } }
         #expect(await eventually { asked.events.count == 1 })
         let queued = Task { await outcome { try await manager.loadNextPage() } }
+        return (gate, asked, manager, first, queued)
+    }
+
+    @Test func aPageCancelledWhileItWaitsForItsTurnEndsAtOnce() async throws {
+        let (gate, asked, manager, first, queued) = try await onePageHeldAndOneQueued()
         queued.cancel()
         // Ends while the first page is still held: it does not wait for that page's landing.
         #expect(await queued.value.failure?.code == .cancelled)
@@ -119,6 +130,30 @@ func heldPages(_ gate: Gate, asked: EventLog) -> StubDispatcher {
         // The turn is free again: the next call asks for page 2.
         try await manager.loadNextPage()
         #expect(asked.events == ["page=1&pageSize=20", "page=2&pageSize=20"])
+    }
+
+    /// What stopped a page says what stopped it: a queued page stopped by `resetPages()` said
+    /// `cancelAll()` was called, and one asked for from a task already cancelled said it
+    /// waited for its turn, where `load()` says it was not started.
+    @Test func aStoppedPageSaysWhatStoppedIt() async throws {
+        let (gate, asked, manager, first, queued) = try await onePageHeldAndOneQueued()
+        #expect(await eventually { manager.engine.pageGate.waiting == 1 })
+        manager.resetPages()
+        gate.open()
+        #expect(await first.value.failure?.message == "cancelled: resetPages() was called")
+        let stopped = await queued.value.failure
+        #expect(stopped?.message == "cancelled: resetPages() was called while the page waited for its turn")
+        #expect(stopped?.neverSent == true)
+        #expect(asked.events.count == 1)
+
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await outcome { try await manager.loadNextPage() }
+        }
+        let notStarted = await early.value.failure
+        #expect(notStarted?.message == "not started: the awaiting task was cancelled")
+        #expect(notStarted?.neverSent == true)
+        #expect(asked.events.count == 1)
     }
 
     @Test func cancelAllAlsoCancelsThePagesQueuedBehindTheOneInFlight() async throws {

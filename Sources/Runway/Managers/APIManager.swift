@@ -35,8 +35,9 @@ import Foundation
 ///    service's interceptors and the dispatcher.
 /// 6. ``didReceiveResponse(_:)`` for any response; then the service's common error handling
 ///    and ``validate(response:)`` decide success or failure.
-/// 7. The manager's state is updated (``rawData``, ``lastError``, ``isLoading``), then on the
-///    ``ManagerDelivery`` executor either
+/// 7. The manager's state is updated (``isLoading``; ``rawData``, ``lastError`` and
+///    ``lastResponse`` on the ``ManagerDelivery`` executor, as the delivery starts), then there
+///    either
 ///    ``beforePerformSuccess(_:)`` → delegate success → ``afterPerformSuccess(_:)``, or
 ///    ``beforePerformFail(_:)`` → delegate failure → ``afterPerformFail(_:)``. A `before` hook
 ///    returning `false` stops the delivery: no delegate call and no `after` hook.
@@ -47,8 +48,10 @@ import Foundation
 /// task that is already cancelled) and a call that is
 /// **cancelled** (``cancelAll()``, ``LoadPolicy/cancelPrevious``, the awaiting task cancelled,
 /// the manager released) are never delivered to the delegate and run no hook after
-/// ``afterCallingAPI(with:)``; `load()` throws `RunwayError` `.cancelled` whose message says
-/// which. Releasing the manager cancels its calls at the dispatcher (the server sees the abort).
+/// ``afterCallingAPI(with:)``, and leave ``rawData``, ``lastError`` and ``lastResponse`` as
+/// they were, also when the response was in and the delivery waited for a busy executor;
+/// `load()` throws `RunwayError` `.cancelled` whose message says which. Releasing the manager
+/// cancels its calls at the dispatcher (the server sees the abort).
 /// A delivery stopped by a `before` hook makes `load()` throw `.cancelled` too.
 public protocol APIManager: AnyObject, Sendable {
     /// The base mechanism's state; declare it as `let engine = ManagerEngine()`. A computed

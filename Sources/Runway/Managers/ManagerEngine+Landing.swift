@@ -148,7 +148,9 @@ extension ManagerEngine {
         await delivery.run { [self] in
             let reason: String? = lock.withLock {
                 state.removeLanding(call)
-                return call.cancelReason
+                if let reason = call.cancelReason { return reason }
+                state.record(outcome)
+                return nil
             }
             if let reason { return .failure(RunwayError(.cancelled, "cancelled: \(reason)", stage: stage)) }
             guard let manager = weakManager.object else {
@@ -174,16 +176,13 @@ extension ManagerEngine {
             if let reason = call.cancelReason { return reason }
             if inline { inlineDelegate = state.delegate }
             state.removeCall(call)
-            // Until its delivery runs elsewhere, `cancelAll()` and the release still reach it.
-            if !inline { state.landing.append(call) }
-            switch outcome {
-            case .success(let response):
-                state.lastSuccess = response
-                state.lastResponse = response.response
-                state.lastError = nil
-            case .failure(let error):
-                state.lastError = error
-                if let response = error.response { state.lastResponse = response }
+            if inline {
+                state.record(outcome)
+            } else {
+                // Until its delivery runs elsewhere, `cancelAll()` and the release still reach
+                // it; the state takes its outcome there, once it is known not cancelled (a call
+                // that does not count never shows in `rawData`, `lastResponse` or `lastError`).
+                state.landing.append(call)
             }
             return nil
         }

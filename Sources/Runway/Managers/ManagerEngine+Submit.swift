@@ -189,8 +189,8 @@ extension ManagerEngine {
             // it is not started here, where it would register.
             if let cancellations, state.paging.cancellations != cancellations {
                 return .notStarted(
-                    RunwayError(.cancelled, "not started: cancelAll() or resetPages() was called while the page was prepared", stage: stage)
-                )
+                    RunwayError(
+                        .cancelled, "not started: \(state.paging.lastCancellation) while the page was prepared", stage: stage))
             }
             if policy == .dropNew, !state.calls.isEmpty {
                 return .notStarted(RunwayError(.cancelled, "not started: dropped, a call is in flight", stage: stage))

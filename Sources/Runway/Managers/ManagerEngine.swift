@@ -90,6 +90,9 @@ public final class ManagerEngine: @unchecked Sendable {
         var generation = 0
         /// Increases on `cancelAll()`, so a page load queued before it is not started after it.
         var cancellations = 0
+        /// What the last cancellation was (`cancelAll() was called`, `resetPages() was called`),
+        /// for the message of a page load it stopped before it started.
+        var lastCancellation = ""
     }
 
     /// Creates the engine of one manager.
@@ -124,6 +127,7 @@ public final class ManagerEngine: @unchecked Sendable {
         let tasks = lock.withLock { () -> [CallTask] in
             defer { state.calls.removeAll(keepingCapacity: true) }
             state.paging.cancellations += 1
+            state.paging.lastCancellation = reason
             for call in state.landing { call.markCancelled(reason) }
             state.landing.removeAll()
             return state.calls.compactMap { $0.stop(reason) }
@@ -140,6 +144,20 @@ extension ManagerEngine.State {
         guard let index = calls.firstIndex(where: { $0 === call }) else { return }
         calls.swapAt(index, calls.count - 1)
         calls.removeLast()
+    }
+
+    /// Step 7: a landed call's outcome becomes the manager's state (`rawData`, `lastResponse`,
+    /// `lastError`).
+    mutating func record(_ outcome: Result<APIResponse, RunwayError>) {
+        switch outcome {
+        case .success(let response):
+            lastSuccess = response
+            lastResponse = response.response
+            lastError = nil
+        case .failure(let error):
+            lastError = error
+            if let response = error.response { lastResponse = response }
+        }
     }
 
     /// Forgets `call` as waiting for its delivery, if it still is.

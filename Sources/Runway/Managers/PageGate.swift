@@ -53,6 +53,9 @@ final class PageGate: Sendable {
         }
     }
 
+    /// How many page loads wait for their turn.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
     /// Hands the turn to the next waiter.
     func release() {
         let next = state.withLock { state -> Waiter? in

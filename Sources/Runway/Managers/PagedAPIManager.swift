@@ -134,11 +134,14 @@ extension PagedAPIManager {
         _ manager: WeakReference<Self>, engine weakEngine: WeakReference<ManagerEngine>, gate: PageGate,
         cancellations: Int, params: [String: JSON]?, awaiting: Bool
     ) async -> CallOutcome {
+        let wasCancelled = Task.isCancelled
         guard await gate.acquire() else {
-            return .failure(
-                RunwayError(
-                    .cancelled, "cancelled: the awaiting task was cancelled while the page waited for its turn",
-                    stage: manager.object.map { .manager($0.apiName) }))
+            // A `load()` from a task already cancelled is not started, as `load()` says.
+            let message =
+                wasCancelled
+                ? "not started: the awaiting task was cancelled"
+                : "cancelled: the awaiting task was cancelled while the page waited for its turn"
+            return .failure(RunwayError(.cancelled, message, stage: manager.object.map { .manager($0.apiName) }, neverSent: true))
         }
         defer { gate.release() }
         let submission: ManagerEngine.Submission
@@ -151,11 +154,14 @@ extension PagedAPIManager {
                 return .failure(RunwayError(.cancelled, "cancelled: the awaiting task was cancelled", stage: stage))
             }
             let (current, last, generation, cancelled) = engine.read {
-                ($0.paging.currentPage, $0.paging.isLastPage, $0.paging.generation, $0.paging.cancellations != cancellations)
+                (
+                    $0.paging.currentPage, $0.paging.isLastPage, $0.paging.generation,
+                    $0.paging.cancellations != cancellations ? $0.paging.lastCancellation : nil
+                )
             }
-            if cancelled {
+            if let cancelled {
                 return .failure(
-                    RunwayError(.cancelled, "cancelled: cancelAll() was called while the page waited for its turn", stage: stage))
+                    RunwayError(.cancelled, "cancelled: \(cancelled) while the page waited for its turn", stage: stage, neverSent: true))
             }
             if last {
                 return .failure(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage))

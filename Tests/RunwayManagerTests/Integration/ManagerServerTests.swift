@@ -223,7 +223,8 @@ import Testing
 
     @Test("cancelPrevious supersedes a call whose response is in but whose delivery waits: the screen never hears the older search")
     func cancelPreviousReachesACallWaitingForItsDelivery() async throws {
-        try await withServer { _, registry, _ in
+        let state = ManagerRouteState()
+        try await withServer(state) { _, registry, _ in
             // The delivery queue is busy (suspended here, as a main thread busy with a keystroke would be).
             let queue = DispatchQueue(label: "busy landing")
             queue.suspend()
@@ -232,16 +233,19 @@ import Testing
             let delegate = RecordingDelegate(log: log)
             manager.delegate = delegate
             let older = Task { try await manager.load(params: ["q": "a", "ms": 0]) }
-            // Landed: the state holds its data, the call is no longer loading; its delivery waits.
-            #expect(await eventually { !manager.isLoading && manager.rawData == ["q": "a"] })
+            // Landed: answered, the call no longer loading; its delivery waits (and the state
+            // takes its data only when that runs).
+            #expect(await eventually { state.searches.value == 1 && !manager.isLoading })
+            #expect(manager.rawData == nil)
             let newer = Task { try await manager.load(params: ["q": "ab", "ms": 0]) }
-            #expect(await eventually { !manager.isLoading && manager.rawData == ["q": "ab"] })
+            #expect(await eventually { state.searches.value == 2 && !manager.isLoading })
             queue.resume()
             let olderOutcome = await outcome { try await older.value }
             #expect(olderOutcome.failure?.code == .cancelled, "\(olderOutcome)")
             #expect(olderOutcome.failure?.message.contains("superseded") == true, "\(olderOutcome)")
             let newerValue = try await newer.value
             #expect(newerValue == ["q": "ab"])
+            #expect(manager.rawData == ["q": "ab"])
             #expect(log.events == ["delegate.success"])
         }
     }

@@ -118,8 +118,8 @@ import Testing
 
     /// A page whose response is in but whose delivery waits for a busy queue, then is cancelled
     /// (`cancelAll()`, or its awaiting task): it is not delivered, so the next call asks for it
-    /// again. It moved the cursor, and the next call asked for the page after it: that page was
-    /// lost to the list.
+    /// again, and its data is not the manager's. It moved the cursor, and the next call asked for
+    /// the page after it: that page was lost to the list.
     @Test(arguments: [true, false])
     func aPageCancelledWhileItsDeliveryWaitsIsAskedForAgain(byCancelAll: Bool) async throws {
         let asked = EventLog()
@@ -139,6 +139,9 @@ import Testing
             #expect(landed)
             #expect(await second.value.failure?.code == .cancelled)
             #expect(manager.currentPage == 1)
+            // Nor did it become the manager's data: `rawData` is still page 1 (it was page 2, a
+            // page that "counts as not loaded", with `lastResponse` its answer).
+            #expect(manager.rawData?["items"]?.array?.compactMap { $0["id"]?.int } == [2, 3])
 
             let again = try await manager.loadNextPage()
             #expect(again["items"]?.array?.compactMap { $0["id"]?.int } == [4, 5])
