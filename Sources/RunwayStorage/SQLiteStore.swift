@@ -81,11 +81,19 @@ public final class SQLiteStore: Sendable {
             do {
                 state = Locked(State(current: try Self.open(file, schema: schema), rebuilds: 1))
             } catch {
-                throw RunwayError(.configuration, "cannot open the database \(file.path)", stage: stage, underlying: error)
+                throw Self.cannotOpen(file, error, stage)
             }
         } catch {
-            throw RunwayError(.configuration, "cannot open the database \(file.path)", stage: stage, underlying: error)
+            throw Self.cannotOpen(file, error, stage)
         }
+    }
+
+    /// The `.configuration` error of a file that cannot be opened, saying why as SQLite (or the
+    /// schema) words it: `database is locked` (another process holds it past the busy
+    /// timeout), `unable to open database file`, another program's tables.
+    private static func cannotOpen(_ file: URL, _ error: any Error, _ stage: RunwayError.Stage) -> RunwayError {
+        let why = (error as? SQLiteError)?.message ?? (error as? RunwayError)?.message ?? "\(error)"
+        return RunwayError(.configuration, "cannot open the database \(file.path): \(why)", stage: stage, underlying: error)
     }
 
     /// How many times the file was rebuilt empty: found corrupt (at open included), or

@@ -89,6 +89,8 @@ import Testing
             #expect(error?.code == .configuration)
             let reason = String(describing: error?.underlying)
             #expect(reason.contains("not an action-log outbox"))
+            // Said in the message too, not only in the underlying error.
+            #expect(error?.message.contains(": not an action-log outbox: its table action has the columns") == true)
         }
         let tables = try other.read { db in try db.rows("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(0) ?? "" } }
         #expect(tables == ["action"])

@@ -124,4 +124,20 @@ import Testing
         try await write.task.value
         #expect(try store.count() == 1)
     }
+
+    /// A file another process holds locked past the busy timeout cannot be opened (its schema
+    /// is applied in a write): the error says the database is locked, not only that it cannot
+    /// be opened.
+    @Test func aFileLockedPastTheBusyTimeoutSaysSoWhenOpened() async throws {
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let store = try SQLiteStore.items(folder.file(), label: "holder")
+        let write = HeldWrite(store)
+        await write.inside.wait()
+        let error = #expect(throws: RunwayError.self) { try SQLiteStore.items(folder.file(), label: "second") }
+        write.release()
+        try await write.task.value
+        #expect(error?.code == .configuration)
+        #expect(error?.message.contains(": database is locked") == true, "\(String(describing: error))")
+    }
 }
