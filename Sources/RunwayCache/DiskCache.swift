@@ -23,16 +23,27 @@ import Crypto
 /// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
 /// been set back) first, then the oldest stored.
 ///
-/// A removal that fails (the disk full, a lock another process holds past the busy timeout, a
-/// file the process may not write) must not leave what was invalidated answering, here or in
-/// the next run: the file is replaced by an empty one, every entry gone (the cache is never the
-/// only copy of anything). When even that fails (a directory it may not write), the disk layer
-/// is off for the rest of the run: every lookup a miss, nothing stored.
+/// A removal that fails must not leave what was invalidated answering, here or in the next run.
+/// When another process holds the file's lock past the busy timeout, the file is that process's
+/// too: it stays, every lookup here misses while the removal is tried again in the background
+/// (for about a minute, then as below). Any other failure (the disk full, a file the process may
+/// not write) replaces the file by an empty one, every entry gone (the cache is never the only
+/// copy of anything). When even that fails (a directory it may not write), the disk layer is
+/// off for the rest of the run: every lookup a miss, nothing stored.
 final class DiskCache: Sendable {
     let maxBytes: Int
-    private let store: SQLiteStore
-    /// Set when a removal and the file's replacement both failed.
-    private let isOff = Locked(false)
+    let store: SQLiteStore
+    /// Removals not yet carried out, and whether the disk layer is off for good.
+    private let health = Locked(Health())
+
+    private struct Health {
+        var pendingRemovals = 0
+        var isOff = false
+        var answers: Bool { pendingRemovals == 0 && !isOff }
+    }
+
+    /// The waits before each new try of a removal another process's lock held up.
+    static let removalRetries: [Duration] = [1, 2, 4, 8, 16, 32].map { .seconds($0) }
 
     /// Opens (or creates, or rebuilds) the database at `file`.
     /// - Throws: `.configuration` when the directory cannot be created or the file cannot be
@@ -49,7 +60,7 @@ final class DiskCache: Sendable {
     var rebuildCount: Int { store.rebuildCount }
 
     func get(_ key: CacheKey) -> CacheEntry? {
-        guard !isOff.withLock({ $0 }) else { return nil }
+        guard health.withLock({ $0.answers }) else { return nil }
         let found = try? store.read { db in
             try db.firstRow(
                 "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting FROM entry WHERE key = ?", key.bytes
@@ -70,7 +81,7 @@ final class DiskCache: Sendable {
     }
 
     func set(_ key: CacheKey, _ entry: CacheEntry, now: Double) async {
-        guard !isOff.withLock({ $0 }) else { return }
+        guard !health.withLock({ $0.isOff }) else { return }
         let size = entry.size
         guard size <= maxBytes else {
             await remove(key)
@@ -105,7 +116,7 @@ final class DiskCache: Sendable {
 
     /// Total bytes and entries stored.
     func usage() -> (entries: Int, bytes: Int) {
-        guard !isOff.withLock({ $0 }) else { return (0, 0) }
+        guard !health.withLock({ $0.isOff }) else { return (0, 0) }
         let usage = try? store.read { db in
             try db.firstRow("SELECT count(*), coalesce(sum(size), 0) FROM entry") { row in
                 (entries: row.int(0) ?? 0, bytes: row.int(1) ?? 0)
@@ -126,9 +137,33 @@ final class DiskCache: Sendable {
     /// invalidated. The task that runs it does not inherit the caller's cancellation.
     private func removal(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
         let store = self.store
-        let removed = await Task { (try? await store.write(body)) != nil }.value
-        // Failed: the file goes, with every entry, or the disk layer goes off (see the type).
-        if !removed, !store.replaceWithEmpty() { isOff.withLock { $0 = true } }
+        let failure = await Task { () -> RunwayError? in
+            do throws(RunwayError) {
+                try await store.write(body)
+                return nil
+            } catch {
+                return error
+            }
+        }.value
+        guard let failure else { return }
+        // Failed: see the type.
+        let health = self.health
+        guard (failure.underlying as? SQLiteError)?.isBusy == true else {
+            if !store.replaceWithEmpty() { health.withLock { $0.isOff = true } }
+            return
+        }
+        health.withLock { $0.pendingRemovals += 1 }
+        Task.detached {
+            for delay in Self.removalRetries {
+                try? await Task.sleep(for: delay)
+                if (try? await store.write(body)) != nil {
+                    health.withLock { $0.pendingRemovals -= 1 }
+                    return
+                }
+            }
+            if !store.replaceWithEmpty() { health.withLock { $0.isOff = true } }
+            health.withLock { $0.pendingRemovals -= 1 }
+        }
     }
 
     private static func evict(_ db: SQLiteConnection, maxBytes: Int, now: Double) throws(SQLiteError) {

@@ -277,11 +277,13 @@ public final class ResponseCache: Sendable {
 
     /// Removes every entry, and keeps out responses to calls in flight.
     ///
-    /// An invalidation never leaves what it removes answering. When the disk cannot delete the
-    /// entries (the disk full, a lock another process holds past 5 seconds, a file the process
-    /// may not write), the whole file is replaced by an empty one (counted in
-    /// ``Statistics/diskRebuilds``); when not even that can be done (a directory it may not
-    /// write), the disk layer is off until the cache is made again.
+    /// An invalidation never leaves what it removes answering. When another process holds the
+    /// file's lock past 5 seconds, disk lookups miss until the removal, tried again in the
+    /// background, is carried out (after about a minute, as below). When the disk cannot delete
+    /// the entries otherwise (the disk full, a file the process may not write), the whole file
+    /// is replaced by an empty one (counted in ``Statistics/diskRebuilds``); when not even that
+    /// can be done (a directory it may not write), the disk layer is off until the cache is
+    /// made again.
     public func invalidateAll() async {
         invalidations.withLock { $0 &+= 1 }
         memory.removeAll()

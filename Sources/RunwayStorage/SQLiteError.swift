@@ -21,6 +21,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether SQLite says the file is corrupt (`SQLITE_CORRUPT`) or not a database (`SQLITE_NOTADB`).
     public var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 
+    /// Whether another connection held the lock past the busy timeout (`SQLITE_BUSY`,
+    /// `SQLITE_LOCKED`): the file is fine and in use, and the statement may succeed later.
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+
     /// The code and the message, as SQLite words them.
     public var description: String { "SQLite error \(code): \(message)" }
 }

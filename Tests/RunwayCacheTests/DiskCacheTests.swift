@@ -28,11 +28,11 @@ import Testing
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// A removal the disk could not carry out (here another process held the write lock past
-    /// the busy timeout; a full disk or a read-only file fail alike) was ignored: the entries
-    /// invalidated at logout kept answering, in this run and the next. The file is now replaced
-    /// by an empty one.
-    @Test func aRemovalTheDiskCannotCarryOutStillRemoves() async throws {
+    /// A removal held up by another process's lock past the busy timeout was ignored: the
+    /// entries invalidated at logout kept answering, in this run and the next. They now miss at
+    /// once, and the removal is carried out on the shared file once the lock is free (the file
+    /// is not replaced: the other process, which has it open, sees the removal too).
+    @Test func aRemovalHeldUpByAnotherProcessIsCarriedOutWhenTheLockIsFree() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "c.sqlite")
@@ -52,15 +52,32 @@ import Testing
         }
         await inside.wait()
         await disk.removeAll()
+        #expect(disk.get(key(0)) == nil)
         hold.signal()
         try await held.value
+        #expect(await eventually(timeout: .seconds(60)) { disk.usage().entries == 0 })
+        #expect(disk.rebuildCount == 0)
+        #expect(try other.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } } == 0)
+        // The next run finds nothing of what was removed, and the cache goes on storing.
+        #expect((0..<3).allSatisfy { (try? DiskCache(file: file, maxBytes: 1 << 20))?.get(key($0)) == nil })
+        await disk.set(key(4), entry("after"), now: 1000)
+        #expect(disk.get(key(4))?.body == Data("after".utf8))
+    }
+
+    /// A removal the file refuses (here a writer made read-only; a full disk or a file the
+    /// process may not write fail alike) replaces the file by an empty one.
+    @Test func aRemovalTheFileRefusesReplacesIt() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "c.sqlite")
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        for n in 0..<3 { await disk.set(key(n), entry("entry \(n)"), now: 1000) }
+        try await disk.store.write { db in try db.execute("PRAGMA query_only = 1") }
+        await disk.removeAll()
         #expect(disk.get(key(0)) == nil)
         #expect(disk.usage().entries == 0)
         #expect(disk.rebuildCount == 1)
-        // The next run finds nothing of what was removed.
-        let next = try DiskCache(file: file, maxBytes: 1 << 20)
-        #expect((0..<3).allSatisfy { next.get(key($0)) == nil })
-        // And the cache goes on storing.
+        #expect((0..<3).allSatisfy { (try? DiskCache(file: file, maxBytes: 1 << 20))?.get(key($0)) == nil })
         await disk.set(key(4), entry("after"), now: 1000)
         #expect(disk.get(key(4))?.body == Data("after".utf8))
     }
