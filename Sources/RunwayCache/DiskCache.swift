@@ -59,8 +59,11 @@ final class DiskCache: Sendable {
     /// How many times the file was found corrupt and rebuilt.
     var rebuildCount: Int { store.rebuildCount }
 
+    /// Whether lookups are answered: no removal waits to be carried out, and the layer is on.
+    var isAnswering: Bool { health.withLock { $0.answers } }
+
     func get(_ key: CacheKey) -> CacheEntry? {
-        guard health.withLock({ $0.answers }) else { return nil }
+        guard isAnswering else { return nil }
         let found = try? store.read { db in
             try db.firstRow(
                 "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting FROM entry WHERE key = ?", key.bytes
