@@ -262,10 +262,11 @@ package struct SwiftSourceText: Sendable {
 
     /// Whether `text` is one string literal and nothing else (`"a"`, `#"a"#`; not `"a" + b`).
     static func isOneLiteral(_ text: ArraySlice<UInt8>) -> Bool {
-        guard let first = text.first,
-            first == UInt8(ascii: "\"") || (first == UInt8(ascii: "#") && startsRawString(Array(text), 0))
-        else { return false }
-        return literalEnd(Array(text), 0) == text.count
+        let bytes = Array(text)
+        guard let first = bytes.first, first == UInt8(ascii: "\"") || (first == UInt8(ascii: "#") && startsRawString(bytes, 0)) else {
+            return false
+        }
+        return literalEnd(bytes, 0) == bytes.count
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {

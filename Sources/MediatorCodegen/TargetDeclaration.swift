@@ -43,15 +43,6 @@ package struct ActionDeclaration: Sendable, Equatable {
     /// Its `access:` argument as written when it is neither `.remote` nor `.local` (a variable):
     /// listed as local, with a warning.
     package var unreadableAccess: String?
-
-    package init(name: String, isRemote: Bool, routes: [String], line: Int, file: String? = nil, runtimeRoutes: [String] = []) {
-        self.name = name
-        self.isRemote = isRemote
-        self.routes = routes
-        self.line = line
-        self.file = file
-        self.runtimeRoutes = runtimeRoutes
-    }
 }
 
 /// A problem the scan found (reported as `file:line: error: message` or `file:line: warning: message`).

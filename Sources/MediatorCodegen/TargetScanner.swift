@@ -142,7 +142,7 @@ package enum TargetScanner {
         }
         // A non-public target is the module's own business (its MediatorModule may register
         // it): skipped with a warning, never an error that fails the app's build.
-        guard !isDisjointFromPublic(primary.modifiers) else {
+        guard isPublic(primary.modifiers) else {
             return skip(
                 .warning,
                 "is not public, so it is not registered; "
@@ -198,31 +198,33 @@ package enum TargetScanner {
         sources: [(path: String, text: SwiftSourceText)]
     ) -> CodegenDiagnostic {
         let file = sources[conformance.file]
-        let last = String(name.split(separator: ".").last ?? "")
-        let nested = (declarations[last] ?? []).filter { !$0.isExtension && sources[$0.file].text.depth(at: $0.offset) > 0 }
-        let isPublic = nested.contains { !isDisjointFromPublic($0.modifiers) }
-        let parts = name.split(separator: ".")
-        let rest = parts.dropFirst().joined(separator: ".")
-        if parts.first.map(String.init) == module, (declarations[rest] ?? []).contains(where: { !$0.isExtension }) {
-            // `extension Shop.ShopTarget` in module Shop: the top-level type, spelled so the scan does not see it.
-            return CodegenDiagnostic(
-                module: module, file: file.path, line: file.text.line(at: conformance.offset), severity: .warning,
-                message: "\(name) conforms to \(protocolName) through its module's name, which the scan does not follow, "
-                    + "so it is not registered; write `extension \(rest): \(protocolName)`")
+        func diagnostic(_ severity: CodegenDiagnostic.Severity, _ why: String) -> CodegenDiagnostic {
+            CodegenDiagnostic(
+                module: module, file: file.path, line: file.text.line(at: conformance.offset), severity: severity,
+                message: "\(name) conforms to \(protocolName) \(why)")
         }
-        let message =
-            isPublic
-            ? "\(name) conforms to \(protocolName) but is nested; declare targets at file scope so the app can register them"
-            : "\(name) conforms to \(protocolName) but is not a public type at file scope, so it is not registered; "
-                + "declare it at file scope, or register it in the module's MediatorModule (register(into:))"
-        return CodegenDiagnostic(
-            module: module, file: file.path, line: file.text.line(at: conformance.offset), severity: isPublic ? .error : .warning,
-            message: message)
+        let parts = name.split(separator: ".").map(String.init)
+        let rest = parts.dropFirst().joined(separator: ".")
+        if parts.first == module, (declarations[rest] ?? []).contains(where: { !$0.isExtension }) {
+            // `extension Shop.ShopTarget` in module Shop: the top-level type, spelled so the scan does not see it.
+            return diagnostic(
+                .warning,
+                "through its module's name, which the scan does not follow, so it is not registered; "
+                    + "write `extension \(rest): \(protocolName)`")
+        }
+        let nested = (declarations[parts.last ?? ""] ?? []).filter { !$0.isExtension && sources[$0.file].text.depth(at: $0.offset) > 0 }
+        guard nested.contains(where: { isPublic($0.modifiers) }) else {
+            return diagnostic(
+                .warning,
+                "but is not a public type at file scope, so it is not registered; "
+                    + "declare it at file scope, or register it in the module's MediatorModule (register(into:))")
+        }
+        return diagnostic(.error, "but is nested; declare targets at file scope so the app can register them")
     }
 
-    /// Whether `modifiers` say neither `public` nor `open`.
-    private static func isDisjointFromPublic(_ modifiers: String) -> Bool {
-        Set(modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)).isDisjoint(with: [
+    /// Whether `modifiers` say `public` or `open`.
+    private static func isPublic(_ modifiers: String) -> Bool {
+        !Set(modifiers.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).map(String.init)).isDisjoint(with: [
             "public", "open",
         ])
     }
