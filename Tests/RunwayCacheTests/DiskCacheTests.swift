@@ -28,6 +28,22 @@ import Testing
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// A disk cache in `directory` holding the entries of keys 0, 1 and 2.
+    func threeEntries(in directory: URL) async throws -> (file: URL, disk: DiskCache) {
+        let file = directory.appending(path: "c.sqlite")
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        for n in 0..<3 { await disk.set(key(n), entry("entry \(n)"), now: 1000) }
+        return (file, disk)
+    }
+
+    /// The next run on `file` finds none of keys 0, 1 and 2, and `disk` goes on storing.
+    func expectRemovedAndStoring(_ disk: DiskCache, _ file: URL) async throws {
+        let next = try DiskCache(file: file, maxBytes: 1 << 20)
+        #expect((0..<3).allSatisfy { next.get(key($0)) == nil })
+        await disk.set(key(4), entry("after"), now: 1000)
+        #expect(disk.get(key(4))?.body == Data("after".utf8))
+    }
+
     /// A removal held up by another process's lock past the busy timeout was ignored: the
     /// entries invalidated at logout kept answering, in this run and the next. They now miss at
     /// once, and the removal is carried out on the shared file once the lock is free (the file
@@ -35,9 +51,7 @@ import Testing
     @Test func aRemovalHeldUpByAnotherProcessIsCarriedOutWhenTheLockIsFree() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appending(path: "c.sqlite")
-        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
-        for n in 0..<3 { await disk.set(key(n), entry("entry \(n)"), now: 1000) }
+        let (file, disk) = try await threeEntries(in: directory)
         #expect(disk.usage().entries == 3)
         // Another program's write transaction on the file (on its store's write queue, not a
         // thread of the cooperative pool), held until the removal has given up.
@@ -61,10 +75,7 @@ import Testing
         #expect(disk.usage().entries == 0)
         #expect(disk.rebuildCount == 0)
         #expect(try other.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } } == 0)
-        // The next run finds nothing of what was removed, and the cache goes on storing.
-        #expect((0..<3).allSatisfy { (try? DiskCache(file: file, maxBytes: 1 << 20))?.get(key($0)) == nil })
-        await disk.set(key(4), entry("after"), now: 1000)
-        #expect(disk.get(key(4))?.body == Data("after".utf8))
+        try await expectRemovedAndStoring(disk, file)
     }
 
     /// A removal the file refuses (here a writer made read-only; a full disk or a file the
@@ -72,17 +83,13 @@ import Testing
     @Test func aRemovalTheFileRefusesReplacesIt() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appending(path: "c.sqlite")
-        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
-        for n in 0..<3 { await disk.set(key(n), entry("entry \(n)"), now: 1000) }
+        let (file, disk) = try await threeEntries(in: directory)
         try await disk.store.write { db in try db.execute("PRAGMA query_only = 1") }
         await disk.removeAll()
         #expect(disk.get(key(0)) == nil)
         #expect(disk.usage().entries == 0)
         #expect(disk.rebuildCount == 1)
-        #expect((0..<3).allSatisfy { (try? DiskCache(file: file, maxBytes: 1 << 20))?.get(key($0)) == nil })
-        await disk.set(key(4), entry("after"), now: 1000)
-        #expect(disk.get(key(4))?.body == Data("after".utf8))
+        try await expectRemovedAndStoring(disk, file)
     }
 
     @Test func truncatedFileIsAMissNeverWrongData() async throws {
