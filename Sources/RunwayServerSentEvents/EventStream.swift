@@ -58,7 +58,8 @@ public struct EventStream: AsyncSequence, Sendable {
         /// How many times to reconnect in a row without an event in between; `nil` for no limit.
         public var maxReconnections: Int?
         /// The most bytes an event may hold, its data and type (`.responseTooLarge` above, once
-        /// the events before it are handed over).
+        /// the events before it are handed over), wherever the reads cut it; also the longest
+        /// line of another field (a comment, an `id:`), which the parser holds whole.
         public var maxEventSize: Int
 
         /// Creates a configuration.

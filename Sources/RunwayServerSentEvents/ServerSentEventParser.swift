@@ -20,6 +20,8 @@ public struct ServerSentEventParser: Sendable {
     public private(set) var reconnectionTime: Duration?
 
     private var line: [UInt8] = []
+    /// Where the first `:` of `line` is, once it arrived: the field's name ends there.
+    private var colon: Int?
     private var data: [UInt8] = []
     private var eventType: [UInt8] = []
     private var lastEventIDBuffer = ""
@@ -36,9 +38,24 @@ public struct ServerSentEventParser: Sendable {
         lastEventIDBuffer = lastEventID
     }
 
-    /// The bytes held for an event not dispatched yet (its line and its data), for a caller that
-    /// bounds them.
-    public var pendingByteCount: Int { line.count + data.count + eventType.count }
+    /// The size of the event not dispatched yet, for a caller that bounds it: its data and type
+    /// as they would be dispatched now, with the value of a `data:` or `event:` line still
+    /// arriving, never more than the event will hold. A line of another field (a comment, an
+    /// `id:`), or one whose name has not ended, counts instead when it is longer: the parser holds
+    /// it whole.
+    public var pendingByteCount: Int {
+        // The data's last line feed is not dispatched.
+        let data = max(0, self.data.count - 1)
+        let event = data + eventType.count
+        guard let colon else { return max(event, line.count) }
+        var valueStart = colon + 1
+        if valueStart < line.count, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
+        let value = line.count - valueStart
+        let name = line[..<colon]
+        if name.elementsEqual("data".utf8) { return event + value }
+        if name.elementsEqual("event".utf8) { return data + value }  // it replaces the type
+        return max(event, line.count)
+    }
 
     /// Reads `bytes`, and returns the events they complete, in order.
     public mutating func parse(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
@@ -77,6 +94,7 @@ public struct ServerSentEventParser: Sendable {
             return processLine()
         default:
             endedWithCR = false
+            if colon == nil, byte == UInt8(ascii: ":") { colon = line.count }
             line.append(byte)
             return nil
         }
@@ -89,6 +107,7 @@ public struct ServerSentEventParser: Sendable {
         // carry (and the one after sends) the last ID of an event that did.
         lastEventIDBuffer = lastEventID
         line.removeAll()
+        colon = nil
         data.removeAll()
         eventType.removeAll()
         endedWithCR = false
@@ -98,12 +117,15 @@ public struct ServerSentEventParser: Sendable {
 
     /// Handles the line in `line`; returns the event a blank line dispatches.
     private mutating func processLine() -> ServerSentEvent? {
-        defer { line.removeAll(keepingCapacity: true) }
+        defer {
+            line.removeAll(keepingCapacity: true)
+            colon = nil
+        }
         guard let first = line.first else { return dispatch() }
         if first == UInt8(ascii: ":") { return nil }
         let name: ArraySlice<UInt8>
         var value: ArraySlice<UInt8>
-        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+        if let colon {
             name = line[..<colon]
             value = line[(colon + 1)...]
             if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
@@ -120,10 +142,10 @@ public struct ServerSentEventParser: Sendable {
         case "id":
             if !value.contains(0) { lastEventIDBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
-            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }),
-                let milliseconds = Int(String(decoding: value, as: UTF8.self))
-            {
-                reconnectionTime = .milliseconds(milliseconds)
+            // Digits beyond what an Int holds ask for the longest wait there is (the stream
+            // caps it at its maximum), not for none.
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }) {
+                reconnectionTime = .milliseconds(Int(String(decoding: value, as: UTF8.self)) ?? Int.max)
             }
         default:
             break

@@ -223,6 +223,25 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test("an event of exactly maxEventSize is delivered wherever the reads split it")
+    func eventAtTheLimitSplitAcrossReads() async throws {
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let data = String(repeating: "x", count: 99)
+        // Type and data: 100 bytes. Cut after the data line, inside it, and inside the type line.
+        let splits = [
+            ["event: t\ndata: \(data)\n", "\n"], ["event: t\ndata: \(data.prefix(50))", "\(data.dropFirst(50))\n\n"],
+            ["eve", "nt: t\ndata: \(data)\n\n"],
+        ]
+        for parts in splits {
+            try await withClosingServer(sendingParts: parts) { url, _ in
+                let configuration = EventStream.Configuration(maxReconnections: 0, maxEventSize: 100)
+                var iterator = pipeline.events(for: Runway.Request(url: url), configuration: configuration).makeAsyncIterator()
+                let event = try await iterator.next()
+                #expect(event == ServerSentEvent(type: "t", data: data), "\(parts)")
+            }
+        }
+    }
+
     @Test("a status other than 200 or a type other than text/event-stream fails typed, without reconnecting")
     func refusals() async throws {
         let stamp = Stamp()
@@ -274,13 +293,24 @@ struct Stamp: Interceptor {
     private func withClosingServer(
         sending text: String, _ body: (URL, Counter) async throws -> Void
     ) async throws {
+        try await withClosingServer(sendingParts: [text], body)
+    }
+
+    /// ``withClosingServer(sending:_:)`` writing `parts` one by one, 50 ms apart, so each
+    /// arrives in a read of its own.
+    private func withClosingServer(
+        sendingParts parts: [String], _ body: (URL, Counter) async throws -> Void
+    ) async throws {
         let connections = Counter()
         let routes: TestServer.Routes = { router in
             router.get("/close") { _, _ in
                 connections.increment()
                 return Self.eventStream { writer in
                     var writer = writer
-                    try await writer.write(ByteBuffer(string: text))
+                    for (index, part) in parts.enumerated() {
+                        if index > 0 { try await Task.sleep(for: .milliseconds(50)) }
+                        try await writer.write(ByteBuffer(string: part))
+                    }
                 }
             }
         }

@@ -66,6 +66,28 @@ import Testing
         var parser = ServerSentEventParser()
         _ = parser.parse(Array("retry: 2500\n\nretry: 1e3\n\nretry: -5\n\nretry:\n\n".utf8))
         #expect(parser.reconnectionTime == .milliseconds(2500))
+        // More digits than an Int holds: the longest wait, not none.
+        _ = parser.parse(Array("retry: 99999999999999999999\n".utf8))
+        #expect(parser.reconnectionTime == .milliseconds(Int.max))
+    }
+
+    @Test func thePendingCountNeverExceedsTheEventItBecomes() {
+        // Fed a byte at a time, the count stays within the dispatched event's data and type.
+        let text = "event: first\nevent: t\nid: 7\n: a comment\ndata: abcdefghijkl\ndata\ndata: de\n\n"
+        var parser = ServerSentEventParser()
+        var counts: [Int] = []
+        var events: [ServerSentEvent] = []
+        for byte in text.utf8 {
+            events += parser.parse([byte])
+            counts.append(parser.pendingByteCount)
+        }
+        #expect(events == [ServerSentEvent(type: "t", data: "abcdefghijkl\n\nde", lastEventID: "7")])
+        let size = events[0].type.utf8.count + events[0].data.utf8.count
+        #expect(counts.max() == size)
+        #expect(counts.last == 0)
+        // A line of another field counts alone, whole: the parser holds it.
+        _ = parser.parse(Array(": \(String(repeating: "c", count: 40))".utf8))
+        #expect(parser.pendingByteCount == 42)
     }
 
     @Test func unknownFieldsAreIgnoredAndALeadingByteOrderMarkSkipped() {
