@@ -114,14 +114,17 @@ public final class CurlDispatcher: Dispatcher {
             failure.neverSent = true
             throw failure
         }
+        let started = bodyReader == nil ? nil : ContinuousClock.now
         if let bodyReader, request.bodyStream?.length == 0 {
             // libcurl reads nothing of a body declared empty: it is read to its end here.
             do {
-                try await bodyReader.readEmptyBody()
+                try await bodyReader.waitForEnd(timeout: request.options.timeout)
             } catch {
                 bodyReader.close()
                 request.progress?.finish()
-                throw error
+                var failure = error
+                failure.neverSent = true
+                throw failure
             }
         }
         let transfer = CurlTransfer(request: request, decoding: decoding, proxy: proxy)
@@ -173,6 +176,18 @@ public final class CurlDispatcher: Dispatcher {
         }
         // Parsed here, on the awaiting task: the loop thread only kept the bytes.
         if !transfer.parsesHeadersOnLoop { response.headers = transfer.parsedHeaders() }
+        if let bodyReader, let started {
+            // libcurl stopped reading at the declared length: what the sequence throws or yields
+            // after it fails the call (with the server's answer), which is over once it ends.
+            defer { bodyReader.close() }
+            do {
+                try await bodyReader.waitForEnd(timeout: request.options.timeout.map { $0 - (ContinuousClock.now - started) })
+            } catch {
+                var failure = error
+                failure.response = response
+                throw failure
+            }
+        }
         // Inflated here, on the awaiting task, so the one loop thread goes on moving bytes for
         // every other transfer meanwhile.
         guard transfer.decodesOnAwaitingTask else { return response }

@@ -284,6 +284,9 @@ final class CurlTransfer: @unchecked Sendable {
             return result
         case .handedOver(let easy, let code):
             let result = settle(outcome(easy: easy, code: code))
+            // A success leaves the body's reader open: the dispatcher waits for its sequence's
+            // end, which may still fail the call (`RequestBodyReader.waitForEnd`), then closes it.
+            if case .success = result { bodyReader = nil }
             releaseResources()
             if paused || uploadPaused {
                 // Removed while paused (its body reader failed): libcurl may still hold a chunk.

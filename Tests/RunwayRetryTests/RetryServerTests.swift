@@ -277,7 +277,8 @@ import Testing
     func aConnectTimeoutInsideTheTotalTimeoutIsRetried() async throws {
         let blackhole = try BlackholeListener.start()
         let retries = Counter()
-        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), totalTimeout: .seconds(30))
+        // A total timeout far beyond three connect timeouts, even on a machine the whole suite loads.
+        let policy = try RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), totalTimeout: .seconds(120))
         let pipeline = Pipeline(interceptors: [RetryInterceptor(policy: policy) { _ in retries.increment() }], dispatcher: CurlDispatcher())
         var options = RequestOptions()
         options.connectTimeout = .milliseconds(200)

@@ -442,6 +442,64 @@ struct UploadStreamingTests {
             fromSequence.options.redirects = .follow()
             let error = await runwayError { try await dispatcher.dispatch(fromSequence, context: RequestContext()) }
             #expect(error?.code == .connectionLost)
+
+            // A sequence made by a closure is made anew, with and without a declared length.
+            for length in [300_000, nil] {
+                let made = Counter()
+                var fromClosure = Self.upload(
+                    server,
+                    .sequence(length: length) {
+                        made.increment()
+                        return Self.chunks(size: 300_000)
+                    }, path: "/temporary", method: .put)
+                fromClosure.options.redirects = .follow()
+                let report = try Self.report(try await dispatcher.dispatch(fromClosure, context: RequestContext()))
+                #expect(report.received == 300_000 && report.matches, "length \(String(describing: length))")
+                #expect(made.value == 2)
+            }
+        }
+    }
+
+    @Test("a body declared empty whose sequence never ends fails with .timeout, nothing sent", .timeLimit(.minutes(1)))
+    func emptyBodyThatNeverEnds() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            var request = Self.upload(server, .sequence(Silent(asked: Counter()), length: 0))
+            request.options.timeout = .milliseconds(300)
+            // Without the timeout the call waits for ever (the time limit fails the test).
+            let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(error?.neverSent == true)
+            #expect(server.stats.totalRequests == 0)
+        }
+    }
+
+    @Test(
+        "what a sequence throws or yields after its declared length, once the server answered, fails the call",
+        arguments: [true, false])
+    func failureAfterTheDeclaredLength(throwing: Bool) async throws {
+        struct Broken: Error {}
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let late = AsyncThrowingStream<Data, any Error> { continuation in
+                continuation.yield(DeterministicBytes.data(count: 1_000))
+                Task {
+                    // Well after the server's answer to the 1,000 bytes.
+                    try? await Task.sleep(for: .milliseconds(300))
+                    if throwing {
+                        continuation.finish(throwing: Broken())
+                    } else {
+                        continuation.yield(Data([1, 2, 3]))
+                        continuation.finish()
+                    }
+                }
+            }
+            let request = Self.upload(server, .sequence(late, length: 1_000))
+            let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .invalidRequest, "\(String(describing: error))")
+            #expect(throwing ? error?.underlying is Broken : error?.field == "bodyStream")
+            // The server's answer comes with it.
+            #expect(error?.response?.status == 200)
         }
     }
 

@@ -27,12 +27,20 @@ package final class RequestBodyReader: Sendable {
 
     private enum Source: Sendable {
         case file(Locked<FileState>, path: String, length: Int)
-        case channel(UploadChannel)
+        /// The channel of this send's sequence; `restart` makes and starts another from the
+        /// sequence's start (a sequence made by a closure), or is `nil` (one passed as a value).
+        case channel(Locked<ChannelState>, restart: (@Sendable () -> UploadChannel)?)
     }
 
     private struct FileState {
         var handle: FileReader?
         var sent = 0
+    }
+
+    private struct ChannelState {
+        var channel: UploadChannel
+        var readable: (@Sendable () -> Void)?
+        var closed = false
     }
 
     private let source: Source
@@ -41,25 +49,38 @@ package final class RequestBodyReader: Sendable {
         source = .file(Locked(FileState(handle: file)), path: path, length: length)
     }
 
-    init(channel: UploadChannel) {
-        source = .channel(channel)
+    /// - Parameter restart: Makes a channel fed by the sequence made anew, started; `nil` for a
+    ///   sequence that can be read once.
+    init(channel: UploadChannel, restart: (@Sendable () -> UploadChannel)?) {
+        source = .channel(Locked(ChannelState(channel: channel)), restart: restart)
     }
 
     deinit {
         close()
     }
 
+    /// The channel bytes are read from now.
+    private var channel: UploadChannel? {
+        guard case .channel(let state, _) = source else { return nil }
+        return state.withLock { $0.channel }
+    }
+
     /// Sets what runs when a read that said `.wait` can go on (from the sequence's task; must not
     /// block). Set it before the first read.
     package func onReadable(_ callback: @escaping @Sendable () -> Void) {
-        if case .channel(let channel) = source { channel.onReadable(callback) }
+        guard case .channel(let state, _) = source else { return }
+        let channel = state.withLock { state in
+            state.readable = callback
+            return state.channel
+        }
+        channel.onReadable(callback)
     }
 
     /// The next bytes of the body, at most `count`.
     package func read(upTo count: Int) -> Read {
         switch source {
-        case .channel(let channel):
-            return channel.read(upTo: count)
+        case .channel:
+            return channel?.read(upTo: count) ?? .end
         case .file(let state, let path, let length):
             return state.withLock { state -> Read in
                 guard let handle = state.handle else {
@@ -101,11 +122,23 @@ package final class RequestBodyReader: Sendable {
     }
 
     /// Starts the body over, for a send on a new connection or after a redirect: always for a
-    /// file, for a sequence only while none of it has been read.
+    /// file and for a sequence made by a closure (made anew: the next reads wait for its first
+    /// bytes), for one passed as a value only while none of it has been read. Does not block.
     package func rewind() -> Bool {
         switch source {
-        case .channel(let channel):
-            return channel.rewind()
+        case .channel(let state, let restart):
+            let (rewound, replaced) = state.withLock { state -> (Bool, UploadChannel?) in
+                if state.closed { return (false, nil) }
+                if state.channel.rewind() { return (true, nil) }
+                guard let restart else { return (false, nil) }
+                let replaced = state.channel
+                state.channel = restart()
+                if let readable = state.readable { state.channel.onReadable(readable) }
+                return (true, replaced)
+            }
+            // Stops the task that read the first sequence.
+            replaced?.close()
+            return rewound
         case .file(let state, _, _):
             return state.withLock { state in
                 guard let handle = state.handle, (try? handle.rewind()) != nil else { return false }
@@ -119,7 +152,7 @@ package final class RequestBodyReader: Sendable {
     /// loop). Cancelling the waiting task closes this send (the next read fails with
     /// `.cancelled`): a sequence that never yields would otherwise hold the task forever.
     package func waitUntilReadable() async {
-        guard case .channel(let channel) = source else { return }
+        guard let channel else { return }
         await withTaskCancellationHandler {
             await channel.waitUntilReadable()
         } onCancel: {
@@ -127,37 +160,63 @@ package final class RequestBodyReader: Sendable {
         }
     }
 
-    /// Reads a body declared empty to its end, for a dispatcher that sends no bytes of it (libcurl
-    /// never reads one): a sequence that yields bytes fails as one that yields more than any
-    /// declared length does.
-    package func readEmptyBody() async throws(RunwayError) {
-        while true {
-            switch read(upTo: 1) {
-            case .data:
-                throw RunwayError(
-                    .invalidRequest, "the request body sequence yielded more than the 0 bytes it declared", field: "bodyStream")
-            case .end:
-                return
-            case .failed(let error):
-                throw error
-            case .wait:
-                await waitUntilReadable()
+    /// Waits for a sequence that was read to its declared length to end, and throws how it went
+    /// wrong, if it did: for a body declared empty, which no dispatcher reads (libcurl never
+    /// does), and after a transfer that sent the declared length, when the sequence may still
+    /// throw or yield more. A sequence not read that far (the server answered before it took the
+    /// whole body) is not waited for. A file read to its length must end there (it did not grow).
+    /// - Parameter timeout: The longest wait: a sequence that does not end by then fails the call
+    ///   with `.timeout`, as a transfer that does not end does. Cancelling the waiting task stops
+    ///   the sequence and throws `.cancelled`.
+    package func waitForEnd(timeout: Duration?) async throws(RunwayError) {
+        if case .file = source {
+            if case .failed(let error) = read(upTo: 1) { throw error }
+            return
+        }
+        guard let channel, !channel.hasEnded, channel.handedOutDeclaredLength else {
+            if let failure { throw failure }
+            return
+        }
+        let timedOut = Locked(false)
+        let timer = timeout.map { timeout in
+            Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                timedOut.withLock { $0 = true }
+                channel.close()
             }
         }
+        await withTaskCancellationHandler {
+            await channel.waitUntilEnded()
+        } onCancel: {
+            channel.close()
+        }
+        timer?.cancel()
+        if timedOut.withLock({ $0 }), let timeout {
+            throw RunwayError(
+                .timeout, "the request body sequence did not end within the timeout of \(timeout) (a stream never finished?)",
+                field: "bodyStream")
+        }
+        if Task.isCancelled { throw RunwayError(.cancelled, "reading the request body was cancelled") }
+        if let failure = channel.failure { throw failure }
     }
 
     /// How the sequence read so far went wrong, if it did (yielded more than its declared length,
     /// or threw): a dispatcher whose transfer read all the declared bytes checks this before it
     /// calls the send a success. `nil` for a file.
     package var failure: RunwayError? {
-        guard case .channel(let channel) = source else { return nil }
-        return channel.failure
+        channel?.failure
     }
 
     /// Ends this send: stops reading the sequence, closes the file. Later reads fail.
     package func close() {
         switch source {
-        case .channel(let channel):
+        case .channel(let state, _):
+            let channel = state.withLock { state in
+                state.closed = true
+                state.readable = nil
+                return state.channel
+            }
             channel.close()
         case .file(let state, _, _):
             let handle = state.withLock { state in
@@ -188,6 +247,8 @@ final class UploadChannel: Sendable {
         var readable: (@Sendable () -> Void)?
         var readerWaiter: CheckedContinuation<Void, Never>?
         var pumpWaiter: CheckedContinuation<Void, Never>?
+        /// A wait for the sequence's end (``UploadChannel/waitUntilEnded()``).
+        var endWaiter: CheckedContinuation<Void, Never>?
         var task: Task<Void, Never>?
 
         var hasSomething: Bool { head < chunks.count || end != nil || closed }
@@ -202,6 +263,11 @@ final class UploadChannel: Sendable {
         mutating func takeReaderWaiter() -> CheckedContinuation<Void, Never>? {
             defer { readerWaiter = nil }
             return readerWaiter
+        }
+
+        mutating func takeEndWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { endWaiter = nil }
+            return endWaiter
         }
     }
 
@@ -259,9 +325,9 @@ final class UploadChannel: Sendable {
     private func push(_ chunk: Data) async -> Bool {
         guard !chunk.isEmpty else { return true }
         let length = length
-        let (open, notify, waiter) = state.withLock {
-            state -> (Bool, (@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
-            guard !state.closed, state.end == nil else { return (false, nil, nil) }
+        let (open, notify, waiter, ended) = state.withLock {
+            state -> (Bool, (@Sendable () -> Void)?, CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
+            guard !state.closed, state.end == nil else { return (false, nil, nil, nil) }
             state.received += chunk.count
             if let length, state.received > length {
                 state.end = .some(
@@ -272,10 +338,11 @@ final class UploadChannel: Sendable {
                 state.chunks.append(chunk)
                 state.buffered += chunk.count
             }
-            return (state.end == nil, state.takeReaderWake(), state.takeReaderWaiter())
+            return (state.end == nil, state.takeReaderWake(), state.takeReaderWaiter(), state.end != nil ? state.takeEndWaiter() : nil)
         }
         notify?()
         waiter?.resume()
+        ended?.resume()
         guard open else { return false }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
@@ -290,8 +357,9 @@ final class UploadChannel: Sendable {
 
     private func finish(_ error: RunwayError?) {
         let length = length
-        let (notify, waiter) = state.withLock { state -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?) in
-            guard !state.closed, state.end == nil else { return (nil, nil) }
+        let (notify, waiter, ended) = state.withLock {
+            state -> ((@Sendable () -> Void)?, CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
+            guard !state.closed, state.end == nil else { return (nil, nil, nil) }
             var error = error
             if error == nil, let length, state.received != length {
                 error = RunwayError(
@@ -299,10 +367,11 @@ final class UploadChannel: Sendable {
                     field: "bodyStream")
             }
             state.end = .some(error)
-            return (state.takeReaderWake(), state.takeReaderWaiter())
+            return (state.takeReaderWake(), state.takeReaderWaiter(), state.takeEndWaiter())
         }
         notify?()
         waiter?.resume()
+        ended?.resume()
     }
 
     func read(upTo count: Int) -> RequestBodyReader.Read {
@@ -350,6 +419,29 @@ final class UploadChannel: Sendable {
         }
     }
 
+    /// Whether every byte the sequence declared was handed out (never, when it declared none).
+    var handedOutDeclaredLength: Bool {
+        guard let length else { return false }
+        return state.withLock { $0.taken == length }
+    }
+
+    /// Whether the sequence ended (or failed), or the channel was closed.
+    var hasEnded: Bool {
+        state.withLock { $0.end != nil || $0.closed }
+    }
+
+    /// Waits until the sequence ends (or fails), or the channel is closed.
+    func waitUntilEnded() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.end != nil || state.closed { return true }
+                state.endWaiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     func waitUntilReadable() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
@@ -362,9 +454,8 @@ final class UploadChannel: Sendable {
     }
 
     func close() {
-        let (task, pumpWaiter, readerWaiter) = state.withLock {
-            state -> (Task<Void, Never>?, CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
-            guard !state.closed else { return (nil, nil, nil) }
+        let (task, waiters) = state.withLock { state -> (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            guard !state.closed else { return (nil, []) }
             state.closed = true
             state.chunks = []
             state.head = 0
@@ -374,11 +465,11 @@ final class UploadChannel: Sendable {
                 state.task = nil
                 state.pumpWaiter = nil
                 state.readerWaiter = nil
+                state.endWaiter = nil
             }
-            return (state.task, state.pumpWaiter, state.readerWaiter)
+            return (state.task, [state.pumpWaiter, state.readerWaiter, state.endWaiter].compactMap { $0 })
         }
         task?.cancel()
-        pumpWaiter?.resume()
-        readerWaiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 }

@@ -172,9 +172,14 @@ public struct RequestBodyStream: Sendable {
                         field: "bodyStream")
                 }
             }
-            let channel = UploadChannel(length: length, highWaterMark: highWaterMark)
-            channel.start(pump)
-            return RequestBodyReader(channel: channel)
+            let length = length
+            let start: @Sendable () -> UploadChannel = {
+                let channel = UploadChannel(length: length, highWaterMark: highWaterMark)
+                channel.start(pump)
+                return channel
+            }
+            // A sequence made by a closure is made anew when the send starts over.
+            return RequestBodyReader(channel: start(), restart: once == nil ? start : nil)
         }
     }
 }
