@@ -243,4 +243,29 @@ import Testing
             #expect(Set(jar.cookies.map(\.name)) == ["sid", "backend"])
         }
     }
+
+    @Test func aRetryAfterAFailureKeepsItsAnswersCookiesFromTheURLItSentAgain() async throws {
+        // The login redirects to a page whose connection resets; retry sends the login again,
+        // which now answers with a session cookie without a Path: its default path is the
+        // login's directory (/seq), not the page's where the first attempt was led (/seq/app).
+        let logins = Counter()
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target.hasPrefix("/seq/login") else { return .reset }
+            logins.increment()
+            let answer =
+                logins.value == 1
+                ? "HTTP/1.1 302 Found\r\nLocation: /seq/app/home\r\nContent-Length: 0\r\n\r\n"
+                : "HTTP/1.1 200 OK\r\nSet-Cookie: sid=1\r\nContent-Length: 0\r\n\r\n"
+            return .reply(Array(answer.utf8))
+        }
+        defer { responder.stop() }
+        let jar = CookieJar()
+        let pipeline = Pipeline(
+            interceptors: [.cookies(jar), try .retry(maxAttempts: 3, initialBackoff: .milliseconds(1)), try .redirects(max: 5)],
+            dispatcher: CurlDispatcher())
+        let response = try await pipeline.send(RunwayCore.Request(url: responder.url("/seq/login")), context: RequestContext(apiName: "x"))
+        #expect(response.status == 200)
+        #expect(logins.value == 2)
+        #expect(jar.cookies.map(\.path) == ["/seq"])
+    }
 }

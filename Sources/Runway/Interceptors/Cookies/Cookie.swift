@@ -12,7 +12,9 @@ import Foundation
 public struct Cookie: Sendable, Hashable, Codable {
     /// The name, as the server sent it.
     public var name: String
-    /// The value, as the server sent it (quotes included).
+    /// The value, as the server sent it (quotes included). Bytes that are not UTF-8 were read as
+    /// ISO-8859-1 (one character each) and go back as those characters in UTF-8: a server that
+    /// sets such a value gets other bytes back (RFC 6265 asks for ASCII values).
     public var value: String
     /// The host it goes to (``hostOnly``), or the domain it goes to with all its subdomains:
     /// lowercased, without a leading dot.

@@ -49,7 +49,9 @@ public struct CookieInterceptor: Interceptor {
         }
         // Each response that retry, a redirect or the token refresh further down answers by
         // sending a request again is kept too, from the URL that answered it, and the next
-        // request gets the jar's cookies for its URL as they are then.
+        // request gets the jar's cookies for its URL as they are then. A retry after a failure
+        // keeps nothing, and what answers it is kept from its own URL (the first one, not where
+        // an earlier attempt was redirected: a plain-HTTP answer is never taken for an HTTPS one).
         let jar = jar
         let lastSent = Locked(request.url)
         let context = ResendHandlers.adding(
@@ -58,7 +60,7 @@ public struct CookieInterceptor: Interceptor {
                     defer { sent = request.url }
                     return sent
                 }
-                Self.keep(response, from: answered, in: jar)
+                if let response { Self.keep(response, from: answered, in: jar) }
                 guard fromJar else { return request }
                 var request = request
                 request.headers["Cookie"] = jar.cookieHeader(for: request.url)

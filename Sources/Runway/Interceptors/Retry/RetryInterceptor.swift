@@ -151,6 +151,8 @@ public struct RetryInterceptor: PerAttemptInterceptor {
                 delay = policy.backoff(beforeRetry: context.attempt, random: random())
                 guard budget?.allows(delay) ?? true else { throw error }
                 event.error = failure
+                // Sent again from its first URL, whatever an earlier attempt was redirected to.
+                request = ResendHandlers.request(request, resentAfter: nil, in: context)
             }
             // At most a century (a `Retry-After` of Int64.max seconds under a `maxRetryAfter` of
             // `.seconds(.max)` trapped in the clock).
