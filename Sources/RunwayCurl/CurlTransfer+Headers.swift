@@ -63,7 +63,13 @@ extension CurlTransfer {
             if status == 303, redirectHasLocation, returnsSeeOther {
                 // libcurl would follow it with the same custom method (see ``returnsSeeOther``):
                 // the 303 is the response, and the request goes nowhere else.
-                stoppedAtSeeOther = true
+                stoppedAtRedirect = true
+                return false
+            }
+            if redirectHasLocation, redirectLeavesOrigin {
+                // libcurl would send the request's Proxy-Authorization there (see
+                // ``guardsProxyCredentials``): the redirect is the response.
+                stoppedAtRedirect = true
                 return false
             }
             return true
@@ -103,6 +109,7 @@ extension CurlTransfer {
             contentEncoding = nil
             headerSectionEnded = false
             redirectHasLocation = false
+            redirectLeavesOrigin = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
             if parsesHeadersOnLoop {
@@ -162,7 +169,12 @@ extension CurlTransfer {
                 return false
             }
         }
-        if (300..<400).contains(status), Self.isLocation(line) { redirectHasLocation = true }
+        if (300..<400).contains(status), Self.isLocation(line) {
+            redirectHasLocation = true
+            if guardsProxyCredentials {
+                redirectLeavesOrigin = Self.leavesOrigin(Self.fieldText(line.extracting(9...)).trimmingBlanks(), from: request.url)
+            }
+        }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }
@@ -219,6 +231,18 @@ extension CurlTransfer {
     }
 
     private static let locationName = Array("location".utf8)
+
+    /// Whether `location`, resolved against `url`, names another origin (scheme, host or port),
+    /// or cannot be read as a URL (then it is not followed either).
+    static func leavesOrigin(_ location: String, from url: URL) -> Bool {
+        guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { return true }
+        func origin(_ url: URL) -> (String, String, Int)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        guard let from = origin(url), let to = origin(target) else { return true }
+        return from != to
+    }
 
     /// Whether `line` is a `Content-Length` or `Transfer-Encoding` field with blanks between its
     /// name and its colon (names compared without case, over the bytes).

@@ -13,7 +13,7 @@ extension CurlTransfer {
         if let failure { return .failure(failure) }
         // Stopped by the header callback once the response was complete, to close its connection,
         // or at a 303 that libcurl would follow with the wrong method.
-        let code = (closedUntrustedConnection || stoppedAtSeeOther) && code == CURLE_WRITE_ERROR ? CURLE_OK : code
+        let code = (closedUntrustedConnection || stoppedAtRedirect) && code == CURLE_WRITE_ERROR ? CURLE_OK : code
         if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
             return .failure(
                 RunwayError(

@@ -99,13 +99,23 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the current response is a redirect (3xx) with a `Location`: one libcurl follows
     /// when the request follows redirects.
     @exclusivity(unchecked) var redirectHasLocation = false
+    /// Whether a redirect ends the transfer, as the response, when its `Location` leaves the
+    /// request's origin: libcurl 7.88 keeps `Authorization` and `Cookie` to its first host, but
+    /// sends a `Proxy-Authorization` header on to any. Set when redirects are followed and the
+    /// request has one.
+    let guardsProxyCredentials: Bool
+    /// Whether the current redirect's `Location` leaves the request's origin (scheme, host,
+    /// port), or cannot be read; looked at only when ``guardsProxyCredentials``.
+    @exclusivity(unchecked) var redirectLeavesOrigin = false
     /// Whether the request follows redirects (``RequestOptions/redirects``), read once: the
     /// progress callback asks for every chunk.
     let followsRedirects: Bool
-    /// Set when the header callback stopped the transfer at the end of such a 303's head; the
-    /// 303 is delivered as it came, without its body (libcurl drops the body of a redirect it
-    /// follows), and libcurl closes the connection.
-    @exclusivity(unchecked) var stoppedAtSeeOther = false
+    /// Set when the header callback stopped the transfer at the end of a redirect's head rather
+    /// than let libcurl follow it: such a 303, or one leaving the origin of a request with
+    /// proxy credentials (``guardsProxyCredentials``). The redirect is delivered as it came,
+    /// without its body (libcurl drops the body of a redirect it follows), and libcurl closes the
+    /// connection.
+    @exclusivity(unchecked) var stoppedAtRedirect = false
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false
@@ -198,6 +208,7 @@ final class CurlTransfer: @unchecked Sendable {
         followsRedirects = options.redirects.maxRedirects > 0
         returnsSeeOther =
             followsRedirects && request.method != .get && request.method != .head && request.method != .post
+        guardsProxyCredentials = followsRedirects && request.headers["Proxy-Authorization"] != nil
         urlString = request.url.absoluteString
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
         easyOptions =

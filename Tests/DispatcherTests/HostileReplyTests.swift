@@ -32,6 +32,34 @@ extension DispatcherSuite {
         }
     }
 
+    @Test("a Proxy-Authorization header does not follow a redirect to another origin", arguments: DispatcherUnderTest.all)
+    func proxyCredentialsStayWithTheirOrigin(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            let secrets: HTTPHeaders = ["Proxy-Authorization": "Basic U0VDUkVU"]
+            func send(to target: URL) async throws -> Response {
+                let url = server.url("/redirect-to?url=" + target.absoluteString)
+                return try await dut.send(dispatcher, makeRequest(url, headers: secrets) { $0.redirects = .follow(max: 2) })
+            }
+            // To its own origin, the redirect is followed.
+            #expect(try await send(to: server.url("/echo")).status == 200)
+            var other = try #require(URLComponents(url: server.url("/echo"), resolvingAgainstBaseURL: false))
+            other.host = "localhost"
+            let elsewhere = try #require(other.url)
+            let response = try await send(to: elsewhere)
+            if response.status == 200 {
+                // Followed without the header (URLSessionDispatcher).
+                let headers = try JSONDecoder().decode(EchoResponse.self, from: response.body).headers
+                #expect(headers["proxy-authorization"] == nil)
+            } else {
+                // Not followed: the redirect is the response (CurlDispatcher).
+                #expect(response.status == 302)
+                #expect(response.headers["Location"] == elsewhere.absoluteString)
+                #expect(server.stats.requests(path: "/echo") == 1)
+            }
+        }
+    }
+
     @Test(
         "a redirect to another scheme is refused, not rewritten into a path on the same host",
         arguments: DispatcherUnderTest.all, ["file:///echo/etc/passwd", "mailto:echo@example.com", "ftp://127.0.0.1/echo"])

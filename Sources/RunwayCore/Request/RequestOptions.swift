@@ -85,7 +85,9 @@ public struct RedirectPolicy: Sendable, Equatable {
     ///
     /// `Authorization` and `Cookie` are not sent on to another host; every other header is,
     /// an API key in `X-Api-Key` included. Follow redirects only where the API's targets are
-    /// trusted, or put credentials where they stay (`Authorization`).
+    /// trusted, or put credentials where they stay (`Authorization`). A request with a
+    /// `Proxy-Authorization` header is not followed to another origin: `CurlDispatcher` returns
+    /// that redirect as the response, and `URLSessionDispatcher` drops the header.
     ///
     /// The dispatcher follows them below the interceptors, which never see the redirect: the
     /// next request carries the first one's signature, and the cookies a redirect sets are not
