@@ -232,16 +232,11 @@ extension CurlTransfer {
 
     private static let locationName = Array("location".utf8)
 
-    /// Whether `location`, resolved against `url`, names another origin (scheme, host or port),
-    /// or cannot be read as a URL (then it is not followed either).
+    /// Whether `location`, resolved against `url` as the redirect interceptor resolves it, names
+    /// another origin, or cannot be read as a URL (then it is not followed either).
     static func leavesOrigin(_ location: String, from url: URL) -> Bool {
-        guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { return true }
-        func origin(_ url: URL) -> (String, String, Int)? {
-            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-            return (scheme, host, url.port ?? (scheme == "https" ? 443 : 80))
-        }
-        guard let from = origin(url), let to = origin(target) else { return true }
-        return from != to
+        guard let target = URL(string: Request.encodingWhatURLsCannotHold(location), relativeTo: url)?.absoluteURL else { return true }
+        return !target.isSameOrigin(as: url)
     }
 
     /// Whether `line` is a `Content-Length` or `Transfer-Encoding` field with blanks between its

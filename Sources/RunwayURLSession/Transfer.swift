@@ -187,7 +187,7 @@ final class Transfer: @unchecked Sendable {
             state.redirectCount += 1
             var next = next
             next.url = target
-            if let from = response.url ?? Optional(request.url), !Self.sameOrigin(from, target) {
+            if let from = response.url ?? Optional(request.url), !from.isSameOrigin(as: target) {
                 for name in ["Authorization", "Proxy-Authorization", "Cookie"] { next.setValue(nil, forHTTPHeaderField: name) }
             }
             // The redirects that keep the method, and so the body, as libcurl follows them: a 307
@@ -218,12 +218,6 @@ final class Transfer: @unchecked Sendable {
             }
             return next
         }
-    }
-
-    /// Same scheme, host and port (the default one when none is written).
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
     }
 
     func complete(error: (any Error)?, response: HTTPURLResponse?) {

@@ -149,7 +149,7 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
     static func request(after response: Response, to request: Request) -> Request? {
         guard redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty,
             let target = URL(string: Request.encodingWhatURLsCannotHold(location), relativeTo: request.url)?.absoluteURL,
-            isSameOrigin(target, request.url)
+            target.isSameOrigin(as: request.url)
                 || isUpgrade(target, of: request.url)
         else { return nil }
         var next = request
@@ -169,12 +169,6 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
             return nil
         }
         return next
-    }
-
-    /// Whether `target` has `url`'s scheme, host and port.
-    static func isSameOrigin(_ target: URL, _ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), target.scheme?.lowercased() == scheme, isSameHost(target, url) else { return false }
-        return port(of: target) == port(of: url)
     }
 
     /// Whether `target` is `url` upgraded from `http` on port 80 to `https` on port 443.
