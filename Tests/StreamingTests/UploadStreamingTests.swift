@@ -474,6 +474,23 @@ struct UploadStreamingTests {
         }
     }
 
+    @Test("a body declared empty that ends late is sent, under a timeout meant as no limit")
+    func emptyBodyThatEndsLateWithoutALimit() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            let late = AsyncStream<Data> { continuation in
+                Task {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    continuation.finish()
+                }
+            }
+            var request = Self.upload(server, .sequence(late, length: 0))
+            request.options.timeout = .seconds(Int64.max)
+            let response = try await dispatcher.dispatch(request, context: RequestContext())
+            #expect(try Self.report(response).received == 0)
+        }
+    }
+
     @Test(
         "what a sequence throws or yields after its declared length, once the server answered, fails the call",
         arguments: [true, false])

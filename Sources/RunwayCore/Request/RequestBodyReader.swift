@@ -180,7 +180,8 @@ package final class RequestBodyReader: Sendable {
         let timedOut = Locked(false)
         let timer = timeout.map { timeout in
             Task {
-                try? await Task.sleep(for: timeout)
+                // At most a century: `.seconds(.max)` (meant as no limit) would trap in the clock.
+                try? await Task.sleep(for: min(timeout, .longestSleep))
                 guard !Task.isCancelled else { return }
                 timedOut.withLock { $0 = true }
                 channel.close()
