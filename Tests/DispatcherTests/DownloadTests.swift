@@ -465,6 +465,45 @@ extension DispatcherSuite {
         }
     }
 
+    @Test(
+        "a download that waited for the lock of one that then ended works on a partial file of its own, leaving the first's file alone",
+        arguments: DispatcherUnderTest.all, ["moved", "removed"])
+    func waitedForADownloadThatEnded(_ dut: DispatcherUnderTest, ending: String) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for answer in ["/status/404", "/download/1000"] {
+                let directory = try temporaryDirectory()
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let target = DownloadTarget(file: directory.appendingPathComponent("file.bin"))
+                let earlier = Data("the first download's file".utf8)
+                // The first download, as a dispatcher runs it: it holds the partial file's lock,
+                // and moves the file into place (or removes it, on a failure) before it lets go.
+                let holder = open(target.partialFile.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+                #expect(holder >= 0)
+                #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+                let (partial, file) = (target.partialFile.path, target.file.path)
+                Thread.detachNewThread {
+                    usleep(50_000)
+                    _ = earlier.withUnsafeBytes { write(holder, $0.baseAddress, $0.count) }
+                    _ = ending == "moved" ? rename(partial, file) : unlink(partial)
+                    close(holder)
+                }
+                var request = makeRequest(server.url(answer))
+                request.download = target
+                let response = try await dut.send(dispatcher, request)
+                if answer == "/status/404" {
+                    #expect(response.status == 404)
+                    #expect(response.fileURL == nil)
+                    #expect((try? Data(contentsOf: target.file)) == (ending == "moved" ? earlier : nil), "\(answer)")
+                } else {
+                    #expect(response.fileURL == target.file)
+                    #expect(try Data(contentsOf: target.file) == DeterministicBytes.data(count: 1000))
+                }
+                #expect(!FileManager.default.fileExists(atPath: target.partialFile.path), "\(answer)")
+            }
+        }
+    }
+
     @Test("a partial file longer than the resource is removed with a .responseInvalid, and the next attempt downloads it whole")
     func partialFileLongerThanTheResource() async throws {
         let directory = try temporaryDirectory()

@@ -26,25 +26,38 @@ extension DownloadTarget {
     /// - Throws: `.fileIO` with `neverSent`: nothing has been sent yet.
     package func lockPartialFile() throws(RunwayError) -> (descriptor: Int32, size: Int64) {
         let path = partialFile.path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true)
-        }
-        guard lockExclusively(descriptor) else {
-            let reason =
-                errno == EWOULDBLOCK
-                ? "another download to \(file.path) is running: its partial file \(path) is locked"
-                : "cannot lock \(path): \(String(cString: strerror(errno)))"
+        // The download that held the lock may end while this one waits for it, and rename its
+        // partial file to the destination or remove it: the lock is then on a file that is no
+        // longer the partial file, so it is let go and the one now at the path is opened.
+        for _ in 0..<8 {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw RunwayError(.fileIO, "cannot open \(path): \(String(cString: strerror(errno)))", neverSent: true)
+            }
+            guard lockExclusively(descriptor) else {
+                let reason =
+                    errno == EWOULDBLOCK
+                    ? "another download to \(file.path) is running: its partial file \(path) is locked"
+                    : "cannot lock \(path): \(String(cString: strerror(errno)))"
+                close(descriptor)
+                throw RunwayError(.fileIO, reason, neverSent: true)
+            }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw RunwayError(.fileIO, "cannot read the size of \(path): \(reason)", neverSent: true)
+            }
+            var atPath = stat()
+            if stat(path, &atPath) == 0, atPath.st_ino == info.st_ino, atPath.st_dev == info.st_dev {
+                return (descriptor, Int64(info.st_size))
+            }
             close(descriptor)
-            throw RunwayError(.fileIO, reason, neverSent: true)
         }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            throw RunwayError(.fileIO, "cannot read the size of \(path): \(reason)", neverSent: true)
-        }
-        return (descriptor, Int64(info.st_size))
+        throw RunwayError(
+            .fileIO,
+            "the partial file \(path) was replaced or removed each time it was locked: other downloads to \(file.path) keep running",
+            neverSent: true)
     }
 
     /// Lets go of the partial file ``lockPartialFile()`` opened; one still at its path and empty
