@@ -16,8 +16,9 @@ import Foundation
 /// }
 /// let pipeline = Pipeline(interceptors: [], dispatcher: stub)
 /// ```
-/// Like every dispatcher it validates the request first and reports task cancellation as
-/// `.cancelled`.
+/// Like every dispatcher it validates the request first, reports task cancellation as
+/// `.cancelled`, and throws only `RunwayError`: an error of another type from the handler is
+/// `.transport`, with the handler's error as `underlying`.
 ///
 /// A request with `streamsResponseBody` set gets its answer's body as a `ResponseBodyStream`
 /// (one chunk, or the chunks a handler puts in `Response.bodyStream` itself, or those given to
@@ -77,6 +78,11 @@ public final class StubDispatcher: Dispatcher {
         } catch is CancellationError {
             // A handler that sleeps or waits throws Swift's error; a dispatcher reports `.cancelled`.
             throw RunwayError(.cancelled, "the calling task was cancelled", underlying: CancellationError())
+        } catch let error as RunwayError {
+            throw error
+        } catch {
+            // A dispatcher throws only `RunwayError`: the handler's own error is the transport's.
+            throw RunwayError(.transport, "\(error)", stage: .dispatcher(name), underlying: error)
         }
         try Self.checkCancellation()
         if request.streamsResponseBody {

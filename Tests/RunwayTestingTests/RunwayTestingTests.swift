@@ -35,6 +35,19 @@ struct RunwayTestingTests {
         #expect(stub.requests.count == 1)
     }
 
+    @Test func aStubThrowsOnlyRunwayErrorsAsADispatcherDoes() async throws {
+        struct HandlerFailure: Error {}
+        let stub = StubDispatcher { _ in throw HandlerFailure() }
+        await #expect { try await stub.dispatch(try Request("http://api.test/"), context: RequestContext()) } throws: { error in
+            guard let error = error as? RunwayError else { return false }
+            return error.code == .transport && error.stage == .dispatcher("stub") && error.underlying is HandlerFailure
+        }
+        let refusing = StubDispatcher { _ in throw RunwayError(.serverError, "refused") }
+        await #expect { try await refusing.dispatch(try Request("http://api.test/"), context: RequestContext()) } throws: {
+            ($0 as? RunwayError)?.code == .serverError
+        }
+    }
+
     @Test func aStubLeavesADownloadsBodyInItsFileAsADispatcherDoes() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stub-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
