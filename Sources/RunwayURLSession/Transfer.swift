@@ -112,6 +112,7 @@ final class Transfer: @unchecked Sendable {
             state.status = http.statusCode
             state.headers = headers
             state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
+            state.bytesReceived = 0
             do throws(RunwayError) {
                 try Self.checkHead(status: http.statusCode, headers: headers)
                 try Self.checkProtocolSwitch(status: http.statusCode, request: request)
@@ -261,6 +262,7 @@ final class Transfer: @unchecked Sendable {
             try Self.checkHead(status: state.status, headers: state.headers)
             try Self.checkProtocolSwitch(status: state.status, request: request)
             try Self.checkEncoding(of: state.headers, for: request)
+            try Self.checkBodyDelivered(status: state.status, headers: state.headers, received: state.bytesReceived, for: request)
             let (body, fileURL, completed) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
             // A 416 at the end of the partial file: the download is complete, as a 200 would be.
@@ -309,6 +311,25 @@ final class Transfer: @unchecked Sendable {
             }
             length = value
         }
+    }
+
+    /// Refuses a body handed over shorter than its `Content-Length` with no error, which
+    /// FoundationNetworking does with the body of a redirect status that has no `Location` (a
+    /// `301` with a page and nowhere to go): a cut connection fails the task, so fewer bytes here
+    /// are bytes it held back, and the response would pass as a shorter one. The length is read
+    /// from the header fields (``checkHead(status:headers:)`` found it one number): such a
+    /// response never reaches the delegate. An encoded body is counted once decoded, so it
+    /// cannot be compared.
+    static func checkBodyDelivered(status: Int, headers: HTTPHeaders, received: Int64, for request: Request) throws(RunwayError) {
+        guard let field = headers["Content-Length"]?.split(separator: ",").first,
+            let expected = Int64(field.trimmingCharacters(in: .whitespaces)), received < expected, request.method != .head, status >= 200,
+            status != 204, status != 304
+        else { return }
+        if let coding = headers["Content-Encoding"], coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity" { return }
+        throw RunwayError(
+            .responseInvalid,
+            "FoundationNetworking handed over \(received) of the \(expected) bytes the \(status) response's Content-Length "
+                + "announces (it holds back the body of a redirect status without a Location); CurlDispatcher reads it whole")
     }
 
     /// Refuses a `101 Switching Protocols` the request did not ask for (it has no `Upgrade`

@@ -45,6 +45,9 @@ enum URLErrorMapping {
                     + "phrase, bare LF line ends and values that are not UTF-8, which CurlDispatcher reads): \(message)",
                 underlying: error)
         }
+        if code == .unsupportedURL, let reason = unreadableHead(nsError.localizedDescription) {
+            return RunwayError(.responseInvalid, "\(reason): \(message)", underlying: error)
+        }
         // Refused, unreachable or unresolved: nothing of the request left.
         let neverSent = code == .cannotConnectToHost || code == .cannotFindHost || code == .dnsLookupFailed
         return RunwayError(runwayCode(for: code), message, underlying: error, neverSent: neverSent)
@@ -78,6 +81,24 @@ enum URLErrorMapping {
         }
         if lowered.contains("content-length") {
             return "the response's Content-Length is not a length"
+        }
+        return nil
+    }
+
+    /// Why a reply's head is not HTTP, as `CurlDispatcher` reports it (`.responseInvalid`), or
+    /// `nil`: libcurl fails such a reply with `CURLE_UNSUPPORTED_PROTOCOL`, which
+    /// swift-corelibs-foundation reports as `NSURLErrorUnsupportedURL`, the error of a URL's
+    /// scheme. A status line without a version (`HTTP/0.9`: also what bytes a previous response
+    /// left on the kept-alive connection read as), a status of fewer than three digits, or a
+    /// version that is not HTTP's.
+    static func unreadableHead(_ message: String) -> String? {
+        let lowered = message.lowercased()
+        if lowered.contains("http/0.9") {
+            return "the server's reply is not an HTTP response: it has no status line (a server that answers without one, "
+                + "or bytes a previous response sent past its end on a connection FoundationNetworking reused)"
+        }
+        if lowered.contains("in http response") || lowered.contains("in response") {
+            return "the server's reply is not an HTTP response"
         }
         return nil
     }
