@@ -62,7 +62,9 @@ final class SocketWatch: @unchecked Sendable {
     /// Per descriptor: a connection that carried HTTP/2 (``multiplexed(_:)``), on which a server
     /// may send frames while no request runs.
     private var carriesHTTP2: [Bool] = []
-    private var watchedCount = 0
+    /// Per descriptor (poll): an idle connection socket that became ready, not polled again until
+    /// libcurl watches it, or the number names another socket (``waitPoll(_:connectionsAreIdle:_:)``).
+    private var idleReported: [Bool] = []
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`, in `CLOCK_MONOTONIC` nanoseconds.
     private var deadline: UInt64?
     private let epollFD: Int32
@@ -128,8 +130,8 @@ final class SocketWatch: @unchecked Sendable {
         grow(to: fd)
         let index = Int(fd)
         let want: UInt8 = what == CURL_POLL_REMOVE ? 0 : UInt8(truncatingIfNeeded: what) & (Self.inbound | Self.outbound)
-        if (wanted[index] == 0) != (want == 0) { watchedCount += want == 0 ? -1 : 1 }
         wanted[index] = want
+        if want != 0 { idleReported[index] = false }
         #if os(Linux)
         if backend == .epoll {
             if want != 0 {
@@ -148,11 +150,11 @@ final class SocketWatch: @unchecked Sendable {
         guard fd >= 0 else { return }
         grow(to: fd)
         let index = Int(fd)
-        if wanted[index] != 0 { watchedCount -= 1 }
         wanted[index] = 0
         registered[index] = 0
         connection[index] = true
         carriesHTTP2[index] = false
+        idleReported[index] = false
     }
 
     /// The connection on `fd` carried an HTTP/2 response: bytes on it while it is idle are frames
@@ -167,7 +169,6 @@ final class SocketWatch: @unchecked Sendable {
     func closed(_ fd: Int32) {
         guard fd >= 0, Int(fd) < wanted.count else { return }
         let index = Int(fd)
-        if wanted[index] != 0 { watchedCount -= 1 }
         wanted[index] = 0
         #if os(Linux)
         if registered[index] != 0 { _ = runway_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0) }
@@ -175,6 +176,7 @@ final class SocketWatch: @unchecked Sendable {
         registered[index] = 0
         connection[index] = false
         carriesHTTP2[index] = false
+        idleReported[index] = false
     }
 
     /// libcurl's timer callback: call `CURL_SOCKET_TIMEOUT` in `milliseconds` (0: at once),
@@ -202,7 +204,7 @@ final class SocketWatch: @unchecked Sendable {
             return
         }
         #endif
-        waitPoll(timeout, ready)
+        waitPoll(timeout, connectionsAreIdle: connectionsAreIdle, ready)
     }
 
     /// `limit` milliseconds, or less if the timer runs out sooner.
@@ -312,41 +314,37 @@ final class SocketWatch: @unchecked Sendable {
         }
     }
 
-    /// Ends the idle connection on `fd` if bytes wait on it (at its end, the server closed it,
-    /// which libcurl finds itself). The descriptor stays libcurl's: it is made to name a socket
-    /// at its end, which libcurl's check before reusing a connection finds closed, so libcurl
-    /// closes it and opens another. The TCP connection goes with the old socket.
-    private func discardIfUnasked(_ fd: Int32) {
-        var byte: UInt8 = 0
-        guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return }
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            // No descriptor left for the pair: the server still learns of it, and sends no more.
-            _ = shutdown(fd, Int32(SHUT_RDWR))
-            return
-        }
-        close(pair[1])
-        if dup2(pair[0], fd) >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        close(pair[0])
-    }
     #endif
 
-    private func waitPoll(_ timeout: Int32, _ ready: (Int32, Int32) -> Void) {
+    /// `poll(2)` over the wanted sockets and the idle connection sockets, which are handled as
+    /// on epoll (``handleEvents(_:connectionsAreIdle:_:)``): an idle one is polled until it
+    /// becomes ready once, and bytes nobody asked for end its connection.
+    private func waitPoll(_ timeout: Int32, connectionsAreIdle: () -> Bool, _ ready: (Int32, Int32) -> Void) {
         pollFDs.removeAll(keepingCapacity: true)
         pollFDs.append(pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0))
-        if watchedCount > 0 {
-            for index in wanted.indices where wanted[index] != 0 {
-                let want = wanted[index]
+        for index in wanted.indices {
+            let want = wanted[index]
+            if want != 0 {
                 let events = (want & Self.inbound != 0 ? Int16(POLLIN) : 0) | (want & Self.outbound != 0 ? Int16(POLLOUT) : 0)
                 pollFDs.append(pollfd(fd: Int32(index), events: events, revents: 0))
+            } else if connection[index], !carriesHTTP2[index], !idleReported[index] {
+                pollFDs.append(pollfd(fd: Int32(index), events: Int16(POLLIN), revents: 0))
             }
         }
         let count = pollFDs.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
         guard count > 0 else { return }
         if pollFDs[0].revents != 0 { drainWakeups() }
         for entry in pollFDs.dropFirst() where entry.revents != 0 {
-            // A socket libcurl dropped during an earlier callback of this turn is not handed back.
-            guard wanted[Int(entry.fd)] != 0 else { continue }
+            let index = Int(entry.fd)
+            guard wanted[index] != 0 else {
+                // Idle (or dropped by libcurl during an earlier callback of this turn): not
+                // handed back; a connection socket is not polled again until libcurl wants it.
+                if connection[index], !idleReported[index] {
+                    idleReported[index] = true
+                    if !carriesHTTP2[index], entry.revents & Int16(POLLIN) != 0, connectionsAreIdle() { discardIfUnasked(entry.fd) }
+                }
+                continue
+            }
             var mask: Int32 = 0
             if entry.revents & Int16(POLLIN | POLLHUP) != 0 { mask |= CURL_CSELECT_IN }
             if entry.revents & Int16(POLLOUT) != 0 { mask |= CURL_CSELECT_OUT }
@@ -355,6 +353,28 @@ final class SocketWatch: @unchecked Sendable {
         }
     }
 
+    /// Ends the idle connection on `fd` if bytes wait on it (at its end, the server closed it,
+    /// which libcurl finds itself). The descriptor stays libcurl's: it is made to name a socket
+    /// at its end, which libcurl's check before reusing a connection finds closed, so libcurl
+    /// closes it and opens another. The TCP connection goes with the old socket.
+    private func discardIfUnasked(_ fd: Int32) {
+        var byte: UInt8 = 0
+        guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return }
+        var pair: [Int32] = [-1, -1]
+        #if canImport(Glibc)
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let type = SOCK_STREAM
+        #endif
+        guard socketpair(AF_UNIX, type, 0, &pair) == 0 else {
+            // No descriptor left for the pair: the server still learns of it, and sends no more.
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            return
+        }
+        close(pair[1])
+        if dup2(pair[0], fd) >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        close(pair[0])
+    }
     private func drainWakeups() {
         var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         while withUnsafeMutableBytes(of: &buffer, { read(wakeReader, $0.baseAddress, $0.count) }) > 0 {}
@@ -368,6 +388,7 @@ final class SocketWatch: @unchecked Sendable {
         registered.append(contentsOf: repeatElement(0, count: size - registered.count))
         connection.append(contentsOf: repeatElement(false, count: size - connection.count))
         carriesHTTP2.append(contentsOf: repeatElement(false, count: size - carriesHTTP2.count))
+        idleReported.append(contentsOf: repeatElement(false, count: size - idleReported.count))
     }
 
     /// The monotonic clock, in nanoseconds.

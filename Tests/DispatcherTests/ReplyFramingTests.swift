@@ -52,6 +52,32 @@ extension DispatcherSuite {
     }
 
     @Test(
+        "bytes past a response's Content-Length never become the next response: it is answered, or .responseInvalid",
+        arguments: DispatcherUnderTest.all)
+    func bytesPastTheContentLength(_ dut: DispatcherUnderTest) async throws {
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.target != "/long" else {
+                // The bytes past the end come a moment after the response, once it has been read.
+                return .replyThenUnasked(
+                    Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), after: .milliseconds(100),
+                    unasked: Array("and 44 bytes more, which are not a response".utf8))
+            }
+            return .reply(Self.replyWithItsQuery(exchange))
+        }
+        defer { responder.stop() }
+        let dispatcher = dut.make()
+        #expect(try await dut.send(dispatcher, makeRequest(responder.url("/long"))).body == Data("ok".utf8))
+        try await Task.sleep(for: .milliseconds(300))
+        do {
+            let next = try await dut.send(dispatcher, makeRequest(responder.url("/x?body=next")))
+            #expect(next.body == Data("next".utf8))
+        } catch {
+            // FoundationNetworking reads the bytes as the next request's reply: not HTTP.
+            #expect(dut.name == "URLSession" && (error as? RunwayError)?.code == .responseInvalid, "\(error)")
+        }
+    }
+
+    @Test(
         "a 204 that announces a body does not keep its connection: bytes after it never become the next response",
         arguments: DispatcherUnderTest.all(supporting: .closesUntrustedConnections), ["Content-Length: 42", "Transfer-Encoding: chunked"])
     func noContentAnnouncingABody(_ dut: DispatcherUnderTest, _ field: String) async throws {
