@@ -267,7 +267,8 @@ extension CurlTransfer {
         if let authorities = proxy.certificateAuthorities {
             if let path = authorities.filePath {
                 guard FileManager.default.isReadableFile(atPath: path) else {
-                    throw RunwayError(.configuration, "the \(proxy.name)'s CA bundle \(path) is not a readable file", field: "proxy")
+                    throw RunwayError(
+                        .configuration, "the \(proxy.name)'s CA bundle \(path) is not a readable file", field: "proxy", neverSent: true)
                 }
                 try set(easy, CURLOPT_PROXY_CAINFO, path)
             } else if let pem = authorities.pemData {

@@ -123,6 +123,7 @@ extension DispatcherSuite {
                     let error = await runwayError { try await dut.send(dispatcher, request) }
                     #expect(error?.code == .configuration, "\(bundle): \(String(describing: error))")
                     #expect(error?.field == "proxy", "\(bundle)")
+                    #expect(error?.neverSent == true, "\(bundle)")
                     #expect(
                         error?.message.contains("HTTPS proxy 127.0.0.1:\(proxy.port)'s CA bundle") == true, "\(String(describing: error))")
                 }
