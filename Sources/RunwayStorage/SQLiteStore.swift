@@ -8,6 +8,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One SQLite file in WAL mode that survives corruption: the storage under the response
 /// cache's disk layer and the action log's outbox, on the system's SQLite.
 ///
@@ -31,6 +39,11 @@ import Foundation
 /// or write reports corruption later. Each rebuild increases ``rebuildCount``; what the old file
 /// held is gone from this store, so owners that keep data (not a cache) must report it.
 ///
+/// Stores in other processes (or other stores of this one) may share the file. One that rebuilds
+/// it, or replaces it (``replaceWithEmpty()``), puts a new file at the path: every store notices
+/// at its next read or write, and goes on with the file at the path, never with the one that
+/// was replaced.
+///
 /// Every failure is a ``RunwayError`` with stage `storage <label>`: `.configuration` when the
 /// file cannot be opened or created at all, `.fileIO` for a failed read or write (the
 /// underlying ``SQLiteError`` is kept).
@@ -48,7 +61,22 @@ public final class SQLiteStore: Sendable {
         /// Replaced when the file is rebuilt. Callers take a reference under the lock and use it
         /// outside; a replaced pool closes when its last user lets go.
         var current: SQLiteConnectionPool
+        /// The file `current` opened, to tell when another store puts a new one at the path.
+        var identity: FileIdentity?
         var rebuilds = 0
+    }
+
+    /// What tells one file from another at the same path: its device and inode.
+    struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+
+        /// The file at `path` now; `nil` when there is none.
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+        }
     }
 
     /// How long a statement waits for another connection's lock.
@@ -75,11 +103,11 @@ public final class SQLiteStore: Sendable {
             throw RunwayError(.configuration, "cannot create the directory \(directory.path)", stage: stage, underlying: error)
         }
         do {
-            state = Locked(State(current: try Self.open(file, schema: schema)))
+            state = Locked(State(current: try Self.open(file, schema: schema), identity: FileIdentity(path: file.path)))
         } catch  where (error as? SQLiteError)?.isCorruption == true {
             Self.moveAside(file)
             do {
-                state = Locked(State(current: try Self.open(file, schema: schema), rebuilds: 1))
+                state = Locked(State(current: try Self.open(file, schema: schema), identity: FileIdentity(path: file.path), rebuilds: 1))
             } catch {
                 throw Self.cannotOpen(file, error, stage)
             }
@@ -100,8 +128,20 @@ public final class SQLiteStore: Sendable {
     /// replaced by ``replaceWithEmpty()``.
     public var rebuildCount: Int { state.withLock { $0.rebuilds } }
 
-    /// The open file; it changes when the file is rebuilt.
-    private var pool: SQLiteConnectionPool { state.withLock { $0.current } }
+    /// The open file; it changes when the file is rebuilt, here or by another store: a file
+    /// another store put at the path since `current` opened is opened (one stat call per read or
+    /// write). While the path holds no file (another store between deleting and making one), or
+    /// when the new one cannot be opened, the open one stays in use and the next call looks again.
+    private var pool: SQLiteConnectionPool {
+        let found = FileIdentity(path: file.path)
+        return state.withLock { state in
+            if let found, found != state.identity, let fresh = try? Self.open(file, schema: schema) {
+                state.current = fresh
+                state.identity = FileIdentity(path: file.path)
+            }
+            return state.current
+        }
+    }
 
     /// Runs `body` in a read transaction, on the calling thread, beside any write under way.
     /// - Throws: ``RunwayError`` `.fileIO`; a corrupt file is rebuilt first.
@@ -179,6 +219,7 @@ public final class SQLiteStore: Sendable {
             for suffix in ["", "-wal", "-shm"] { try? manager.removeItem(atPath: file.path + suffix) }
             guard !manager.fileExists(atPath: file.path), let fresh = try? Self.open(file, schema: schema) else { return false }
             state.current = fresh
+            state.identity = FileIdentity(path: file.path)
             state.rebuilds += 1
             return true
         }
@@ -195,6 +236,7 @@ public final class SQLiteStore: Sendable {
             Self.moveAside(file)
             if let fresh = try? Self.open(file, schema: schema) {
                 state.current = fresh
+                state.identity = FileIdentity(path: file.path)
                 state.rebuilds += 1
             }
         }

@@ -30,6 +30,31 @@ import Testing
         #expect(try store.count() == 1)
     }
 
+    @Test func aFileAnotherStoreReplacedIsTheOneUsedFromTheNextCall() async throws {
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let file = folder.file()
+        // Two stores on one file, as two processes have.
+        let first = try SQLiteStore.items(file)
+        let second = try SQLiteStore.items(file)
+        try await first.insert("stale")
+        #expect(try second.count() == 1)
+        // Emptied by one (its removal failed, say): the other answers from the new file too, and
+        // what it writes lands there, where the first sees it.
+        #expect(first.replaceWithEmpty())
+        #expect(try second.count() == 0)
+        try await second.insert("new")
+        #expect(try first.count() == 1)
+        #expect(second.rebuildCount == 0)
+        // Rebuilt by one after corruption: the same.
+        try await second.insert("more")
+        try scribble(over: file)
+        for _ in 0..<3 where first.rebuildCount == 1 { _ = try? first.count() }
+        #expect(first.rebuildCount == 2)
+        try await first.insert("after")
+        #expect(try second.read { db in try db.rows("SELECT text FROM item") { $0.string(0) ?? "" } } == ["after"])
+    }
+
     @Test func aTruncatedFileIsFoundAtOpen() async throws {
         let folder = StorageFolder()
         defer { folder.remove() }
