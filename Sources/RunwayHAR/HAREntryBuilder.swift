@@ -134,6 +134,12 @@ struct HAREntryBuilder {
         switch redaction.apply(toBody: body, contentType: contentType) {
         case .multipart:
             return KeptBody(text: nil, comment: "\(body.count) bytes of multipart, not recorded (its parts are not redacted)")
+        case .binary where Self.looksLikeText(body, contentType: contentType):
+            // Text Redaction cannot read (another charset, a control character): what it would
+            // hide is in there, as it is.
+            return KeptBody(
+                text: nil,
+                comment: "\(body.count) bytes of text that is not UTF-8, or holds control characters, not recorded (it cannot be redacted)")
         case .binary:
             let cut = body.count > bodyLimit ? "the first \(bodyLimit) of \(body.count) bytes" : nil
             return KeptBody(text: body.prefix(bodyLimit).base64EncodedString(), isBase64: true, comment: cut)
@@ -144,6 +150,18 @@ struct HAREntryBuilder {
             let kept = text.prefix(utf8Bytes: bodyLimit)
             return KeptBody(text: String(kept), comment: "cut at \(kept.utf8.count) of \(size) bytes")
         }
+    }
+
+    /// Whether a body Redaction could not read as UTF-8 text is text all the same: its type says
+    /// so (JSON, XML, a form, `text/`, JavaScript), it starts as JSON or XML does, or nearly all
+    /// of its first bytes are printable ASCII (Latin-1 text, text with one stray control byte).
+    static func looksLikeText(_ body: Data, contentType: String?) -> Bool {
+        let type = contentType?.lowercased() ?? ""
+        if ["json", "xml", "x-www-form-urlencoded", "text/", "javascript"].contains(where: type.contains) { return true }
+        let sample = body.prefix(4096)
+        if let first = sample.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }), [0x7B, 0x5B, 0x3C].contains(first) { return true }
+        let printable = sample.count { (0x20...0x7E).contains($0) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        return !sample.isEmpty && printable * 10 >= sample.count * 9
     }
 
     /// `memory` or `disk` for a cache's origin (Chrome's `_fromCache`), `nil` otherwise.

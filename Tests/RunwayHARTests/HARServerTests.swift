@@ -275,6 +275,30 @@ import Testing
         }
     }
 
+    @Test func textThatIsNotUTF8IsLeftOutNotRecordedUnredacted() async throws {
+        let recorder = HARRecorder()
+        let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+        let bodies: [(type: String?, body: [UInt8])] = [
+            ("application/json; charset=iso-8859-1", Array(#"{"access_token":"s"#.utf8) + [0xE9] + Array(#"cret-1"}"#.utf8)),
+            ("application/json", Array(#"{"access_token":"secret-2","#.utf8) + [0x01] + Array(#""n":1}"#.utf8)),
+            (nil, Array("user=demo&pin=secret-3&city=".utf8) + [0xE9, 0x01]),
+            ("application/json; charset=utf-16le", Array(#"{"password":"secret-4"}"#.utf8).flatMap { [$0, 0] }),
+        ]
+        for (type, body) in bodies {
+            let head = "HTTP/1.1 200 OK\r\n" + (type.map { "Content-Type: \($0)\r\n" } ?? "") + "Content-Length: \(body.count)\r\n\r\n"
+            let responder = try RawResponder(reply: Array(head.utf8) + body)
+            defer { responder.stop() }
+            _ = try await pipeline.send(Request(url: responder.url("/x")))
+        }
+        let entries = recorder.har().log.entries
+        #expect(entries.count == bodies.count)
+        for (entry, sent) in zip(entries, bodies) {
+            #expect(entry.response.content.text == nil && entry.response.content.encoding == nil, "\(String(describing: sent.type))")
+            #expect(entry.response.content.comment?.contains("cannot be redacted") == true)
+            #expect(entry.response.content.size == sent.body.count)
+        }
+    }
+
     @Test func concurrentCallsAreEachRecordedOnce() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder()
