@@ -75,7 +75,7 @@ public final class SQLiteStore: Sendable {
         init?(path: String) {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
-            (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+            (device, inode) = (UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino))
         }
     }
 
