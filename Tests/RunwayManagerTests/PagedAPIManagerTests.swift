@@ -98,7 +98,7 @@ func heldPages(_ gate: Gate, asked: EventLog) -> StubDispatcher {
         try await manager.loadNextPage()
         #expect(manager.currentPage == Int.max)
         let failure = await outcome { try await manager.loadNextPage() }.failure
-        #expect(failure?.code == .noContent)
+        #expect(failure?.code == .noContent && failure?.neverSent == true)
         #expect(asked.events == ["page=\(Int.max)&pageSize=20"])
     }
 
@@ -201,7 +201,7 @@ func heldPages(_ gate: Gate, asked: EventLog) -> StubDispatcher {
         let ids = results.compactMap(\.success).flatMap { $0["items"]?.array ?? [] }.compactMap { $0["id"]?.int }
         #expect(ids.sorted() == Array(0..<45))
         #expect(results.compactMap(\.failure).count == 5)
-        #expect(results.compactMap(\.failure).allSatisfy { $0.code == .noContent })
+        #expect(results.compactMap(\.failure).allSatisfy { $0.code == .noContent && $0.neverSent })
         #expect(manager.currentPage == 5)
         #expect(manager.isLastPage)
     }

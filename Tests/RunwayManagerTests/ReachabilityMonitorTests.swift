@@ -188,6 +188,29 @@ final class ManualClock: Sendable {
         }
     }
 
+    /// A `.cannotConnect` that is not `neverSent` came from where a redirect led: the service
+    /// itself answered, so it counts for the service, never against it.
+    @Test func aRefusedRedirectTargetNeverBlocksTheServiceThatAnswered() async throws {
+        try await withTestServer { server in
+            let monitor = ReachabilityMonitor(
+                source: ScriptedReachabilitySource(.reachable), interval: .seconds(600), probeFailureThreshold: 3)
+            monitor.refresh()
+            let registry = try makeRegistry(
+                CurlDispatcher(), services: [TestService(id: .listings, baseURL: server.url("/").absoluteString)], reachability: monitor)
+            let away = "redirect-to?url=" + "http://127.0.0.1:1/x".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            for _ in 0..<4 {
+                await #expect {
+                    try await registry.send(api: away, of: .listings, method: .get, options: RequestOptions(redirects: .follow(max: 2)))
+                } throws: { ($0 as? RunwayError)?.code == .cannotConnect && ($0 as? RunwayError)?.neverSent == false }
+            }
+            #expect(monitor.status == .reachable)
+            #expect(try await registry.send(api: "json", of: .listings, method: .get).status == 200)
+            let manager = ItemListAPIManager(registry: registry, apiName: "json")
+            let loaded = await outcome { try await manager.load() }
+            #expect(loaded.success != nil, "\(String(describing: loaded.failure))")
+        }
+    }
+
     /// An interface with only a link-local address (its DHCP failed, or a tunnel the system
     /// keeps up) reaches no network: it does not make the device reachable.
     @Test func aLinkLocalAddressIsNoNetwork() throws {

@@ -144,6 +144,31 @@ import Testing
         #expect(authenticator.token == "stale")
     }
 
+    /// A call made while a refresh runs waits before it is sent: when the refresh fails, it
+    /// ends unsent (`neverSent`), while the call whose 401 asked for the refresh was sent.
+    @Test func aCallThatWaitedForAFailedRefreshEndsUnsent() async throws {
+        let gate = Counter()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            #expect(await eventually { gate.value == 1 })
+            throw RefreshFailed()
+        }
+        var service = TestService()
+        service.authenticator = authenticator
+        let requests = Counter()
+        let manager = ItemListAPIManager(
+            registry: try makeRegistry(tokenStub(requests: requests), services: [service]), policy: .concurrent)
+        let first = Task { await outcome { try await manager.load(params: ["n": 1]) } }
+        #expect(await eventually { authenticator.refreshCount == 1 })
+        let second = Task { await outcome { try await manager.load(params: ["n": 2]) } }
+        // The second call is waiting for the refresh, unsent: then the refresh fails.
+        try await Task.sleep(for: .milliseconds(50))
+        gate.increment()
+        let (sent, waited) = (await first.value.failure, await second.value.failure)
+        #expect(sent?.code == .needsLogin && sent?.neverSent == false, "\(String(describing: sent))")
+        #expect(waited?.code == .needsLogin && waited?.neverSent == true, "\(String(describing: waited))")
+        #expect(requests.value == 1)
+    }
+
     /// A login or a logout while a refresh runs: the refresh's outcome, for the session just
     /// replaced, never overwrites the token the app set (a logout is not undone), and the
     /// waiting call replays with the app's token, not the refreshed one.

@@ -26,10 +26,8 @@ extension ManagerEngine {
         }
         if let monitor = plan.monitor {
             switch sent {
-            case .success: monitor.recordProbe(succeeded: true, host: plan.entry.endpoint)
-            case .failure(let error) where error.code == .cannotConnect || error.code == .dnsFailure:
-                monitor.recordProbe(succeeded: false, host: plan.entry.endpoint)
-            case .failure: break
+            case .success: monitor.recordCall(failure: nil, host: plan.entry.endpoint)
+            case .failure(let error): monitor.recordCall(failure: error, host: plan.entry.endpoint)
             }
         }
         guard let engine = plan.engine else {

@@ -147,11 +147,11 @@ extension PagedAPIManager {
         let submission: ManagerEngine.Submission
         do {
             guard let strong = manager.object, let engine = weakEngine.object else {
-                return .failure(RunwayError(.cancelled, "cancelled: the manager was released"))
+                return .failure(ManagerEngine.unsent(RunwayError(.cancelled, "cancelled: the manager was released")))
             }
             let stage = RunwayError.Stage.manager(strong.apiName)
             if Task.isCancelled {
-                return .failure(RunwayError(.cancelled, "cancelled: the awaiting task was cancelled", stage: stage))
+                return .failure(ManagerEngine.unsent(RunwayError(.cancelled, "cancelled: the awaiting task was cancelled", stage: stage)))
             }
             let (current, last, generation, cancelled) = engine.read {
                 (
@@ -164,14 +164,17 @@ extension PagedAPIManager {
                     RunwayError(.cancelled, "cancelled: \(cancelled) while the page waited for its turn", stage: stage, neverSent: true))
             }
             if last {
-                return .failure(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage))
+                return .failure(
+                    ManagerEngine.unsent(RunwayError(.noContent, "not started: the last page was already loaded", stage: stage)))
             }
-            if let error = pagingConfigurationError(strong, stage: stage) { return .failure(error) }
+            if let error = pagingConfigurationError(strong, stage: stage) { return .failure(ManagerEngine.unsent(error)) }
             let page: Int
             if let current {
                 let next = current.addingReportingOverflow(1)
                 guard !next.overflow else {
-                    return .failure(RunwayError(.noContent, "not started: page \(current) is the largest page number", stage: stage))
+                    return .failure(
+                        ManagerEngine.unsent(
+                            RunwayError(.noContent, "not started: page \(current) is the largest page number", stage: stage)))
                 }
                 page = next.partialValue
             } else {

@@ -120,6 +120,16 @@ public final class ReachabilityMonitor: Sendable {
         }
     }
 
+    /// Records how a call to `host` (`host:port`) ended, as managers and
+    /// `ServiceRegistry.send` do: a response is a success; a connection to it that could not be
+    /// made (`.cannotConnect` or `.dnsFailure` with `neverSent`) a failure. The same codes without
+    /// `neverSent` come from where a redirect led, after `host` answered: a success of `host`'s.
+    func recordCall(failure: RunwayError?, host: String) {
+        guard let failure else { return recordProbe(succeeded: true, host: host) }
+        guard failure.code == .cannotConnect || failure.code == .dnsFailure else { return }
+        recordProbe(succeeded: !failure.neverSent, host: host)
+    }
+
     /// Records a call's outcome: `false` for a connection that could not be made, `true` for
     /// any response; `host` is where it went (managers pass `host:port`). Managers do this for you.
     public func recordProbe(succeeded: Bool, host: String? = nil) {

@@ -53,10 +53,10 @@ extension ServiceRegistry {
         context.setService(of: entry)
         do {
             let response = try await entry.pipeline.send(request, context: context)
-            reachability?.recordProbe(succeeded: true, host: entry.endpoint)
+            reachability?.recordCall(failure: nil, host: entry.endpoint)
             return response
-        } catch  where error.code == .cannotConnect || error.code == .dnsFailure {
-            reachability?.recordProbe(succeeded: false, host: entry.endpoint)
+        } catch {
+            reachability?.recordCall(failure: error, host: entry.endpoint)
             throw error
         }
     }

@@ -224,7 +224,7 @@ public final class TokenAuthenticator: Sendable {
             timer?.cancel()
             _ = state.withLock { $0.endedEarly.removeValue(forKey: id) }
         }
-        return await withTaskCancellationHandler {
+        let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
                 if let ended = state.withLock({ $0.endedEarly.removeValue(forKey: id) }) {
                     continuation.resume(returning: .failure(ended))
@@ -240,6 +240,11 @@ public final class TokenAuthenticator: Sendable {
         } onCancel: { [self] in
             end(waiter: id, with: Self.cancelled)
         }
+        // A call that waited before its request went out ends unsent, whatever ended the wait
+        // (a failed refresh's error is shared by every waiter).
+        guard !sent, case .failure(var failure) = outcome else { return outcome }
+        failure.neverSent = true
+        return .failure(failure)
     }
 
     /// Ends the wait of waiter `id` with `.timeout` after `timeout`, unless cancelled first.
