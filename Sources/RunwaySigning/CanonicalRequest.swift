@@ -85,7 +85,11 @@ public struct CanonicalRequest: Sendable, Equatable {
     /// the value, which HTTP does not count as part of it (RFC 9110 §5.5) and servers strip, so the
     /// signer decides "form or not" on the value the verifier sees.
     static func contentTypeAsSent(_ request: Request) -> String? {
-        guard let value = request.headers["Content-Type"] else { return nil }
+        request.headers["Content-Type"].map(trimmingSpacesAndTabs)
+    }
+
+    /// `value` without the spaces and tabs around it.
+    static func trimmingSpacesAndTabs(_ value: String) -> String {
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard isBlank(value.utf8.first ?? 0) || isBlank(value.utf8.last ?? 0) else { return value }
         let trimmed = value.utf8.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
@@ -124,7 +128,9 @@ public struct CanonicalRequest: Sendable, Equatable {
     static func normalise(path: String) -> String {
         guard !path.isEmpty else { return "/" }
         if isNormal(path) { return path }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        // At every `/` byte: a split by `Character` would keep a `/` joined to a combining mark
+        // next to it (`/\u{301}`) in its segment, where it would be signed as `%2F`.
+        let segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
         var kept: [Substring] = []
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1

@@ -139,7 +139,8 @@ public struct SignatureVerifier: Sendable {
         guard let signature = Self.bytes(hex: signatureHex) else {
             throw SignatureVerificationError(.malformedHeader, "the signature is not hex", header: headers.signature)
         }
-        let contentType = lookup("Content-Type")
+        // Without the spaces and tabs around the value, as the signer reads it (and HTTP: RFC 9110 §5.5).
+        let contentType = lookup("Content-Type").map(CanonicalRequest.trimmingSpacesAndTabs)
         switch kind {
         case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {

@@ -117,7 +117,9 @@ public struct SigningInterceptor: PerAttemptInterceptor {
     /// read it twice (and a sequence can be read once).
     func checkSignable(_ request: Request) throws(RunwayError) {
         guard let stream = request.bodyStream else { return }
-        if let type = CanonicalRequest.contentTypeAsSent(request), type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+        // The verifier's rule for "a form" (``RequestParameters/isForm(_:)``), so that what it
+        // reads as form fields is never signed as a streamed body.
+        if let type = request.headers["Content-Type"], RequestParameters.isForm(type) {
             throw RunwayError(
                 .configuration, "a streamed form body cannot be signed: its fields are signed parameters (send it as Request.body)",
                 field: "bodyStream")

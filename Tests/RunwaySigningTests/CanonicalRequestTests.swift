@@ -27,6 +27,8 @@ import Testing
             ("/.hidden/...", "/.hidden/..."), ("/a./.b", "/a./.b"), ("/v1/./x", "/v1/x"), ("/v1/../x", "/x"), ("/v1/x/.", "/v1/x/"),
             ("/v1/x/..", "/v1/"), ("/.", "/"), ("/..", "/"), ("/a%7eb", "/a~b"), ("/a:b", "/a%3Ab"), ("/a%zz", "/a%zz"),
             ("/%2e%2e/x", "/../x"), ("relative/./p", "relative/p"),
+            // Split at every `/` byte, whatever follows it: a combining mark, a zero-width joiner.
+            ("/a/\u{301}b", "/a/%CC%81b"), ("/a%2F%CC%81b", "/a%2F%CC%81b"), ("/a\u{200D}/b", "/a%E2%80%8D/b"),
         ])
     func pathNormalisation(path: String, expected: String) {
         let canonical = CanonicalRequest(

@@ -59,6 +59,37 @@ import Testing
         #expect(code { try verifier.verify(other) } == .signatureMismatch)
     }
 
+    /// The signer and the verifier read "a form" alike (the media type before the first `;`,
+    /// spaces and tabs around it removed), so a streamed body the signer signs verifies, and the
+    /// verifier reads the `Content-Type` without the blanks around it, as the signer does.
+    @Test func signerAndVerifierReadTheContentTypeAlike() async throws {
+        let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        let bytes = Data("a=1&b=2".utf8)
+        for type in [";application/x-www-form-urlencoded", "\u{A0}application/x-www-form-urlencoded", "application/json"] {
+            var request = try Request(method: .put, "https://api.test/v1/files/7", headers: ["Content-Type": type])
+            request.bodyStream = .sequence(length: bytes.count, sha256: Data(SHA256.hash(data: bytes))) {
+                AsyncStream {
+                    $0.yield(bytes)
+                    $0.finish()
+                }
+            }
+            // As a server verifies it: the streamed bytes are the body it received.
+            let signed = try interceptor.sign(request, apiName: nil)
+            let received = code {
+                try verifier.verify(
+                    method: "PUT", path: "/v1/files/7", query: nil, headers: { signed.headers[$0] }, body: bytes)
+            }
+            #expect(received == nil, "\(type)")
+            request.headers["Content-Type"] = " \tapplication/x-www-form-URLencoded ; charset=utf-8"
+            #expect(throws: RunwayError.self) { try interceptor.sign(request, apiName: nil) }
+        }
+        let undecodable = try Request(
+            method: .post, "https://api.test/v1/rent?x=%FF", headers: ["Content-Type": "  application/x-www-form-urlencoded"],
+            body: Data("a=1".utf8))
+        #expect(code { try verifier.verify(try interceptor.sign(undecodable, apiName: nil)) } == nil)
+    }
+
     @Test func signatureFieldsAlreadyThereAreReplacedWhateverTheirCase() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         let stale: HTTPHeaders = [

@@ -267,9 +267,13 @@ public struct RequestParameters: Sendable, Equatable {
         }
     }
 
-    /// Whether a `Content-Type` value names a URL-encoded form.
-    static func isForm(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingBlanks().lowercased() == "application/x-www-form-urlencoded"
+    /// Whether a `Content-Type` value names a URL-encoded form: its media type, the part before
+    /// the first `;` with spaces and tabs around it removed, is `application/x-www-form-urlencoded`
+    /// in any case (`;application/x-www-form-urlencoded` has an empty media type: not a form).
+    package static func isForm(_ contentType: String) -> Bool {
+        // By scalar: a combining mark after the `;` does not join it to the media type.
+        let isBlank = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" }
+        let scalars = contentType.unicodeScalars.prefix { $0 != ";" }.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
+        return String(String.UnicodeScalarView(scalars)).lowercased() == "application/x-www-form-urlencoded"
     }
 }

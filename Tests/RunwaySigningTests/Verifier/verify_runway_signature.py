@@ -117,8 +117,7 @@ def is_form(content_type):
     """Whether the media type (before any `;`, spaces and tabs trimmed) is a URL-encoded form."""
     if content_type is None:
         return False
-    media_type = next((piece for piece in content_type.split(";") if piece), "")
-    return media_type.strip(" \t").lower() == FORM_MEDIA_TYPE
+    return content_type.split(";", 1)[0].strip(" \t").lower() == FORM_MEDIA_TYPE
 
 
 def decode_parameters(text):
