@@ -259,10 +259,11 @@ final class Transfer: @unchecked Sendable {
             state.headers = Self.headers(of: response)
         }
         do throws(RunwayError) {
-            try Self.checkHead(status: state.status, headers: state.headers)
+            let length = try Self.checkHead(status: state.status, headers: state.headers)
             try Self.checkProtocolSwitch(status: state.status, request: request)
             try Self.checkEncoding(of: state.headers, for: request)
-            try Self.checkBodyDelivered(status: state.status, headers: state.headers, received: state.bytesReceived, for: request)
+            try Self.checkBodyDelivered(
+                status: state.status, length: length, headers: state.headers, received: state.bytesReceived, for: request)
             let (body, fileURL, completed) = try sink.finish()
             let metrics = TransferMetrics(total: ContinuousClock.now - started, redirectCount: state.redirectCount)
             // A 416 at the end of the partial file: the download is complete, as a 200 would be.
@@ -296,11 +297,13 @@ final class Transfer: @unchecked Sendable {
     /// Refuses a head that does not frame its body faithfully, which FoundationNetworking passes:
     /// a status outside 100–599, or a `Content-Length` that is not one number (repeated fields
     /// reach here joined by commas, and must then all be that number; RFC 9110 §8.6).
-    static func checkHead(status: Int, headers: HTTPHeaders) throws(RunwayError) {
+    /// - Returns: That number, or `nil` when there is no `Content-Length`.
+    @discardableResult
+    static func checkHead(status: Int, headers: HTTPHeaders) throws(RunwayError) -> Int64? {
         guard (100...599).contains(status) else {
             throw RunwayError(.responseInvalid, "the server answered with status \(status), outside 100–599")
         }
-        guard let field = headers["Content-Length"] else { return }
+        guard let field = headers["Content-Length"] else { return nil }
         var length: Int64?
         for part in field.split(separator: ",", omittingEmptySubsequences: false) {
             let text = part.trimmingCharacters(in: .whitespaces)
@@ -311,19 +314,20 @@ final class Transfer: @unchecked Sendable {
             }
             length = value
         }
+        return length
     }
 
     /// Refuses a body handed over shorter than its `Content-Length` with no error, which
     /// FoundationNetworking does with the body of a redirect status that has no `Location` (a
     /// `301` with a page and nowhere to go): a cut connection fails the task, so fewer bytes here
-    /// are bytes it held back, and the response would pass as a shorter one. The length is read
-    /// from the header fields (``checkHead(status:headers:)`` found it one number): such a
-    /// response never reaches the delegate. An encoded body is counted once decoded, so it
+    /// are bytes it held back, and the response would pass as a shorter one. `length` is the
+    /// `Content-Length` as ``checkHead(status:headers:)`` read it from the header fields (such a
+    /// response never reaches the delegate). An encoded body is counted once decoded, so it
     /// cannot be compared.
-    static func checkBodyDelivered(status: Int, headers: HTTPHeaders, received: Int64, for request: Request) throws(RunwayError) {
-        guard let field = headers["Content-Length"]?.split(separator: ",").first,
-            let expected = Int64(field.trimmingCharacters(in: .whitespaces)), received < expected, request.method != .head, status >= 200,
-            status != 204, status != 304
+    static func checkBodyDelivered(
+        status: Int, length: Int64?, headers: HTTPHeaders, received: Int64, for request: Request
+    ) throws(RunwayError) {
+        guard let expected = length, received < expected, request.method != .head, status >= 200, status != 204, status != 304
         else { return }
         if let coding = headers["Content-Encoding"], coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity" { return }
         throw RunwayError(
