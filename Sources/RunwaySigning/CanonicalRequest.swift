@@ -85,15 +85,7 @@ public struct CanonicalRequest: Sendable, Equatable {
     /// the value, which HTTP does not count as part of it (RFC 9110 §5.5) and servers strip, so the
     /// signer decides "form or not" on the value the verifier sees.
     static func contentTypeAsSent(_ request: Request) -> String? {
-        request.headers["Content-Type"].map(trimmingSpacesAndTabs)
-    }
-
-    /// `value` without the spaces and tabs around it.
-    static func trimmingSpacesAndTabs(_ value: String) -> String {
-        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard isBlank(value.utf8.first ?? 0) || isBlank(value.utf8.last ?? 0) else { return value }
-        let trimmed = value.utf8.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
-        return String(decoding: Array(trimmed), as: UTF8.self)
+        request.headers["Content-Type"]?.trimmingSpacesAndTabs()
     }
 
     /// The text that is signed.

@@ -140,7 +140,7 @@ public struct SignatureVerifier: Sendable {
             throw SignatureVerificationError(.malformedHeader, "the signature is not hex", header: headers.signature)
         }
         // Without the spaces and tabs around the value, as the signer reads it (and HTTP: RFC 9110 §5.5).
-        let contentType = lookup("Content-Type").map(CanonicalRequest.trimmingSpacesAndTabs)
+        let contentType = lookup("Content-Type")?.trimmingSpacesAndTabs()
         switch kind {
         case .saltedHash(let secret, let salt, let hash):
             guard let apiName, !apiName.isEmpty else {

@@ -272,8 +272,7 @@ public struct RequestParameters: Sendable, Equatable {
     /// in any case (`;application/x-www-form-urlencoded` has an empty media type: not a form).
     package static func isForm(_ contentType: String) -> Bool {
         // By scalar: a combining mark after the `;` does not join it to the media type.
-        let isBlank = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" }
-        let scalars = contentType.unicodeScalars.prefix { $0 != ";" }.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
-        return String(String.UnicodeScalarView(scalars)).lowercased() == "application/x-www-form-urlencoded"
+        let mediaType = String(String.UnicodeScalarView(contentType.unicodeScalars.prefix { $0 != ";" }))
+        return mediaType.trimmingSpacesAndTabs().lowercased() == "application/x-www-form-urlencoded"
     }
 }

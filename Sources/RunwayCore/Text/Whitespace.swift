@@ -22,6 +22,15 @@ extension String {
     package func trimmingBlanks() -> String {
         self[...].trimmingBlanks()
     }
+
+    /// The text without the spaces and tabs around it: what HTTP strips around a field value
+    /// (RFC 9110 §5.5), nothing else (a no-break space stays).
+    package func trimmingSpacesAndTabs() -> String {
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard isBlank(utf8.first ?? 0) || isBlank(utf8.last ?? 0) else { return self }
+        let trimmed = utf8.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
+        return String(decoding: Array(trimmed), as: UTF8.self)
+    }
 }
 
 extension Unicode.Scalar {
