@@ -23,6 +23,10 @@ import Crypto
 /// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
 /// been set back) first, then the oldest stored.
 ///
+/// A store waits at most 0.1 s for another process's lock on the file (and none for a second
+/// after one waited in vain), then leaves its entry out: the response it stores is on its way
+/// to the caller.
+///
 /// A removal that fails must not leave what was invalidated answering, here or in the next run.
 /// When another process holds the file's lock past the busy timeout, the file is that process's
 /// too: it stays, every lookup here misses while the removal is tried again in the background
@@ -129,10 +133,15 @@ final class DiskCache: Sendable {
     }
 
     /// A failed write (disk full, busy, corruption — after which the store is rebuilt) just
-    /// leaves the entry out: the cache is never the only copy of anything.
+    /// leaves the entry out: the cache is never the only copy of anything. So a store waits
+    /// for another process's lock on the file only briefly (``storePatience``), not the 5
+    /// seconds a removal waits: the response it stores is on its way to the caller.
     private func write(_ body: @escaping @Sendable (SQLiteConnection) throws -> Void) async {
-        _ = try? await store.write(body)
+        _ = try? await store.write(patience: Self.storePatience, body)
     }
+
+    /// How long a store waits for another process's lock on the file before leaving its entry out.
+    static let storePatience = Duration.milliseconds(100)
 
     /// A removal runs even when the calling task is cancelled (``SQLiteStore/write(_:)`` skips a
     /// cancelled caller's transaction): an invalidation from a task being torn down (a screen

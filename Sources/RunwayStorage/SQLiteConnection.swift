@@ -37,8 +37,14 @@ public final class SQLiteConnection {
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(busyTimeout.components.seconds * 1000))
+        setBusyTimeout(busyTimeout)
         if reader { try execute("PRAGMA query_only = 1") }
+    }
+
+    /// How long each statement from now on waits for another connection's lock.
+    func setBusyTimeout(_ timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
     }
 
     deinit {

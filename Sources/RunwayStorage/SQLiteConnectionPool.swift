@@ -50,11 +50,17 @@ final class SQLiteConnectionPool: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the writer connection, waiting for the writes
     /// before it; rolled back when it throws.
-    /// - Parameter shouldStart: Asked once the writer is free, before the transaction begins;
-    ///   what it throws is thrown, and nothing is written.
-    func write<T>(_ body: (SQLiteConnection) throws -> T, shouldStart: () throws -> Void = {}) throws -> T {
+    /// - Parameters:
+    ///   - patience: How long this transaction waits for another connection's lock, instead of
+    ///     the pool's busy timeout.
+    ///   - shouldStart: Asked once the writer is free, before the transaction begins; what it
+    ///     throws is thrown, and nothing is written.
+    func write<T>(_ body: (SQLiteConnection) throws -> T, patience: Duration? = nil, shouldStart: () throws -> Void = {}) throws -> T {
         try writerLock.withLock { () throws -> T in
             try shouldStart()
+            guard let patience else { return try writer.transaction(immediate: true) { try body(writer) } }
+            writer.setBusyTimeout(patience)
+            defer { writer.setBusyTimeout(busyTimeout) }
             return try writer.transaction(immediate: true) { try body(writer) }
         }
     }

@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import RunwayCore
 import RunwaySync
@@ -64,6 +65,8 @@ public final class SQLiteStore: Sendable {
         /// The file `current` opened, to tell when another store puts a new one at the path.
         var identity: FileIdentity?
         var rebuilds = 0
+        /// Until when writes given a patience fail at once: one found the lock held (`write`).
+        var impatientUntil: ContinuousClock.Instant?
     }
 
     /// What tells one file from another at the same path: its device and inode.
@@ -168,9 +171,16 @@ public final class SQLiteStore: Sendable {
 
     /// Runs `body` in a write transaction on the store's serial queue, suspending the calling
     /// task meanwhile (no thread of the cooperative pool waits for the disk or for other writes).
+    /// - Parameter patience: For a write worth dropping rather than waiting for (a cache's
+    ///   store): how long it waits for another connection's lock (another process's) instead of
+    ///   the 5-second busy timeout. Once such a write found the lock held that long, the next
+    ///   writes given a patience fail at once for a second (`SQLITE_BUSY`) rather than each
+    ///   waiting in turn behind the one before.
     /// - Throws: ``RunwayError`` `.fileIO`, after rolling back (`.cancelled` when the task is
     ///   cancelled before the transaction starts); a corrupt file is rebuilt first.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(RunwayError) -> T {
+    public func write<T: Sendable>(
+        patience: Duration? = nil, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws(RunwayError) -> T {
         let cancelled = Locked(Task.isCancelled)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, RunwayError>, Never>) in
@@ -179,7 +189,7 @@ public final class SQLiteStore: Sendable {
                 // the caller lets go).
                 writeQueue.async { [weak self, label] in
                     let result =
-                        self?.writeUnlessCancelled(body, cancelled: cancelled)
+                        self?.writeUnlessCancelled(body, patience: patience, cancelled: cancelled)
                         ?? .failure(RunwayError(.cancelled, "the store was released before writing", stage: .storage(label)))
                     continuation.resume(returning: result)
                 }
@@ -191,17 +201,27 @@ public final class SQLiteStore: Sendable {
     }
 
     private func writeUnlessCancelled<T>(
-        _ body: (SQLiteConnection) throws -> T, cancelled: Locked<Bool>
+        _ body: (SQLiteConnection) throws -> T, patience: Duration?, cancelled: Locked<Bool>
     ) -> Result<T, RunwayError> {
         let pool = self.pool
+        let clock = ContinuousClock()
+        var tried = false
         do {
             return .success(
-                try pool.write(body) {
+                try pool.write(body, patience: patience) {
                     if cancelled.withLock({ $0 }) {
                         throw RunwayError(.cancelled, "cancelled before writing", stage: .storage(label))
                     }
+                    if patience != nil, let until = state.withLock({ $0.impatientUntil }), clock.now < until {
+                        throw SQLiteError(code: SQLITE_BUSY, message: "another connection held the lock in the last second")
+                    }
+                    tried = true
                 })
         } catch {
+            // Only a write that tried (and waited) opens the second: one that failed at once does not prolong it.
+            if patience != nil, tried, (error as? SQLiteError)?.isBusy == true {
+                state.withLock { $0.impatientUntil = clock.now + .seconds(1) }
+            }
             return .failure(failure(error, in: pool, doing: "write"))
         }
     }

@@ -135,6 +135,45 @@ import Testing
         }
     }
 
+    /// Each miss waited the 5-second busy timeout to store its response while another process
+    /// held the file's write lock, one after another on the store's queue: the 32 calls below
+    /// took 160 s. A store now waits 0.1 s at most, and none for a second after one waited in
+    /// vain; the responses go on to the callers, unstored.
+    @Test func aMissIsNotHeldUpWhileAnotherProcessHoldsTheFilesLock() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "runway-cache-server-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        try await withTestServer { server in
+            let context = RequestContext(apiName: "doc")
+            let cache = try ResponseCache(policies: ["doc": .disk()], diskFile: file)
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            // Another program's write transaction on the file, held until the calls are answered.
+            let release = try await holdingTheWriteLock(of: file)
+            let clock = ContinuousClock()
+            let started = clock.now
+            try await withThrowingTaskGroup { group in
+                for n in 0..<32 {
+                    group.addTask {
+                        let response = try await pipeline.send(Request(url: server.url("/json?n=\(n)")), context: context)
+                        #expect(response.origin == .network && response.body == TestServer.fixedJSON)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(clock.now - started < .seconds(30))
+            #expect(cache.statistics.diskEntries == 0)
+            try await release()
+            // The lock free, misses are stored again.
+            #expect(
+                try await eventually { () async throws -> Bool in
+                    _ = try await pipeline.send(Request(url: server.url("/json?n=0")), context: context)
+                    return cache.statistics.diskEntries == 1
+                })
+            let hit = try await pipeline.send(Request(url: server.url("/json?n=0")), context: context)
+            #expect(hit.origin == .diskCache && hit.body == TestServer.fixedJSON)
+        }
+    }
+
     @Test func aPartialResponseIsNeverStoredForTheWholeResource() async throws {
         try await withTestServer { server in
             let cache = try ResponseCache(policies: ["file": .memory()])

@@ -1,5 +1,7 @@
 import Foundation
 import Runway
+import RunwayStorage
+import RunwayTestServer
 import RunwayTesting
 
 /// A clock tests move by hand.
@@ -41,4 +43,23 @@ func temporaryDirectory() -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "runway-cache-tests-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+}
+
+/// Another program's write transaction on the cache file `file` (on its store's write queue, not
+/// a thread of the cooperative pool), held from the return until the closure returned is called.
+func holdingTheWriteLock(of file: URL) async throws -> @Sendable () async throws -> Void {
+    let other = try SQLiteStore(file: file, label: "other") { _ in }
+    let (inside, hold) = (Gate(), DispatchSemaphore(value: 0))
+    let held = Task {
+        try await other.write { db in
+            try db.execute("DELETE FROM entry WHERE 0")
+            inside.open()
+            hold.wait()
+        }
+    }
+    await inside.wait()
+    return {
+        hold.signal()
+        try await held.value
+    }
 }

@@ -53,28 +53,17 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let (file, disk) = try await threeEntries(in: directory)
         #expect(disk.usage().entries == 3)
-        // Another program's write transaction on the file (on its store's write queue, not a
-        // thread of the cooperative pool), held until the removal has given up.
-        let other = try SQLiteStore(file: file, label: "other") { _ in }
-        let (inside, hold) = (Gate(), DispatchSemaphore(value: 0))
-        let held = Task {
-            try await other.write { db in
-                try db.execute("DELETE FROM entry WHERE 0")
-                inside.open()
-                hold.wait()
-            }
-        }
-        await inside.wait()
+        // Another program's write transaction on the file, held until the removal has given up.
+        let release = try await holdingTheWriteLock(of: file)
         await disk.removeAll()
         #expect(disk.get(key(0)) == nil)
         #expect(!disk.isAnswering)
-        hold.signal()
-        try await held.value
+        try await release()
         // Tried again in the background: done once the lookups are answered again.
         #expect(await eventually(timeout: .seconds(60)) { disk.isAnswering })
         #expect(disk.usage().entries == 0)
         #expect(disk.rebuildCount == 0)
-        #expect(try other.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } } == 0)
+        #expect(try SQLiteStore(file: file, label: "other") { _ in }.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } } == 0)
         try await expectRemovedAndStoring(disk, file)
     }
 
