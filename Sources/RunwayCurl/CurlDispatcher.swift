@@ -198,8 +198,9 @@ public final class CurlDispatcher: Dispatcher {
 extension CurlDispatcher {
     /// Settings of the shared multi handle.
     public struct Configuration: Sendable {
-        /// The most connections open to one host at once; further requests wait for one
-        /// (or share an HTTP/2 connection). 0 means no limit.
+        /// The most connections open to one origin (scheme, host and port) at once; further
+        /// requests wait for one of that origin's, first come first (or share an HTTP/2
+        /// connection), never behind requests to another origin. 0 means no limit.
         public var maxConnectionsPerHost: Int
         /// The most connections open in total; 0 means no limit.
         public var maxTotalConnections: Int

@@ -68,6 +68,21 @@ final class CurlMulti: @unchecked Sendable {
 
     // The driver's only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Per origin (``CurlTransfer/origin``), the transfers in the multi handle and those held
+    /// back for one of its connections; see ``holdsBack(_:)``. The driver's only.
+    private var origins: [Substring: Origin] = [:]
+    /// How many transfers `origins` holds back, every origin's together. The driver's only.
+    private var heldCount = 0
+
+    /// One origin's transfers (the driver's).
+    private struct Origin {
+        /// In the multi handle.
+        var running = 0
+        /// Waiting for one of the origin's connections, first come first.
+        var held: [CurlTransfer] = []
+        /// Whether it answered over HTTP/2 last: its transfers share connections, none is held back.
+        var multiplexes = false
+    }
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
     /// Behind a lock of its own: callers take handles (``prepare(_:)``) and give back the handles
     /// of the transfers handed over to them (``CurlTransfer/handOver(_:code:)``); the driver gives
@@ -219,6 +234,7 @@ final class CurlMulti: @unchecked Sendable {
         driver.lock()
         _ = takeHandedOver(awake: false)  // stopping: the loop, woken below, shuts down
         runHandedOver()
+        if heldCount > 0 { startHeld() }
         var running: Int32 = 0
         if watch.takeExpiredTimer() {
             curl_multi_socket_action(handle, CURL_SOCKET_TIMEOUT, 0, &running)
@@ -323,6 +339,7 @@ final class CurlMulti: @unchecked Sendable {
                 readCompletions()
             }
             if nextDeadline != .max, SocketWatch.now() >= nextDeadline { expireOverdue() }
+            if heldCount > 0 { startHeld() }
             keepIdleConnections()
             // Block only when nothing was handed over meanwhile; from here on callers wake us,
             // or drive libcurl themselves while we wait (epoll).
@@ -380,6 +397,10 @@ final class CurlMulti: @unchecked Sendable {
         for transfer in aborts {
             if let easy = transfer.easy, active[easy] === transfer {
                 complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
+            } else if let index = origins[transfer.origin]?.held.firstIndex(where: { $0 === transfer }) {
+                origins[transfer.origin]?.held.remove(at: index)
+                heldCount -= 1
+                abandon(transfer, RunwayError(.cancelled, "cancelled before it started", neverSent: true))
             }
         }
         aborts.removeAll(keepingCapacity: true)
@@ -423,10 +444,15 @@ final class CurlMulti: @unchecked Sendable {
             let code = runway_msg_result(message)
             guard let transfer = active[easy] else { continue }
             var version = 0
-            if runway_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK, version == CURL_HTTP_VERSION_2_0 {
+            let multiplexed =
+                runway_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK && version == CURL_HTTP_VERSION_2_0
+            if multiplexed {
                 // Its connection may hear from the server while idle (see `SocketWatch`).
                 var socket = CURL_SOCKET_BAD
                 if runway_easy_getinfo_socket(easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK { watch?.multiplexed(socket) }
+            }
+            if code == CURLE_OK, transfer.status != 0, origins[transfer.origin]?.multiplexes != multiplexed {
+                origins[transfer.origin]?.multiplexes = multiplexed
             }
             if transfer.streams {
                 // Its caller left with the head: the body stream is ended from here.
@@ -434,19 +460,92 @@ final class CurlMulti: @unchecked Sendable {
             } else {
                 active[easy] = nil
                 curl_multi_remove_handle(handle, easy)
+                left(transfer)
                 transfer.easy = nil
                 transfer.handOver(easy, code: code)
             }
         }
+        if heldCount > 0 { startHeld() }
     }
 
-    /// Adds a prepared transfer's handle to the multi handle: libcurl sends the request as soon
-    /// as it has a connection (at once on a kept-alive one).
+    /// Whether `transfer` waits in Runway for one of its origin's connections rather than in
+    /// libcurl: its origin has as many transfers running as `maxConnectionsPerHost` (or others
+    /// held before it), and is not known to multiplex them on HTTP/2.
+    ///
+    /// libcurl 7.88 would keep it in the one queue it has for every host, and take only that
+    /// queue's head when a transfer ends: a call to a host with free connections then waited
+    /// behind every call queued for a busy one (a dead host, a slow API, long polls), and
+    /// could time out unsent. Held here, each origin's calls wait for that origin alone.
+    private func holdsBack(_ transfer: CurlTransfer) -> Bool {
+        let limit = configuration.maxConnectionsPerHost
+        guard limit > 0, let origin = origins[transfer.origin], !origin.multiplexes else { return false }
+        return origin.running >= limit || !origin.held.isEmpty
+    }
+
+    /// Counts a transfer out of the multi handle; its origin's held transfers start in the
+    /// driver's next ``startHeld()``.
+    private func left(_ transfer: CurlTransfer) {
+        let key = transfer.origin
+        guard configuration.maxConnectionsPerHost > 0, origins[key] != nil else { return }
+        origins[key]?.running -= 1
+        // Forgotten once idle (an app may call a great many hosts), but for a few that multiplex.
+        if let origin = origins[key], origin.running == 0, origin.held.isEmpty, !origin.multiplexes || origins.count > Self.originsKept {
+            origins[key] = nil
+        }
+    }
+
+    /// How many origins are remembered to multiplex while idle.
+    private static let originsKept = 64
+
+    /// Starts the held transfers whose origin has a connection free, or has been found to
+    /// multiplex (the head of one of its running transfers says HTTP/2, before any ends).
+    private func startHeld() {
+        let limit = configuration.maxConnectionsPerHost
+        // The keys first: `origins` changes below, and must not be copied for that.
+        for key in origins.compactMap({ $0.value.held.isEmpty ? nil : $0.key }) {
+            let (running, waiting) = (origins[key]?.running ?? 0, origins[key]?.held.count ?? 0)
+            if origins[key]?.multiplexes == false, running >= limit,
+                active.values.contains(where: { $0.origin == key && $0.status != 0 && !$0.respondsOverHTTP1 })
+            {
+                origins[key]?.multiplexes = true
+            }
+            let count = origins[key]?.multiplexes == true ? waiting : min(waiting, max(0, limit - running))
+            guard count > 0, let starting = origins[key]?.held.prefix(count).map({ $0 }) else { continue }
+            origins[key]?.held.removeFirst(count)
+            heldCount -= count
+            for transfer in starting {
+                if shared.withLock({ _ in transfer.cancelRequested }) {
+                    abandon(transfer, RunwayError(.cancelled, "cancelled before it started", neverSent: true))
+                } else {
+                    add(transfer)
+                }
+            }
+        }
+    }
+
+    /// Starts a handed-over transfer: adds it to the multi handle, where libcurl sends the
+    /// request as soon as it has a connection (at once on a kept-alive one), or holds it back
+    /// until its origin has one (``holdsBack(_:)``). Its deadline runs from now either way.
     private func start(_ transfer: CurlTransfer) {
-        guard let easy = transfer.easy else {
+        guard transfer.easy != nil else {
             transfer.finish(.failure(RunwayError(.transport, "the transfer was handed over without an easy handle")))
             return
         }
+        if let timeout = transfer.timeoutNanoseconds {
+            transfer.deadline = SocketWatch.now() &+ timeout &+ Self.deadlineGrace
+            nextDeadline = min(nextDeadline, transfer.deadline)
+        }
+        if holdsBack(transfer) {
+            origins[transfer.origin]?.held.append(transfer)
+            heldCount += 1
+        } else {
+            add(transfer)
+        }
+    }
+
+    /// Adds a transfer's handle to the multi handle.
+    private func add(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else { return }
         let code = curl_multi_add_handle(handle, easy)
         guard code == CURLM_OK else {
             abandon(
@@ -454,10 +553,7 @@ final class CurlMulti: @unchecked Sendable {
             return
         }
         active[easy] = transfer
-        if let timeout = transfer.timeoutNanoseconds {
-            transfer.deadline = SocketWatch.now() &+ timeout &+ Self.deadlineGrace
-            nextDeadline = min(nextDeadline, transfer.deadline)
-        }
+        if configuration.maxConnectionsPerHost > 0 { origins[transfer.origin, default: Origin()].running += 1 }
     }
 
     /// Ends a transfer that never reached the multi handle: its handle goes back to the pool,
@@ -488,25 +584,40 @@ final class CurlMulti: @unchecked Sendable {
         for (easy, transfer) in active {
             if transfer.deadline <= now { overdue.append(easy) } else { next = min(next, transfer.deadline) }
         }
+        if heldCount > 0 {
+            for key in origins.compactMap({ $0.value.held.isEmpty ? nil : $0.key }) {
+                let held = origins[key]?.held ?? []
+                let (late, waiting) = (held.filter { $0.deadline <= now }, held.filter { $0.deadline > now })
+                for transfer in waiting { next = min(next, transfer.deadline) }
+                guard !late.isEmpty else { continue }
+                origins[key]?.held = waiting
+                heldCount -= late.count
+                for transfer in late { abandon(transfer, noConnectionInTime(transfer)) }
+            }
+        }
         nextDeadline = next
         for easy in overdue {
             guard let transfer = active[easy] else { continue }
             // Nothing was about to go (no pre-transfer time): it never had a connection.
             var preTransfer: curl_off_t = 0
             runway_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &preTransfer)
-            let request = transfer.request
-            let target = "(\(request.method) \(RunwayError.text(forURL: transfer.urlString)))"
-            let limit = request.options.timeout.map { "\($0)" } ?? "its timeout"
+            let limit = transfer.request.options.timeout.map { "\($0)" } ?? "its timeout"
             let error =
                 preTransfer == 0
-                ? RunwayError(
-                    .timeout,
-                    "no connection was free or made within the timeout of \(limit) (every one this host may have, "
-                        + "maxConnectionsPerHost \(configuration.maxConnectionsPerHost), may be busy); nothing was sent \(target)",
-                    neverSent: true)
-                : RunwayError(.timeout, "the transfer took longer than its timeout of \(limit) \(target)")
+                ? noConnectionInTime(transfer)
+                : RunwayError(.timeout, "the transfer took longer than its timeout of \(limit) \(transfer.target)")
             complete(easy, .failure(error))
         }
+    }
+
+    /// The `.timeout` of a transfer that never had a connection.
+    private func noConnectionInTime(_ transfer: CurlTransfer) -> RunwayError {
+        let limit = transfer.request.options.timeout.map { "\($0)" } ?? "its timeout"
+        return RunwayError(
+            .timeout,
+            "no connection was free or made within the timeout of \(limit) (every one this host may have, "
+                + "maxConnectionsPerHost \(configuration.maxConnectionsPerHost), may be busy); nothing was sent \(transfer.target)",
+            neverSent: true)
     }
 
     /// Removes a transfer from the multi handle and delivers its outcome.
@@ -516,6 +627,7 @@ final class CurlMulti: @unchecked Sendable {
     private func complete(_ easy: UnsafeMutableRawPointer, _ outcome: Result<Response, RunwayError>) {
         guard let transfer = active.removeValue(forKey: easy) else { return }
         curl_multi_remove_handle(handle, easy)
+        left(transfer)
         transfer.easy = nil
         let result = transfer.settle(outcome)
         transfer.releaseResources()
@@ -551,6 +663,10 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     private func shutDown() {
+        let held = origins.values.flatMap(\.held)
+        origins = [:]
+        heldCount = 0
+        for transfer in held { abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true)) }
         for easy in Array(active.keys) {
             complete(easy, .failure(RunwayError(.cancelled, "the dispatcher was shut down")))
         }

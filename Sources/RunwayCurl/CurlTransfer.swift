@@ -29,6 +29,8 @@ final class CurlTransfer: @unchecked Sendable {
     let request: Request
     /// Computed on the caller's thread, so the loop thread does not touch `URL`.
     let urlString: String
+    /// `scheme://authority` (``origin(of:)``).
+    let origin: Substring
     let isSecure: Bool
     var continuation: UnsafeContinuation<Void, Never>?
     /// How the transfer ended, written by the driver (``deliver(_:)``, ``handOver(_:code:)``)
@@ -210,6 +212,7 @@ final class CurlTransfer: @unchecked Sendable {
             followsRedirects && request.method != .get && request.method != .head && request.method != .post
         guardsProxyCredentials = followsRedirects && request.headers["Proxy-Authorization"] != nil
         urlString = request.url.absoluteString
+        origin = Self.origin(of: urlString)
         isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
         easyOptions =
             proxy != nil
@@ -223,6 +226,20 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         errorBuffer.deallocate()
     }
+
+    /// `scheme://authority` of `url`: what the dispatcher counts connections per
+    /// (`maxConnectionsPerHost`). Finer than libcurl's own count (which a proxy or a connect
+    /// override may merge), never coarser.
+    static func origin(of url: String) -> Substring {
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return url[...] }
+        let authority = bytes.index(colon, offsetBy: 3, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let end = bytes[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        return url[..<(end ?? bytes.endIndex)]
+    }
+
+    /// `(METHOD url)` for error messages, without what the URL must not show.
+    var target: String { "(\(request.method) \(RunwayError.text(forURL: urlString)))" }
 
     /// What libcurl wrote in ``errorBuffer`` about the failure, on one line; `nil` when it wrote
     /// nothing.

@@ -264,4 +264,25 @@ extension DispatcherSuite {
             #expect(server.stats.requests(path: "/json") == 0)
         }
     }
+
+    @Test("a request waiting for a free connection, cancelled, ends at once and is never sent")
+    func cancelledWhileQueued() async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1))
+        try await withTestServer { server in
+            let holder = Task { try await dispatcher.dispatch(makeRequest(server.url("/delay?ms=300000")), context: RequestContext()) }
+            defer { holder.cancel() }
+            #expect(await eventually { server.stats.requests(path: "/delay") == 1 })
+            let queued = Task { try await dispatcher.dispatch(makeRequest(server.url("/json")), context: RequestContext()) }
+            // Cancelled whether it has reached the loop yet or not: it ends either way.
+            try await Task.sleep(for: .milliseconds(50))
+            queued.cancel()
+            let error = await runwayError { try await queued.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(error?.neverSent == true)
+            #expect(server.stats.requests(path: "/json") == 0)
+            // The connection, once free, serves the next request.
+            holder.cancel()
+            #expect(try await dispatcher.dispatch(makeRequest(server.url("/json")), context: RequestContext()).status == 200)
+        }
+    }
 }

@@ -67,6 +67,46 @@ struct CurlLoopTests {
         }
     }
 
+    /// libcurl 7.88 keeps one queue of transfers waiting for a connection, for every host, and
+    /// takes only its head when a transfer ends: a call to a host with free connections waited
+    /// behind those queued for a full one (a dead host, a slow API, long polls), and timed out
+    /// unsent. Each host's calls now wait only for that host's connections.
+    @Test("calls waiting for a busy host's connections never hold up calls to another host", arguments: backends)
+    func busyHostDoesNotHoldUpAnother(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 2), socketBackend: backend)
+        let blackhole = try BlackholeListener.start()
+        try await withTestServer { slow in
+            try await withTestServer { healthy in
+                // Host A never connects, host B answers in 30 s: each has 2 calls running, 10 waiting.
+                let waiting = Task {
+                    await withTaskGroup { group in
+                        for _ in 0..<12 {
+                            group.addTask {
+                                _ = try? await dispatcher.dispatch(makeRequest(blackhole.url("/json")), context: RequestContext())
+                            }
+                            group.addTask {
+                                _ = try? await dispatcher.dispatch(makeRequest(slow.url("/delay?ms=30000")), context: RequestContext())
+                            }
+                        }
+                    }
+                }
+                #expect(await slow.stats.wait { $0.requests(path: "/delay") == 2 })
+                let json = makeRequest(healthy.url("/json")) { $0.timeout = .seconds(25) }
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask { try await dispatcher.dispatch(json, context: RequestContext()).status }
+                    }
+                    for try await status in group { #expect(status == 200) }
+                }
+                #expect(healthy.stats.requests(path: "/json") == 20)
+                #expect(healthy.stats.connectionsAccepted <= 2)
+                #expect(slow.stats.requests(path: "/delay") == 2)
+                waiting.cancel()
+                await waiting.value
+            }
+        }
+    }
+
     @Test("sockets closed under the loop and their numbers reused never stall it", arguments: backends)
     func closedAndReusedSockets(_ backend: SocketWatch.Backend) async throws {
         let dispatcher = CurlDispatcher(socketBackend: backend)
