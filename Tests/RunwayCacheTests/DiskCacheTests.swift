@@ -63,7 +63,9 @@ import Testing
         #expect(await eventually(timeout: .seconds(60)) { disk.isAnswering })
         #expect(disk.usage().entries == 0)
         #expect(disk.rebuildCount == 0)
-        #expect(try SQLiteStore(file: file, label: "other") { _ in }.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } } == 0)
+        #expect(
+            try SQLiteStore(file: file, label: "other") { _ in }.read { db in try db.firstRow("SELECT count(*) FROM entry") { $0.int(0) } }
+                == 0)
         try await expectRemovedAndStoring(disk, file)
     }
 
