@@ -59,8 +59,8 @@ extension HTTPField {
         guard let name = HTTPField.Name(field.name) else {
             let reason =
                 field.name.utf8.first == UInt8(ascii: ":")
-                ? "\"\(field.name)\" is a pseudo-header field, not a header field (set the URL, method or status instead)"
-                : "header name \"\(field.name)\" is not an HTTP token"
+                ? "\(field.name.debugDescription) is a pseudo-header field, not a header field (set the URL, method or status instead)"
+                : "header name \(field.name.debugDescription) is not an HTTP token"
             throw RunwayError(.invalidHeader, reason, field: field.name)
         }
         // A value legal as RFC 9110 writes it (no control character, no space at either end:
@@ -83,7 +83,7 @@ extension HTTPRequest.Method {
     /// - Throws: `RunwayError` `.invalidRequest` when the method is not an HTTP token.
     public init(_ method: HTTPMethod) throws(RunwayError) {
         guard let converted = HTTPRequest.Method(method.rawValue) else {
-            throw RunwayError(.invalidRequest, "method \"\(method)\" is not an HTTP token")
+            throw RunwayError(.invalidRequest, "method \(method.rawValue.debugDescription) is not an HTTP token")
         }
         self = converted
     }

@@ -19,7 +19,10 @@ extension DispatcherSuite {
     @Test("a port outside 0–65535 is .invalidURL, found before any I/O", arguments: DispatcherUnderTest.all)
     func portOutOfRange(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
-        for text in ["http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "https://localhost:123456/"] {
+        // The last is too large for an `Int`: Foundation reads it as no port at all.
+        for text in [
+            "http://127.0.0.1:99999/x", "http://127.0.0.1:65536/x", "https://localhost:123456/", "http://127.0.0.1:99999999999999999999/x",
+        ] {
             let request = makeRequest(try #require(URL(string: text)))
             // The request's own check, which every dispatcher runs before it does anything.
             var invalid: RunwayError?
@@ -27,11 +30,60 @@ extension DispatcherSuite {
             #expect(invalid?.code == .invalidURL, "\(text)")
             let error = await runwayError { try await dut.send(dispatcher, request) }
             #expect(error?.code == .invalidURL, "\(text): \(String(describing: error))")
-            #expect(error?.message.contains("outside 0–65535") == true, "\(text): \(String(describing: error))")
+            #expect(error?.message.contains("is not a number from 0 to 65535") == true, "\(text): \(String(describing: error))")
+            #expect(error?.neverSent == true)
         }
         // The highest port is a port.
         let highest = makeRequest(try #require(URL(string: "http://127.0.0.1:65535/x")))
         #expect(throws: Never.self) { try highest.validate() }
+    }
+
+    /// Foundation's parser takes these, and the dispatcher failed on them after the request
+    /// counted as sent (libcurl's "URL using bad/illegal format", without `neverSent`).
+    @Test(
+        "a host that is no host name, or brackets around what is not IPv6, is .invalidURL before any I/O",
+        arguments: DispatcherUnderTest.all)
+    func hostThatIsNoHostName(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for text in [
+                "http://127.0.0.1%2F.evil:\(server.port)/x", "http://%00:\(server.port)/", "http://a%40b:\(server.port)/",
+                "http://[::g]:\(server.port)/x", "http://[127.0.0.1]:\(server.port)/x",
+            ] {
+                let request = makeRequest(try #require(URL(string: text)))
+                #expect(throws: RunwayError.self, "\(text)") { try request.validate() }
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .invalidURL, "\(text): \(String(describing: error))")
+                #expect(error?.neverSent == true, "\(text)")
+            }
+            #expect(server.stats.totalRequests == 0)
+            // An internationalized name is percent-encoded in a URL, and an IPv6 address with its zone is one.
+            for text in [
+                "http://b%C3%BCcher.example/x", "http://[fe80::1%25eth0]:8080/x", "http://[::1]/x", "http://u%5Cv:p@host.example:/x",
+            ] {
+                let request = makeRequest(try #require(URL(string: text)))
+                #expect(throws: Never.self, "\(text)") { try request.validate() }
+            }
+        }
+    }
+
+    @Test("a character a URL's authority never holds raw is .invalidURL, not encoded into credentials")
+    func authorityCharacters() throws {
+        // A browser reads the first as a request to evil.example; Foundation would send it to
+        // 127.0.0.1 with the credentials "evil.example\".
+        for text in [
+            "http://evil.example\\@127.0.0.1:8080/x", "http://a<b>@127.0.0.1/x", "http://a|b@127.0.0.1/x", "http://a{b}@127.0.0.1/",
+        ] {
+            #expect(throws: RunwayError.self, "\(text)") { try Request(text) }
+            do throws(RunwayError) {
+                _ = try Request(text)
+            } catch {
+                #expect(error.code == .invalidURL)
+                #expect(error.message.contains("authority"), "\(error.message)")
+            }
+        }
+        // In the path and query they are percent-encoded, as before.
+        #expect(try Request("http://127.0.0.1/a|b?c={d}").url.absoluteString == "http://127.0.0.1/a%7Cb?c=%7Bd%7D")
     }
 
     @Test("a non-HTTP scheme is .unsupportedScheme", arguments: DispatcherUnderTest.all)
@@ -57,6 +109,10 @@ extension DispatcherSuite {
             }
             let badName = makeRequest(server.url("/echo"), headers: ["Bad Name": "x"])
             #expect(await runwayError { try await dut.send(dispatcher, badName) }?.code == .invalidHeader)
+            // Nor does the error's message carry the line break on into a log.
+            let breakingName = makeRequest(server.url("/echo"), headers: ["X-A\r\nX-Forged": "x"])
+            let message = await runwayError { try await dut.send(dispatcher, breakingName) }?.message ?? ""
+            #expect(message.contains("\\r\\n") && !message.utf8.contains(0x0D) && !message.utf8.contains(0x0A), "\(message)")
             #expect(server.stats.totalRequests == 0)
         }
     }

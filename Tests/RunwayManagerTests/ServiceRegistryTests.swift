@@ -78,10 +78,15 @@ import Testing
         }
     }
 
-    @Test("a base URL whose port no socket has is a configuration error at build", arguments: ["99999", "65536", "0"])
-    func aBaseURLWithAnImpossiblePort(_ port: String) throws {
+    @Test(
+        "a base URL whose host or port no socket has is a configuration error at build",
+        arguments: [
+            "127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:0", "127.0.0.1:99999999999999999999", "127.0.0.1%2F.evil", "[::g]",
+            "a\\@127.0.0.1",
+        ])
+    func aBaseURLWithAnImpossiblePort(_ authority: String) throws {
         var builder = ServiceRegistry.Builder(environment: .release, pipeline: Pipeline(interceptors: [], dispatcher: jsonStub("{}")))
-        builder.register(TestService(baseURL: "http://127.0.0.1:\(port)/v1"))
+        builder.register(TestService(baseURL: "http://\(authority)/v1"))
         #expect { try builder.build() } throws: {
             ($0 as? RunwayError)?.code == .configuration && ($0 as? RunwayError)?.field?.hasPrefix("listings.baseURLs.") == true
         }

@@ -73,6 +73,8 @@ extension ServiceRegistry {
             let field = "\(service).baseURLs.\(environment)"
             do {
                 try Request.checkURLText(text, what: "base URL")
+                try Request.checkAuthorityText(text, what: "base URL")
+                if let url = URL(string: text), url.host != nil { try Request.checkHostAndPort(of: url, absolute: url.absoluteString) }
             } catch {
                 throw RunwayError(.configuration, error.message, stage: .service(service), field: field)
             }

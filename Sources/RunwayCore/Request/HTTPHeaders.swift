@@ -121,7 +121,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     func firstInvalidField() -> (Field, String)? {
         for field in fields {
             if field.name.isEmpty || !field.name.allBytes(Self.isTokenByte) {
-                return (field, "header name \"\(field.name)\" is not an HTTP token")
+                return (field, "header name \(field.name.debugDescription) is not an HTTP token")
             }
             if !field.value.allBytes({ $0 != 0x0D && $0 != 0x0A && $0 != 0 }) {
                 return (field, "header \"\(field.name)\" contains CR, LF or NUL")

@@ -140,10 +140,14 @@ public struct Request: Sendable {
     /// (U+0000–U+001F, U+007F) anywhere is `.invalidURL`, never percent-encoded on your behalf
     /// (`%20` for a space; API managers encode their parameters themselves). What else a URL
     /// cannot hold raw after its host (`[`, `]`, `|`, `{`, bytes beyond ASCII, a `%` that begins
-    /// no escape) is percent-encoded; every `%XX` escape goes as written.
+    /// no escape) is percent-encoded; every `%XX` escape goes as written. Before the path, a
+    /// character RFC 3986 never allows there raw (`\`, `<`, `>`, `^`, `|`, `"`, `{`, `}`,
+    /// `` ` ``) is `.invalidURL`: `http://a.example\@b.example/` is a request to `b.example` for
+    /// some parsers and to `a.example` for browsers.
     /// - Throws: ``RunwayError`` `.invalidURL` when the string is not an absolute URL with a
-    ///   host or holds a space or control character, `.unsupportedScheme` when the scheme is
-    ///   not `http` or `https`.
+    ///   host (one that decodes to a host name, or an IPv6 address in brackets) and a port from
+    ///   0 to 65535, or holds a space or control character, `.unsupportedScheme` when the
+    ///   scheme is not `http` or `https`.
     public init(
         method: HTTPMethod = .get,
         _ urlString: String,
@@ -152,6 +156,7 @@ public struct Request: Sendable {
         options: RequestOptions = RequestOptions()
     ) throws(RunwayError) {
         try Self.checkURLText(urlString, what: "URL")
+        try Self.checkAuthorityText(urlString, what: "URL")
         guard let url = Self.parseURL(urlString) else {
             throw RunwayError(.invalidURL, "not a URL: \"\(RunwayError.text(forURL: urlString))\"")
         }
@@ -185,7 +190,7 @@ public struct Request: Sendable {
     private func validateFields() throws(RunwayError) {
         try validateURL()
         guard method.isValidToken else {
-            throw RunwayError(.invalidRequest, "method \"\(method)\" is not an HTTP token")
+            throw RunwayError(.invalidRequest, "method \(method.rawValue.debugDescription) is not an HTTP token")
         }
         if let (_, reason) = headers.firstInvalidField() {
             throw RunwayError(.invalidHeader, reason)
@@ -322,14 +327,8 @@ public struct Request: Sendable {
         guard scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https") else {
             throw RunwayError(.unsupportedScheme, "scheme \"\(scheme.lowercased())\" is not http or https")
         }
-        guard let host = url.host, !host.isEmpty else {
-            throw RunwayError(.invalidURL, "URL has no host: \"\(RunwayError.text(forURL: url))\"")
-        }
-        // A TCP port is 16 bits; URL parsing takes any number, which would only fail in the dispatcher.
-        if let port = url.port, !(0...65535).contains(port) {
-            throw RunwayError(.invalidURL, "URL's port \(port) is outside 0–65535: \"\(RunwayError.text(forURL: url))\"")
-        }
         var absolute = url.absoluteString
+        try Self.checkHostAndPort(of: url, absolute: absolute)
         let hasControl = absolute.withUTF8 { bytes in bytes.contains { $0 <= 0x20 || $0 == 0x7F } }
         if hasControl {
             throw RunwayError(.invalidURL, "URL contains spaces or control characters")

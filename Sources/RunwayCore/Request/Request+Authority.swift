@@ -1,0 +1,109 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Request {
+    /// Throws `.invalidURL` unless `url`'s host and port are what they seem. Foundation's parser
+    /// takes more than a connection can use, and the dispatcher would fail later, after the
+    /// request counted as sent:
+    /// - a host that decodes to a character no host name holds (`/`, `\`, `@`, `%`, `#`, `?`,
+    ///   `:`, brackets, a space, a control character): `127.0.0.1%2F.evil` or `%00` is no host;
+    /// - brackets around what is not an IPv6 address (`[::g]`, `[127.0.0.1]`);
+    /// - a port that is not a number from 0 to 65535 (one too large for an `Int`, which
+    ///   Foundation reads as no port at all).
+    ///
+    /// Percent-encoded bytes beyond ASCII stay allowed: that is how a URL carries an
+    /// internationalized host name (`b%C3%BCcher.de`).
+    /// - Parameter absolute: `url.absoluteString`, which the caller has already.
+    package static func checkHostAndPort(of url: URL, absolute: String) throws(RunwayError) {
+        guard let host = url.host, !host.isEmpty else {
+            throw RunwayError(.invalidURL, "URL has no host: \"\(RunwayError.text(forURL: absolute))\"")
+        }
+        let authority = Self.authority(of: absolute)
+        // After the userinfo, which may hold any character percent-encoded.
+        let hostAndPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
+        let portText: Substring.UTF8View.SubSequence
+        if hostAndPort.first == UInt8(ascii: "[") {
+            guard let close = hostAndPort.firstIndex(of: UInt8(ascii: "]")), Self.isIPv6Address(host) else {
+                throw RunwayError(
+                    .invalidURL, "URL's host in brackets is not an IPv6 address: \"\(RunwayError.text(forURL: absolute))\"")
+            }
+            let rest = hostAndPort[hostAndPort.index(after: close)...]
+            guard rest.isEmpty || rest.first == UInt8(ascii: ":") else {
+                throw RunwayError(.invalidURL, "URL's authority goes on after its IPv6 address: \"\(RunwayError.text(forURL: absolute))\"")
+            }
+            portText = rest.dropFirst()
+        } else {
+            if let bad = host.unicodeScalars.first(where: Self.isForbiddenInHost) {
+                let shown = bad.value < 0x21 || bad.value == 0x7F ? "the control character \(bad.escaped(asASCII: true))" : "\"\(bad)\""
+                throw RunwayError(
+                    .invalidURL, "URL's host holds \(shown), which no host name has: \"\(RunwayError.text(forURL: absolute))\"")
+            }
+            portText = hostAndPort.lastIndex(of: UInt8(ascii: ":")).map { hostAndPort[hostAndPort.index(after: $0)...] } ?? hostAndPort[hostAndPort.endIndex...]
+        }
+        // Empty (`host:`) is the scheme's default port.
+        guard !portText.isEmpty else { return }
+        guard portText.count <= 5, portText.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let port = Int(Substring(portText)), port <= 65535
+        else {
+            throw RunwayError(
+                .invalidURL,
+                "URL's port \"\(Substring(portText.prefix(24)))\" is not a number from 0 to 65535: \"\(RunwayError.text(forURL: absolute))\"")
+        }
+    }
+
+    /// Throws `.invalidURL` when the authority of `text`, an absolute URL as written, holds a
+    /// character RFC 3986 never allows there raw: `\`, `<`, `>`, `^`, `|`, `"`, `{`, `}` or
+    /// `` ` ``. Foundation's parser would percent-encode it into the userinfo, while a browser's
+    /// reads `http://a.example\@b.example/` as a request to `a.example`: what an allow-list
+    /// approved would not be where the request goes.
+    package static func checkAuthorityText(_ text: String, what: String) throws(RunwayError) {
+        let authority = Self.authority(of: text)
+        let forbidden = "\\<>^|\"{}`".utf8
+        guard let bad = authority.first(where: { forbidden.contains($0) }) else { return }
+        throw RunwayError(
+            .invalidURL,
+            "\(what)'s authority (what comes before the path) holds \"\(Character(Unicode.Scalar(bad)))\" "
+                + "(percent-encode it: %\(String(bad, radix: 16, uppercase: true))): "
+                + RunwayError.text(forURL: text).debugDescription)
+    }
+
+    /// The authority of an absolute URL's text: from after `scheme://` to the first `/`, `?` or
+    /// `#`; empty without `://`.
+    private static func authority(of absolute: String) -> Substring.UTF8View {
+        let text = absolute[...].utf8
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")),
+            text[colon...].starts(with: "://".utf8)
+        else { return text[text.endIndex...] }
+        let start = text.index(colon, offsetBy: 3)
+        let end = text[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        return text[start..<(end ?? text.endIndex)]
+    }
+
+    /// What WHATWG's URL standard forbids in a domain, once decoded: a host holding one is
+    /// either a trick (`a%2F.evil`) or a mistake.
+    private static func isForbiddenInHost(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "\u{0}"..."\u{20}", "\u{7F}", "#", "%", "/", ":", "<", ">", "?", "@", "[", "\\", "]", "^", "|": true
+        default: false
+        }
+    }
+
+    /// Whether `host` (as `URL.host` gives a bracketed literal: without brackets, a zone after
+    /// `%`) is an IPv6 address.
+    private static func isIPv6Address(_ host: String) -> Bool {
+        let address = host.prefix { $0 != "%" }
+        var parsed = in6_addr()
+        return inet_pton(AF_INET6, String(address), &parsed) == 1
+    }
+}
