@@ -42,13 +42,21 @@ extension Request {
     ///   - `.unsupportedScheme`: a scheme other than `http` or `https`.
     ///   - `.invalidRequest`: a method with a lower-case letter (``RunwayCore/HTTPMethod/init(_:)``);
     ///     `CONNECT`, extended CONNECT (`:protocol`) and `OPTIONS *`, which have no URL.
-    ///   - `.invalidHeader`: a header field ``RunwayCore/HTTPHeaders/init(_:)`` rejects.
+    ///   - `.invalidHeader`: a header field ``RunwayCore/HTTPHeaders/init(_:)`` rejects; a `Host`
+    ///     field that is not the request's authority (`HTTPRequest` carries the host there).
     public init(
         _ request: HTTPRequest, baseURL: URL? = nil, body: Data? = nil, options: RequestOptions = RequestOptions()
     ) throws(RunwayError) {
         let method = try HTTPMethod(request.method)
         let url = try RequestTarget.url(of: request, baseURL: baseURL)
         let headers = try HTTPHeaders(request.headerFields)
+        // The request would go to the authority and tell the server it is for another host.
+        if let authority = request.authority, let host = headers["Host"], !host.caseInsensitiveEquals(authority) {
+            throw RunwayError(
+                .invalidHeader,
+                "the Host field \(host.debugDescription) disagrees with the request's authority \(authority.debugDescription)",
+                field: "Host")
+        }
         try self.init(method: method, url, headers: headers, body: body, options: options)
     }
 }

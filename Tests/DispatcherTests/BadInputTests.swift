@@ -109,6 +109,10 @@ extension DispatcherSuite {
             }
             let badName = makeRequest(server.url("/echo"), headers: ["Bad Name": "x"])
             #expect(await runwayError { try await dut.send(dispatcher, badName) }?.code == .invalidHeader)
+            // Two Host fields: libcurl sent the first alone, FoundationNetworking both joined by a comma.
+            let twoHosts = makeRequest(server.url("/echo"), headers: HTTPHeaders([("Host", "a.example"), ("host", "b.example")]))
+            let hostError = await runwayError { try await dut.send(dispatcher, twoHosts) }
+            #expect(hostError?.code == .invalidHeader && hostError?.neverSent == true, "\(String(describing: hostError))")
             // Nor does the error's message carry the line break on into a log.
             let breakingName = makeRequest(server.url("/echo"), headers: ["X-A\r\nX-Forged": "x"])
             let message = await runwayError { try await dut.send(dispatcher, breakingName) }?.message ?? ""

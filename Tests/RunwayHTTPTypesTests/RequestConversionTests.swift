@@ -80,6 +80,18 @@ import Testing
         #expect(request.body == body)
     }
 
+    /// It went to the authority with `Host: evil.example`: connected to one host, addressed to another.
+    @Test func aHostFieldThatIsNotTheAuthorityIsRefused() throws {
+        let fields: HTTPFields = [HTTPField.Name("Host")!: "evil.example"]
+        let error = #expect(throws: RunwayError.self) {
+            try Request(Self.request(.get, scheme: "http", authority: "127.0.0.1:8080", path: "/x", headerFields: fields))
+        }
+        #expect(error?.code == .invalidHeader)
+        // The same host, in another case, is the authority.
+        let same: HTTPFields = [HTTPField.Name("Host")!: "API.example.com"]
+        _ = try Request(Self.request(.get, scheme: "https", authority: "api.example.com", path: "/x", headerFields: same))
+    }
+
     @Test(
         "a path is appended to the base URL's path, as a swift-openapi-runtime transport does",
         arguments: [

@@ -119,12 +119,18 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The first field whose name or value cannot be sent safely, and why.
     func firstInvalidField() -> (Field, String)? {
+        var hasHost = false
         for field in fields {
             if field.name.isEmpty || !field.name.allBytes(Self.isTokenByte) {
                 return (field, "header name \(field.name.debugDescription) is not an HTTP token")
             }
             if !field.value.allBytes({ $0 != 0x0D && $0 != 0x0A && $0 != 0 }) {
                 return (field, "header \"\(field.name)\" contains CR, LF or NUL")
+            }
+            if field.name.utf8.count == 4, field.name.caseInsensitiveEquals("host") {
+                // libcurl would send the first alone, FoundationNetworking both joined by a comma.
+                if hasHost { return (field, "two Host header fields: a request has one at most (RFC 9112 §3.2)") }
+                hasHost = true
             }
         }
         return nil

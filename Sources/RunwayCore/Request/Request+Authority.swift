@@ -49,7 +49,9 @@ extension Request {
                 throw RunwayError(
                     .invalidURL, "URL's host holds \(shown), which no host name has: \"\(RunwayError.text(forURL: absolute))\"")
             }
-            portText = hostAndPort.lastIndex(of: UInt8(ascii: ":")).map { hostAndPort[hostAndPort.index(after: $0)...] } ?? hostAndPort[hostAndPort.endIndex...]
+            portText =
+                hostAndPort.lastIndex(of: UInt8(ascii: ":")).map { hostAndPort[hostAndPort.index(after: $0)...] }
+                ?? hostAndPort[hostAndPort.endIndex...]
         }
         // Empty (`host:`) is the scheme's default port.
         guard !portText.isEmpty else { return }
@@ -58,7 +60,8 @@ extension Request {
         else {
             throw RunwayError(
                 .invalidURL,
-                "URL's port \"\(Substring(portText.prefix(24)))\" is not a number from 0 to 65535: \"\(RunwayError.text(forURL: absolute))\"")
+                "URL's port \"\(Substring(portText.prefix(24)))\" is not a number from 0 to 65535: \"\(RunwayError.text(forURL: absolute))\""
+            )
         }
     }
 
