@@ -48,6 +48,38 @@ struct MediatorParametersTests {
         }
     }
 
+    @Test func zeroPaddedIntegersAreReadByTheirSignificantDigits() throws {
+        let padded = String(repeating: "0", count: 18) + "42"  // 20 characters
+        #expect(RouteConverter.parseInt(padded) == 42)
+        #expect(RouteConverter.parseInt("-" + padded) == -42)
+        #expect(RouteConverter.parseInt(String(repeating: "0", count: 30)) == 0)
+        #expect(RouteConverter.parseInt("000" + "9223372036854775807") == Int.max)
+        #expect(RouteConverter.parseInt("-000" + "9223372036854775808") == Int.min)
+        #expect(RouteConverter.parseInt("000" + "9223372036854775808") == nil)
+        let parameters: MediatorParameters = ["id": padded, "big": "0099999999999999999999"]
+        #expect(try parameters.int("id") == 42)
+        #expect { try parameters.int("big") } throws: { ($0 as? MediatorError)?.message.contains("out of the range of Int") == true }
+
+        var builder = Mediator.Builder(implicitRoutes: false)
+        try builder.register(targetNamed: "listing") { actions in
+            actions.action("detail", access: .remote, routes: ["app://listing/<int:id>"]) { _, _ in 1 }
+            actions.action("slug", access: .remote, routes: ["app://listing/<slug>"]) { _, _ in 2 }
+        }
+        let match = try #require(try builder.build().resolve("app://listing/" + padded))
+        #expect(match.action == "detail")
+        #expect(try match.parameters.int("id") == 42)
+    }
+
+    @Test func doublesFollowTheRuleOfTheDoublePlaceholder() throws {
+        let parameters: MediatorParameters = ["hex": "0x10", "hexFloat": "0x1p3", "inf": "inf", "nan": "nan", "ok": "-1.5e2", "plus": "+2"]
+        for key in ["hex", "hexFloat", "inf", "nan"] {
+            #expect(throws: MediatorError.self, "\(key)") { try parameters.double(key) }
+            #expect(RouteConverter.double.convert(parameters.strings(key)[0]) == nil, "\(key)")
+        }
+        #expect(try parameters.double("ok") == -150)
+        #expect(try parameters.double("plus") == 2)
+    }
+
     @Test func setReplacesAndNilRemoves() {
         var parameters: MediatorParameters = ["a": 1]
         parameters["a"] = 2

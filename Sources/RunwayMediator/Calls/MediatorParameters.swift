@@ -180,7 +180,8 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         invalid(key, "is given \(count) times (read every value with strings(_:))")
     }
 
-    /// The value for `key` as a `Double`, converting a decimal string.
+    /// The value for `key` as a `Double`, converting a decimal string by the rule of the
+    /// `<double:>` placeholder (``RouteConverter/double``): no hexadecimal, `inf` or `nan`.
     public func double(_ key: String) throws -> Double {
         switch self[key] {
         case nil: throw Self.missing(key)
@@ -188,7 +189,7 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         case let value as Int: return Double(value)
         case let values as [String] where values.count > 1: throw Self.repeated(key, values.count)
         case let value?:
-            guard let text = Self.text(value), let number = Double(text), number.isFinite else {
+            guard let text = Self.text(value), let number = RouteConverter.parseDouble(text) else {
                 throw Self.invalid(key, "is not a finite number")
             }
             return number

@@ -34,19 +34,10 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
         self.convert = convert
     }
 
-    /// A decimal integer (`-?[0-9]+`, fitting `Int`), delivered as `Int`.
+    /// A decimal integer (`-?[0-9]+`, fitting `Int`; leading zeros are not significant), delivered as `Int`.
     public static let int = RouteConverter(name: "int", rank: 0, isInt: true) { parseInt($0) }
     /// A finite decimal number, delivered as `Double`.
-    public static let double = RouteConverter(name: "double", rank: 1) { text in
-        guard
-            text.utf8.allSatisfy({
-                ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "e")
-                    || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
-            }),
-            let value = Double(text), value.isFinite
-        else { return nil }
-        return value
-    }
+    public static let double = RouteConverter(name: "double", rank: 1) { parseDouble($0) }
     /// A UUID in its 36-character string form, delivered as `UUID`.
     public static let uuid = RouteConverter(name: "uuid", rank: 2) { UUID(uuidString: $0) }
 
@@ -72,6 +63,8 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
             utf8 = utf8.dropFirst()
             guard !utf8.isEmpty else { return nil }
         }
+        // Leading zeros are not significant: `00000000000000000042` is 42.
+        while utf8.count > 1, utf8.first == UInt8(ascii: "0") { utf8 = utf8.dropFirst() }
         guard utf8.count <= 19 else { return nil }
         var value = 0
         for byte in utf8 {
@@ -82,6 +75,19 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
             guard !overflow1, !overflow2 else { return nil }
             value = sum
         }
+        return value
+    }
+
+    /// Strict decimal number parsing: digits, `.`, a sign and an exponent only (no hexadecimal,
+    /// `inf` or `nan`), finite.
+    static func parseDouble(_ text: String) -> Double? {
+        guard
+            text.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "e")
+                    || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
+            }),
+            let value = Double(text), value.isFinite
+        else { return nil }
         return value
     }
 }
