@@ -99,17 +99,24 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pattern with placeholder names removed: two patterns with the same shape match the
-    /// same URLs, which is a conflict.
+    /// same URLs, which is a conflict. A literal's `%` and `/` are written `%25` and `%2F`, so a
+    /// literal holding an encoded `/` (`a%2F%3Db`, one segment) is not taken for two segments.
     public var shape: String {
         scheme + "://"
             + segments.map {
                 switch $0 {
-                case .literal(let text): "=" + text
+                case .literal(let text): "=" + Self.shapeEscaped(text)
                 case .typed(let converter, _): "<" + converter + ">"
                 case .untyped: "<>"
                 case .catchAll: "<**>"
                 }
             }.joined(separator: "/")
+    }
+
+    /// `text` with `%` and `/` percent-encoded: a literal in a ``shape`` never holds the separator.
+    private static func shapeEscaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "/") }) else { return text }
+        return text.replacing("%", with: "%25").replacing("/", with: "%2F")
     }
 
     /// Typed converter names used by the pattern.
