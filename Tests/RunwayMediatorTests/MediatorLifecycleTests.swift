@@ -117,6 +117,28 @@ struct MediatorLifecycleTests {
         #expect { try unknown.build() } throws: { ($0 as? MediatorError)?.code == .invalidRegistration }
     }
 
+    @Test func aModuleAddedByAnotherModulesRegistrationIsAnErrorNotDropped() {
+        struct Parent: MediatorModule {
+            let log: Log
+            var name: String { "parent" }
+            func register(into builder: inout Mediator.Builder) throws {
+                builder.add(module: LoggingModule(name: "child", log: log))
+            }
+        }
+        var builder = Mediator.Builder()
+        builder.add(module: Parent(log: Log()))
+        #expect { try builder.build() } throws: {
+            let error = $0 as? MediatorError
+            return error?.code == .invalidRegistration && error?.message.contains("module 'parent' added module 'child'") == true
+        }
+        // Added to the builder itself, the same module registers and gets its events.
+        let log = Log()
+        var direct = Mediator.Builder()
+        direct.add(module: LoggingModule(name: "child", log: log))
+        #expect(throws: Never.self) { try direct.build() }
+        #expect(log.all == ["register child"])
+    }
+
     @Test func failingStartIsALifecycleErrorNamingTheModule() async throws {
         struct Broken: MediatorModule {
             struct Nope: Error {}

@@ -9,7 +9,8 @@ public protocol MediatorModule: Sendable {
     var name: String { get }
     /// Names of modules that must be configured and started before this one.
     var dependencies: [String] { get }
-    /// Registers the module's targets, converters, interceptors.
+    /// Registers the module's targets, converters, interceptors. It may not add modules (the
+    /// order is fixed by then): ``Mediator/Builder/build()`` throws `.invalidRegistration`.
     func register(into builder: inout Mediator.Builder) throws
     /// Receives the app's configuration (no other module is running yet).
     func configure(_ configuration: MediatorParameters) throws

@@ -125,17 +125,31 @@ extension Mediator {
 
         /// Adds a module: it registers its targets during ``build()`` and gets lifecycle events
         /// (``Mediator/start(configuration:)``) in dependency order.
+        ///
+        /// Add every module before ``build()``: the order is fixed before any module registers, so
+        /// a module that adds another in its ``MediatorModule/register(into:)`` makes ``build()``
+        /// throw `.invalidRegistration` rather than leave the other out.
         public mutating func add(module: any MediatorModule) {
             modules.append(module)
         }
 
         /// Validates everything and freezes it.
         /// - Throws: `.conflictingRoute` naming both routes, `.invalidRegistration` for unknown
-        ///   converters, a missing or local-only fallback, module cycles and unknown dependencies.
+        ///   converters, a missing or local-only fallback, module cycles and unknown dependencies,
+        ///   and a module added by another module's ``MediatorModule/register(into:)``.
         public func build() throws -> Mediator {
             var builder = self
             let orderedModules = try ModuleOrder.sorted(modules)
-            for module in orderedModules { try module.register(into: &builder) }
+            for module in orderedModules {
+                try module.register(into: &builder)
+                if builder.modules.count > modules.count {
+                    let added = builder.modules[modules.count...].map { "'\($0.name)'" }.joined(separator: ", ")
+                    throw MediatorError(
+                        .invalidRegistration,
+                        "module '\(module.name)' added module \(added) in register(into:), after the module order was fixed; "
+                            + "add every module to the builder before build()")
+                }
+            }
             return try builder.freeze(modules: orderedModules)
         }
 
