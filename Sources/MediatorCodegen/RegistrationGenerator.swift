@@ -22,7 +22,8 @@ package enum RegistrationGenerator {
         out += "// Targets: public top-level types conforming to MediatorTarget.\n\n"
         out += "import RunwayMediator\n"
         for module in modules { out += "import \(module)\n" }
-        out += "\nextension Mediator.Builder {\n"
+        // Qualified: a business module may have a public type named `Mediator` of its own.
+        out += "\nextension RunwayMediator.Mediator.Builder {\n"
         out += "    /// Registers the \(typeCount) target\(typeCount == 1 ? "" : "s") found in this target's dependencies"
         out += conditionalCount == 0 ? ".\n" : " (\(conditionalCount) under `#if` conditions).\n"
         out += "    mutating func registerDiscoveredTargets() throws {\n"

@@ -158,14 +158,32 @@ package enum TargetScanner {
                 "is generic, so it is not registered (the app cannot name its type arguments); "
                     + "register a specialization in the module's MediatorModule (register(into:))")
         }
-        var targetName: String?
+        var names: [DeclaredName] = []
+        var namesFile = file.path
         var actions: [ActionDeclaration] = []
         for entry in [primary] + extensions.filter({ !$0.isSame(as: primary) }) {
             let text = sources[entry.file].text
             let close = text.matchingBrace(entry.open)
             let body = String(decoding: text.code[entry.open..<min(close, text.code.count)], as: UTF8.self)
-            if targetName == nil { targetName = ownName(in: body, baseOffset: entry.open, text: text) }
+            if names.isEmpty {
+                names = ownNames(in: body, baseOffset: entry.open, text: text)
+                namesFile = sources[entry.file].path
+            }
             actions += scanActions(body, baseOffset: entry.open, text: text, file: sources[entry.file].path)
+        }
+        let targetName = names.first?.value
+        if let first = names.first, let other = names.first(where: { $0.value != first.value }) {
+            // `#if DEBUG static let name = "a-debug" #else static let name = "a" #endif`: the
+            // registration compiles the app's branch, but the listing and its checks read one name.
+            let written = names.map { $0.value.map { "'\($0)'" } ?? "(not a literal)" }
+            diagnostics.append(
+                CodegenDiagnostic(
+                    module: module, file: namesFile, line: other.line, severity: .warning,
+                    message:
+                        "\(name) declares `static let name` more than once (\(written.joined(separator: ", ")), under `#if`); "
+                        + "routes are listed and checked under the first only, "
+                        + (targetName.map { "'\($0)'" } ?? "which is not a literal")
+                        + ", while the app registers the name of the branch it compiles"))
         }
         // Names the mediator refuses at start-up fail the build instead, where the file and line are known.
         if let targetName, !Mediator.Builder.isName(targetName) {
@@ -249,17 +267,34 @@ package enum TargetScanner {
         func isSame(as other: Declaration) -> Bool { file == other.file && offset == other.offset }
     }
 
-    /// The literal of the first `static let name = "..."` (or `static var name: String { "..." }`)
-    /// declared in `body` itself (the `{...}` at `baseOffset`): not one of a type nested in it
-    /// (`enum Keys { static let name = "..." }`), which is not the target's name.
-    private static func ownName(in body: String, baseOffset: Int, text: SwiftSourceText) -> String? {
+    /// A `static let name` of a target, in source order.
+    private struct DeclaredName {
+        /// The literal's value; `nil` when the name is not one string literal.
+        var value: String?
+        var line: Int
+    }
+
+    /// Every `static let name = "..."` (or `static var name: String { "..." }`) declared in `body`
+    /// itself (the `{...}` at `baseOffset`): not one of a type nested in it (`enum Keys { static
+    /// let name = "..." }`), which is not the target's name. More than one are `#if` branches.
+    /// The literal may be raw (`#"delta"#`) and hold escapes (`"a\u{62}"`), read as the action
+    /// and route literals are; an interpolation or an expression (`"a" + b`) has no value.
+    private static func ownNames(in body: String, baseOffset: Int, text: SwiftSourceText) -> [DeclaredName] {
         let ns = body as NSString
+        var names: [DeclaredName] = []
         for match in nameRegex.matches(in: body, range: NSRange(location: 0, length: ns.length)) {
             let start = baseOffset + utf8Offset(body, match.range.location)
             guard !text.inString[start], text.depth(from: baseOffset, to: start) == 1 else { continue }
-            return ns.substring(with: match.range(at: 1))
+            let literalStart = baseOffset + utf8Offset(body, match.range.location + match.range.length)
+            let literalEnd = SwiftSourceText.literalEnd(text.code, literalStart)
+            // The literal must be the whole value: what follows it on its line is `}`, `;` or nothing.
+            let rest = text.code[literalEnd...].prefix { $0 != UInt8(ascii: "\n") }
+                .drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
+            let ends = rest.first.map { $0 == UInt8(ascii: "}") || $0 == UInt8(ascii: ";") } ?? true
+            let value = ends ? StringLiteral(text.code[literalStart..<literalEnd]).value : nil
+            names.append(DeclaredName(value: value, line: text.line(at: start)))
         }
-        return nil
+        return names
     }
 
     /// The `actions.action(...)` calls in `body` (the `{...}` at `baseOffset` of `file`).
@@ -312,8 +347,8 @@ package enum TargetScanner {
 
     /// `access: .remote`, also spelled with the type's name.
     private static let remoteAccess = #"^(?:(?:RunwayMediator\s*\.\s*)?ActionAccess\s*)?\.\s*remote$"#
-    /// `access: .local`, also spelled with the type's name.
-    private static let localAccess = #"^(?:(?:RunwayMediator\s*\.\s*)?ActionAccess\s*)?\.\s*local$"#
+    /// `access: .localOnly`, also spelled with the type's name.
+    private static let localAccess = #"^(?:(?:RunwayMediator\s*\.\s*)?ActionAccess\s*)?\.\s*localOnly$"#
 
     /// An argument's label (`routes: [...]` has `routes`), and its value.
     private static func labelled(_ argument: ArraySlice<UInt8>) -> (label: String?, value: ArraySlice<UInt8>) {
@@ -365,7 +400,7 @@ package enum TargetScanner {
     private static let typealiasRegex = try! NSRegularExpression(  // a constant pattern
         pattern: #"\btypealias\s+("# + identifier + #")(?:\s*<[^>=]*>)?\s*=\s*([^\n;{}]+)"#)
     private static let nameRegex = try! NSRegularExpression(  // a constant pattern
-        pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)"([^"\\]*)""#)
+        pattern: #"static\s+(?:let|var)\s+name\s*(?::\s*String\s*)?(?:=\s*|\{\s*(?:return\s+)?)(?=#*")"#)
     private static let actionRegex = try! NSRegularExpression(pattern: #"\.action\s*\("#)  // a constant pattern
 
     /// Converts a UTF-16 offset (NSString) to a UTF-8 offset.

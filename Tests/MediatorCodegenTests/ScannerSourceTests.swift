@@ -418,4 +418,114 @@ struct ScannerSourceTests {
                     + "the mediator would refuse it at start-up",
             ], "\(found)")
     }
+
+    @Test func anExplicitLocalOnlyAccessIsReadWithoutAWarning() {
+        let source = """
+            import RunwayMediator
+
+            public struct Shop: MediatorTarget {
+                public static let name = "shop"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<Shop>) {
+                    actions.action("purge", access: .localOnly) { _, _ in nil }
+                    actions.action("purge2", access: ActionAccess.localOnly) { _, _ in nil }
+                    actions.action("purge3", access: RunwayMediator.ActionAccess . localOnly) { _, _ in nil }
+                    actions.action("purge4", access: .local) { _, _ in nil }
+                }
+            }
+            """
+        let listing = RouteListing(targets: scan(source).targets)
+        #expect(listing.rows.map(\.isRemote) == [false, false, false, false])
+        // `.local` is no case of ActionAccess: only it is "not read".
+        #expect(listing.warnings.count == 1, "\(listing.warnings)")
+        #expect(listing.warnings.first?.contains("the access of shop/purge4 is .local, which is not read") == true, "\(listing.warnings)")
+    }
+
+    @Test func aTargetNameWrittenAsARawStringOrWithEscapesIsRead() {
+        let source = #"""
+            import RunwayMediator
+
+            public struct DeltaTarget: MediatorTarget {
+                public static let name = #"delta"#
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<DeltaTarget>) {
+                    actions.action("show", access: .remote, routes: [#"app://delta/<int:id>"#]) { _, _ in nil }
+                }
+            }
+
+            public struct EscapedTarget: MediatorTarget {
+                public static var name: String { "a\u{62}" }
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<EscapedTarget>) {}
+            }
+
+            public struct SumTarget: MediatorTarget {
+                public static let name = "sum" + suffix
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<SumTarget>) {}
+            }
+            """#
+        let result = scan(source)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        #expect(result.targets.map(\.typeName) == ["DeltaTarget", "EscapedTarget", "SumTarget"])
+        // `"sum" + suffix` is made at run time: no name, rather than the wrong one.
+        #expect(result.targets.map(\.targetName) == ["delta", "ab", nil])
+        let listing = RouteListing(targets: Array(result.targets.prefix(2)))
+        #expect(listing.problems.isEmpty, "\(listing.problems)")
+        #expect(listing.rows.map(\.pattern).contains("app://delta/<int:id>"), "\(listing.rows.map(\.pattern))")
+    }
+
+    @Test func aNameDeclaredInSeveralIfBranchesIsWarnedAbout() {
+        let source = """
+            import RunwayMediator
+
+            public struct MuTarget: MediatorTarget {
+                #if DEBUG
+                public static let name = "mu-debug"
+                #else
+                public static let name = "mu"
+                #endif
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<MuTarget>) {}
+            }
+
+            public struct NuTarget: MediatorTarget {
+                #if DEBUG
+                public static let name = "nu"
+                #else
+                public static let name = "nu"
+                #endif
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<NuTarget>) {}
+            }
+            """
+        let result = scan(source)
+        #expect(result.targets.map(\.targetName) == ["mu-debug", "nu"])
+        // The same name in every branch is no news; different names are.
+        let found = result.diagnostics.map { "\($0.line) \($0.severity.rawValue) \($0.message)" }
+        #expect(
+            found == [
+                "7 warning MuTarget declares `static let name` more than once ('mu-debug', 'mu', under `#if`); routes are listed "
+                    + "and checked under the first only, 'mu-debug', while the app registers the name of the branch it compiles"
+            ], "\(found)")
+    }
+
+    @Test func theGeneratedExtensionNamesTheMediatorOfRunwayMediator() {
+        // Module Omicron has a `Mediator` of its own: an unqualified `Mediator.Builder` would be ambiguous in the app.
+        let source = """
+            import RunwayMediator
+
+            public final class Mediator {}
+
+            public struct ChatTarget: MediatorTarget {
+                public static let name = "chat"
+                public init() {}
+                public static func declareActions(_ actions: inout MediatorActions<ChatTarget>) {}
+            }
+            """
+        let result = TargetScanner.scan(module: "Omicron", files: [(path: "Chat.swift", contents: source)])
+        let generated = RegistrationGenerator.generate(result.targets)
+        #expect(generated.contains("\nextension RunwayMediator.Mediator.Builder {\n"), "\(generated)")
+        #expect(!generated.contains("extension Mediator."), "\(generated)")
+    }
 }
