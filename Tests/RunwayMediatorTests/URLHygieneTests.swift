@@ -58,6 +58,19 @@ struct URLHygieneTests {
         #expect(try match.parameters.string("target") == "https://example.com/x")
     }
 
+    /// As Routing.md says: the rest of the path decoded, one trailing `/` left out, empty segments kept.
+    @Test func aCatchAllIsTheRestOfThePathWithoutOneTrailingSlash() throws {
+        var builder = Mediator.Builder(implicitRoutes: false)
+        try builder.register(targetNamed: "files") { actions in
+            actions.action("open", access: .remote, routes: ["app://files/<path:rest>"]) { _, _ in 1 }
+        }
+        let mediator = try builder.build()
+        let cases = ["app://files/a/b/": "a/b", "app://files/a/": "a", "app://files/a//b/": "a//b", "app://files/a%2Fb/c": "a/b/c"]
+        for (url, rest) in cases.sorted(by: { $0.key < $1.key }) {
+            #expect(try mediator.resolve(url)?.parameters.string("rest") == rest, "\(url)")
+        }
+    }
+
     @Test func emptySegmentsAndTrailingSlash() throws {
         #expect(try MediatorURL("app://user//42/").pathSegments == ["42"])
         #expect(try MediatorURL("app://user/42/").pathSegments == ["42"])
