@@ -60,7 +60,8 @@ extension Request {
         else {
             throw RunwayError(
                 .invalidURL,
-                "URL's port \"\(Substring(portText.prefix(24)))\" is not a number from 0 to 65535: \"\(RunwayError.text(forURL: absolute))\""
+                "URL's port \"\(Substring(portText.prefix(24)))\" is not a number from 0 to 65535: "
+                    + "\"\(RunwayError.text(forURL: absolute))\""
             )
         }
     }
