@@ -67,8 +67,8 @@ extension Request {
     }
 
     /// Throws `.invalidURL` when the authority of `text`, an absolute URL as written, holds a
-    /// character RFC 3986 never allows there raw: `\`, `<`, `>`, `^`, `|`, `"`, `{`, `}` or
-    /// `` ` ``. Foundation's parser would percent-encode it into the userinfo, while a browser's
+    /// character RFC 3986 never allows there raw: `\`, `<`, `>`, `^`, `|`, `"`, `{`, `}` or a
+    /// backtick. Foundation's parser would percent-encode it into the userinfo, while a browser's
     /// reads `http://a.example\@b.example/` as a request to `a.example`: what an allow-list
     /// approved would not be where the request goes.
     package static func checkAuthorityText(_ text: String, what: String) throws(RunwayError) {

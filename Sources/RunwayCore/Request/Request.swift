@@ -141,8 +141,8 @@ public struct Request: Sendable {
     /// (`%20` for a space; API managers encode their parameters themselves). What else a URL
     /// cannot hold raw after its host (`[`, `]`, `|`, `{`, bytes beyond ASCII, a `%` that begins
     /// no escape) is percent-encoded; every `%XX` escape goes as written. Before the path, a
-    /// character RFC 3986 never allows there raw (`\`, `<`, `>`, `^`, `|`, `"`, `{`, `}`,
-    /// `` ` ``) is `.invalidURL`: `http://a.example\@b.example/` is a request to `b.example` for
+    /// character RFC 3986 never allows there raw (`\`, `<`, `>`, `^`, `|`, `"`, `{`, `}`, a
+    /// backtick) is `.invalidURL`: `http://a.example\@b.example/` is a request to `b.example` for
     /// some parsers and to `a.example` for browsers.
     /// - Throws: ``RunwayError`` `.invalidURL` when the string is not an absolute URL with a
     ///   host (one that decodes to a host name, or an IPv6 address in brackets) and a port from
