@@ -231,11 +231,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// (`maxConnectionsPerHost`). Finer than libcurl's own count (which a proxy or a connect
     /// override may merge), never coarser.
     static func origin(of url: String) -> Substring {
-        let bytes = url.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return url[...] }
-        let authority = bytes.index(colon, offsetBy: 3, limitedBy: bytes.endIndex) ?? bytes.endIndex
-        let end = bytes[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-        return url[..<(end ?? bytes.endIndex)]
+        url[..<Request.authority(of: url).endIndex]
     }
 
     /// `(METHOD url)` for error messages, without what the URL must not show.

@@ -84,7 +84,7 @@ extension Request {
 
     /// The authority of an absolute URL's text: from after `scheme://` to the first `/`, `?` or
     /// `#`; empty without `://`.
-    private static func authority(of absolute: String) -> Substring.UTF8View {
+    package static func authority(of absolute: String) -> Substring.UTF8View {
         let text = absolute[...].utf8
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")),
             text[colon...].starts(with: "://".utf8)
