@@ -154,13 +154,17 @@ struct UploadStreamingTests {
         }
     }
 
-    /// A producer that yields 1,000 bytes every 50 ms for a minute, unless its reader lets go.
-    static func slowMinute() -> AsyncStream<Data> {
+    static let slowMinuteChunks = 1_200
+
+    /// A producer that yields 1,000 bytes every 50 ms for a minute (``slowMinuteChunks`` chunks),
+    /// unless its reader lets go; `produced` counts the chunks it made.
+    static func slowMinute(produced: Counter = Counter()) -> AsyncStream<Data> {
         AsyncStream<Data> { continuation in
             let task = Task {
-                for index in 0..<1_200 {
+                for index in 0..<slowMinuteChunks {
                     try? await Task.sleep(for: .milliseconds(50))
                     if Task.isCancelled { break }
+                    produced.add(1)
                     continuation.yield(DeterministicBytes.data(count: 1_000, offset: index * 1_000))
                 }
                 continuation.finish()
@@ -187,17 +191,20 @@ struct UploadStreamingTests {
             }
         }
         defer { responder.stop() }
+        let produced = Counter()
         var request = makeRequest(.put, responder.url("/blob"))
-        request.bodyStream = .sequence(Self.slowMinute())
+        request.bodyStream = .sequence(Self.slowMinute(produced: produced))
         var options = RequestOptions()
         options.timeout = nil
         request.options = options
-        let clock = ContinuousClock()
-        let started = clock.now
         let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        // Counted in chunks, not seconds: a busy machine slows the producer's sleeps as much as
+        // the call's return, so a wall-clock bound would fail there for nothing.
+        let madeByTheAnswer = produced.value
         #expect(response.status == 413)
         #expect(String(decoding: response.body, as: UTF8.self) == body)
-        #expect(started.duration(to: clock.now) < .seconds(30), "the call waited for the producer")
+        #expect(madeByTheAnswer < Self.slowMinuteChunks / 2, "the call waited for the producer")
+        #expect(await settled { produced.value } < Self.slowMinuteChunks, "the producer went on after the call ended")
         #expect(responder.exchanges.count == 1)
     }
 

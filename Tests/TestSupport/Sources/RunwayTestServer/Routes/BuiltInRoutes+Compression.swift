@@ -84,10 +84,14 @@ private final class BombCache: Sendable {
     // Only read or written under `lock`.
     nonisolated(unsafe) private var bombs: [Int: Data] = [:]
 
+    /// Built under the lock: concurrent first requests wait for one build rather than each
+    /// compressing the same gigabyte on the shared thread pool.
     func bomb(megabytes: Int) throws -> Data {
-        if let cached = lock.withLock({ bombs[megabytes] }) { return cached }
-        let built = try Gzip.bomb(megabytes: megabytes)
-        lock.withLock { bombs[megabytes] = built }
-        return built
+        try lock.withLock {
+            if let cached = bombs[megabytes] { return cached }
+            let built = try Gzip.bomb(megabytes: megabytes)
+            bombs[megabytes] = built
+            return built
+        }
     }
 }
