@@ -178,8 +178,12 @@ var testTargets: [Target] {
             ],
             exclude: ["Scripts"]
         ),
+        // A `getaddrinfo` that answers `MS.slow.test` after MS milliseconds (Linux), for the
+        // tests of calls that end while their host name resolves.
+        .target(name: "CSlowResolver", path: "Tests/CSlowResolver"),
         .testTarget(
-            name: "RunwayCurlTests", dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "TestHelpers", testServer]),
+            name: "RunwayCurlTests",
+            dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "CSlowResolver", "TestHelpers", testServer]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(
             name: "RunwayInterceptorTests",

@@ -81,6 +81,11 @@ extension CurlTransfer {
 
         // The handle is fresh or `curl_easy_reset`, so only non-default options are set.
         try set(easy, CURLOPT_NOSIGNAL, 1)
+        // A transfer that ends while its host name resolves (cancelled, timed out) leaves the
+        // resolver's thread to finish on its own. Otherwise libcurl waits for the name server
+        // on the loop thread, and every call of the dispatcher waits with it, up to the
+        // resolver's own timeouts. Unknown before libcurl 7.87, which always waits.
+        _ = runway_easy_setopt_long(easy, CURLOPT_QUICK_EXIT, 1)
         try set(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try set(easy, CURLOPT_TCP_KEEPALIVE, 1)
 
