@@ -149,7 +149,7 @@ final class CurlMulti: @unchecked Sendable {
 
     deinit {
         // Only without a loop thread; otherwise the thread cleaned up before letting go.
-        if watch == nil { curl_multi_cleanup(handle) }
+        if thread == nil { curl_multi_cleanup(handle) }
     }
 
     /// Which wait the loop uses (tests run both).
@@ -179,11 +179,17 @@ final class CurlMulti: @unchecked Sendable {
         case .drive:
             drive()
         case .refused:
-            abandon(
-                transfer,
-                watch == nil
-                    ? RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop")
-                    : RunwayError(.cancelled, "the dispatcher was shut down"))
+            // Never handed to libcurl: nothing of it was sent.
+            let error =
+                if watch == nil {
+                    RunwayError(.transport, "the dispatcher could not start: no file descriptors left for its event loop", neverSent: true)
+                } else if thread == nil {
+                    RunwayError(
+                        .transport, "the dispatcher could not start: the system refused a thread for its event loop", neverSent: true)
+                } else {
+                    RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true)
+                }
+            abandon(transfer, error)
         }
     }
 
@@ -679,7 +685,7 @@ final class CurlMulti: @unchecked Sendable {
             return rest
         }
         for transfer in leftovers {
-            abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down"))
+            abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true))
         }
         for queued in jobs { Self.runElsewhere(queued.job) }
         let handles = idle.withLock { idle in
