@@ -44,7 +44,7 @@ struct TestServerTests {
                     "/usr/bin/env",
                     [
                         "curl", "-sS", http2 ? "--http2" : "--http1.1", "--cacert", pki.caCertificatePath,
-                        server.url("/slow?ms=20000").absoluteString,
+                        server.url("/slow?ms=600000").absoluteString,
                     ], standardOutput: .null, standardError: .null)
                 #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 }, "http2: \(http2)")
                 client.signal(SIGKILL)

@@ -252,7 +252,7 @@ import Testing
     @Test func cancellingTheCallerAbortsABufferedTransfer() async throws {
         try await withTestServer { server in
             let client = makeClient(server, configuration: .init(responseBody: .buffered))
-            let task = Task { try await client.slowStream(query: .init(ms: 20_000)) }
+            let task = Task { try await client.slowStream(query: .init(ms: 600_000)) }
             #expect(await server.stats.wait { $0.requests(path: "/slow") == 1 })
             task.cancel()
             let error = try #require(await clientError { try await task.value })
@@ -264,7 +264,9 @@ import Testing
     @Test func cancellingTheReaderOfAStreamedBodyAbortsTheTransfer() async throws {
         try await withTestServer { server in
             let client = makeClient(server)
-            let body = try await client.slowStream(query: .init(ms: 20_000)).ok.body.binary
+            // Ten minutes: the server streams on threads of its own, so a test held up on a
+            // loaded machine must not see it end first (nothing left to abort).
+            let body = try await client.slowStream(query: .init(ms: 600_000)).ok.body.binary
             let firstChunk = AsyncStream<Void>.makeStream()
             let reader = Task {
                 var count = 0
