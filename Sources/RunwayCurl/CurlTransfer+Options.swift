@@ -295,7 +295,7 @@ extension CurlTransfer {
     }
 
     /// The request's headers, then ours: the default User-Agent, no `Expect: 100-continue`
-    /// round trip, no Content-Type of libcurl's, what the awaiting task decodes, and the `Range`
+    /// round trip for a body, no Content-Type of libcurl's, what the awaiting task decodes, and the `Range`
     /// and `If-Range` of a resumed download.
     private func setHeaders(_ easy: UnsafeMutableRawPointer, userAgentHeader: String, range: Int64, ifRange: String?) throws(RunwayError) {
         var list: UnsafeMutablePointer<curl_slist>?
@@ -321,7 +321,9 @@ extension CurlTransfer {
         // The default User-Agent as a header line: CURLOPT_USERAGENT would have libcurl format
         // the line anew (aprintf) for every request, on the loop thread.
         if request.headers["User-Agent"] == nil { list = Self.append(list, userAgentHeader) }
-        list = Self.append(list, "Expect:")
+        // libcurl asks a body of over 1 KiB to wait for `100 Continue`; with no body, no line
+        // (each custom line costs libcurl a scan per header name it looks for, on the loop).
+        if request.hasBody { list = Self.append(list, "Expect:") }
         // A body goes with the Content-Type the request has, or none: libcurl would otherwise
         // label it `application/x-www-form-urlencoded`, which the signer never saw.
         if request.hasBody || request.method == .post, request.headers["Content-Type"] == nil { list = Self.append(list, "Content-Type:") }

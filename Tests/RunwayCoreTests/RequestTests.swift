@@ -39,6 +39,29 @@ struct RequestTests {
         #expect { try Request(string) } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
     }
 
+    @Test("a URL set after the request was made is checked again when it is sent, in the copy that changed")
+    func aURLSetLaterIsCheckedAgain() throws {
+        // The string initializer checks its URL once; validate() skips that check until the URL
+        // changes.
+        let checked = try Request("https://example.com/a")
+        var otherScheme = checked
+        otherScheme.url = try #require(URL(string: "ftp://example.com/a"))
+        #expect { try otherScheme.validate() } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
+        var noPort = checked
+        noPort.url = try #require(URL(string: "https://example.com:70000/a"))
+        #expect { try noPort.validate() } throws: { ($0 as? RunwayError)?.code == .invalidURL }
+        var changedTwice = otherScheme
+        changedTwice.headers.add(name: "X-Trace", value: "1")
+        #expect { try changedTwice.validate() } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
+        try checked.validate()
+        // Made from a URL value: checked when sent.
+        let fromURL = Request(url: try #require(URL(string: "file:///etc/passwd")))
+        #expect { try fromURL.validate() } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
+        var mended = otherScheme
+        mended.url = checked.url
+        try mended.validate()
+    }
+
     @Test("CR, LF or NUL in a header value is .invalidHeader", arguments: ["a\r\nInjected: yes", "a\nb", "a\rb", "a\u{0}b"])
     func headerInjection(_ value: String) throws {
         let request = try Request("https://example.com/", headers: ["X-Value": value])

@@ -27,6 +27,9 @@ public struct Request: Sendable {
         @exclusivity(unchecked) var download: DownloadTarget?
         @exclusivity(unchecked) var streamsResponseBody: Bool
         @exclusivity(unchecked) var bodyStream: RequestBodyStream?
+        /// Whether `url` passed `validateURL()` since it was last set: the string initializer
+        /// checks it, so the dispatcher's `validate()` need not parse it again for every send.
+        @exclusivity(unchecked) var urlChecked = false
 
         init(
             method: HTTPMethod, url: URL, headers: HTTPHeaders, body: Data?, options: RequestOptions,
@@ -45,9 +48,11 @@ public struct Request: Sendable {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 method: method, url: url, headers: headers, body: body, options: options, progress: progress,
                 download: download, streamsResponseBody: streamsResponseBody, bodyStream: bodyStream)
+            copy.urlChecked = urlChecked
+            return copy
         }
     }
 
@@ -69,7 +74,11 @@ public struct Request: Sendable {
     /// The absolute `http` or `https` URL.
     public var url: URL {
         get { storage.url }
-        _modify { yield &mutable.url }
+        _modify {
+            let storage = mutable
+            storage.urlChecked = false
+            yield &storage.url
+        }
     }
     /// Header fields, in order.
     public var headers: HTTPHeaders {
@@ -162,6 +171,7 @@ public struct Request: Sendable {
         }
         self.init(method: method, url: url, headers: headers, body: body, options: options)
         try validateURL()
+        storage.urlChecked = true
     }
 
     /// The most bytes a request's head (request line and header fields) may take: half of the
@@ -188,7 +198,7 @@ public struct Request: Sendable {
     }
 
     private func validateFields() throws(RunwayError) {
-        try validateURL()
+        if !storage.urlChecked { try validateURL() }
         guard method.isValidToken else {
             throw RunwayError(.invalidRequest, "method \(method.rawValue.debugDescription) is not an HTTP token")
         }
@@ -319,8 +329,8 @@ public struct Request: Sendable {
     }
 
     private func validateURL() throws(RunwayError) {
-        // Runs for every request (at creation and again in the dispatcher), so it compares
-        // without lower-casing copies and scans the bytes in one loop.
+        // Runs for every request made from a string, and in the dispatcher for one whose URL was
+        // set since, so it compares without lower-casing copies and scans the bytes in one loop.
         guard let scheme = url.scheme else {
             throw RunwayError(.invalidURL, "URL has no scheme: \"\(RunwayError.text(forURL: url))\"")
         }
