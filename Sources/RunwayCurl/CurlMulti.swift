@@ -238,6 +238,7 @@ final class CurlMulti: @unchecked Sendable {
     private func drive() {
         guard let watch else { return }
         driver.lock()
+        let deadlineBefore = nextDeadline
         _ = takeHandedOver(awake: false)  // stopping: the loop, woken below, shuts down
         runHandedOver()
         if heldCount > 0 { startHeld() }
@@ -251,7 +252,9 @@ final class CurlMulti: @unchecked Sendable {
             shared.driving = false
             return shared.polling && (!shared.pending.isEmpty || !shared.cancels.isEmpty || !shared.resumes.isEmpty || shared.stopping)
         }
-        let sooner = watch.timerEndsBeforeWait()
+        // libcurl's timer, or a deadline of the loop's own (a timeout, an idle check) that now
+        // comes before the loop's wait ends.
+        let sooner = watch.timerEndsBeforeWait() || (nextDeadline < deadlineBefore && watch.endsBeforeWait(nextDeadline))
         driver.unlock()
         if more || sooner { watch.wake() }
     }
@@ -416,6 +419,8 @@ final class CurlMulti: @unchecked Sendable {
             if let easy = transfer.easy, active[easy] === transfer, transfer.paused || transfer.uploadPaused {
                 transfer.paused = false
                 transfer.uploadPaused = false
+                // The idle clock stood while the caller's code held the transfer.
+                if transfer.lastActivity != 0 { transfer.moved() }
                 _ = runway_easy_unpause(easy)
             }
         }
@@ -560,6 +565,8 @@ final class CurlMulti: @unchecked Sendable {
         }
         active[easy] = transfer
         if configuration.maxConnectionsPerHost > 0 { origins[transfer.origin, default: Origin()].running += 1 }
+        // Its idle clock starts with its connection; the loop looks again an idle time from now.
+        if let idle = transfer.idleNanoseconds { nextDeadline = min(nextDeadline, SocketWatch.now() &+ idle) }
     }
 
     /// Ends a transfer that never reached the multi handle: its handle goes back to the pool,
@@ -587,8 +594,24 @@ final class CurlMulti: @unchecked Sendable {
         let now = SocketWatch.now()
         var next = UInt64.max
         var overdue: [UnsafeMutableRawPointer] = []
+        var idle: [UnsafeMutableRawPointer] = []
         for (easy, transfer) in active {
-            if transfer.deadline <= now { overdue.append(easy) } else { next = min(next, transfer.deadline) }
+            if transfer.deadline <= now {
+                overdue.append(easy)
+                continue
+            }
+            next = min(next, transfer.deadline)
+            guard let limit = transfer.idleNanoseconds else { continue }
+            if transfer.lastActivity == 0 || transfer.paused || transfer.uploadPaused {
+                // Still connecting (the connect timeout's), or held by the caller's code (a
+                // reader that holds back, a producer with nothing yet): the clock stands.
+                if transfer.lastActivity != 0 { transfer.lastActivity = now }
+                next = min(next, now &+ limit)
+            } else if now &- transfer.lastActivity >= limit {
+                idle.append(easy)
+            } else {
+                next = min(next, transfer.lastActivity &+ limit)
+            }
         }
         if heldCount > 0 {
             for key in origins.compactMap({ $0.value.held.isEmpty ? nil : $0.key }) {
@@ -613,6 +636,15 @@ final class CurlMulti: @unchecked Sendable {
                 ? noConnectionInTime(transfer)
                 : RunwayError(.timeout, "the transfer took longer than its timeout of \(limit) \(transfer.target)")
             complete(easy, .failure(error))
+        }
+        for easy in idle {
+            guard let transfer = active[easy] else { continue }
+            let limit = transfer.request.options.idleTimeout.map { "\($0)" } ?? "its idle timeout"
+            complete(
+                easy,
+                .failure(
+                    RunwayError(
+                        .timeout, "nothing was sent or received for \(limit), the request's idle timeout \(transfer.target)")))
         }
     }
 

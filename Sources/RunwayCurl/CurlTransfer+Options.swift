@@ -19,12 +19,14 @@ extension CurlTransfer {
     /// body, callback data, timeouts, connect overrides). Two requests with equal ones
     /// leave an easy handle's options as they are between them (TLS settings included: a custom
     /// CA or pinned keys are compared, not set again); a request with anything else (a proxy,
-    /// progress, a download, a streamed body) has none, and always starts from a reset handle —
+    /// progress, a download, a streamed body, an in-memory body under an idle timeout) has none,
+    /// and always starts from a reset handle —
     /// so nothing of one request's options can reach another's.
     struct EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
         let sendsOnce: Bool
+        let watchesIdle: Bool
         let decodesOnAwaitingTask: Bool
         let acceptsCompressed: Bool
         let maxRedirects: Int
@@ -34,12 +36,15 @@ extension CurlTransfer {
 
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
-            guard request.progress == nil, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil
+            // An in-memory body under an idle timeout is watched with the progress callback.
+            guard request.progress == nil, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil,
+                options.idleTimeout == nil || request.body == nil
             else { return nil }
             tls = options.tls
             method = request.method.rawValue
             hasBody = request.body != nil
             self.sendsOnce = sendsOnce
+            watchesIdle = options.idleTimeout != nil
             self.decodesOnAwaitingTask = decodesOnAwaitingTask
             acceptsCompressed = options.acceptCompressedResponses
             maxRedirects = options.redirects.maxRedirects
@@ -75,7 +80,7 @@ extension CurlTransfer {
             try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0, ifRange: nil)
             try set(easy, CURLOPT_WRITEDATA, me)
             try set(easy, CURLOPT_HEADERDATA, me)
-            if sendsOnce { try set(easy, CURLOPT_PREREQDATA, me) }
+            if sendsOnce || idleNanoseconds != nil { try set(easy, CURLOPT_PREREQDATA, me) }
             return
         }
 
@@ -128,12 +133,13 @@ extension CurlTransfer {
         try set(easy, CURLOPT_WRITEDATA, me)
         try check(runway_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "header callback")
         try set(easy, CURLOPT_HEADERDATA, me)
-        if sendsOnce {
-            // Asked before every send, so libcurl cannot send a POST again on its own.
+        if sendsOnce || idleNanoseconds != nil {
+            // Asked before every send, so libcurl cannot send a POST again on its own; and when
+            // the connection is made, which starts the idle clock.
             try check(runway_easy_setopt_prereq_callback(easy, curlPrereqCallback), "pre-request callback")
             try set(easy, CURLOPT_PREREQDATA, me)
         }
-        if request.progress != nil {
+        if request.progress != nil || watchesUpload {
             try check(runway_easy_setopt_progress_callback(easy, curlProgressCallback), "progress callback")
             try set(easy, CURLOPT_XFERINFODATA, me)
             try set(easy, CURLOPT_NOPROGRESS, 0)

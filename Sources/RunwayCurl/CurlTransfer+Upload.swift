@@ -51,6 +51,7 @@ extension CurlTransfer {
 let curlReadCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user, let data else { return runway_readfunc_abort() }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    transfer.moved()
     return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
 }
 

@@ -54,6 +54,16 @@ final class CurlTransfer: @unchecked Sendable {
     let timeoutNanoseconds: UInt64?
     /// The request's `maxResponseSize`, read once: the loop checks it for every body chunk.
     let maxResponseSize: Int
+    /// The request's idle timeout in nanoseconds (`nil`: none), read once like the total one.
+    let idleNanoseconds: UInt64?
+    /// When a byte last moved either way, in ``SocketWatch/now()``'s nanoseconds; 0 until the
+    /// connection is made and the request about to go (the pre-request callback): connecting is
+    /// the connect timeout's. Only kept with an idle timeout. The driver's only.
+    @exclusivity(unchecked) var lastActivity: UInt64 = 0
+    /// Whether the progress callback watches an in-memory body leave, for the idle timeout.
+    var watchesUpload: Bool { idleNanoseconds != nil && request.body != nil }
+    /// The bytes of it libcurl had sent at the last progress callback. The driver's only.
+    @exclusivity(unchecked) var lastUploaded: Int64 = 0
 
     /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
     /// could not connect to, the certificate problem, the malformed chunk), for the error's
@@ -196,14 +206,8 @@ final class CurlTransfer: @unchecked Sendable {
         let options = request.options
         let decodes = options.acceptCompressedResponses && !streams
         maxResponseSize = options.maxResponseSize
-        timeoutNanoseconds = options.timeout.map { timeout in
-            // At most a century (`Duration.longestSleep`, whose nanoseconds plus the monotonic
-            // clock's stay far inside UInt64): a longer one (`.seconds(.max)` for "no limit")
-            // wrapped round to a deadline already passed, and the transfer timed out at once.
-            let (seconds, attoseconds) = min(timeout, .longestSleep).components
-            return UInt64(clamping: seconds) * 1_000_000_000
-                + UInt64(clamping: attoseconds / 1_000_000_000)
-        }
+        timeoutNanoseconds = options.timeout.map(Self.nanoseconds)
+        idleNanoseconds = options.idleTimeout.map(Self.nanoseconds)
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
@@ -225,6 +229,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         errorBuffer.deallocate()
+    }
+
+    /// `timeout` in nanoseconds, at most a century (`Duration.longestSleep`, whose nanoseconds
+    /// plus the monotonic clock's stay far inside UInt64): a longer one (`.seconds(.max)` for "no
+    /// limit") wrapped round to a deadline already passed, and the transfer timed out at once.
+    static func nanoseconds(_ timeout: Duration) -> UInt64 {
+        let (seconds, attoseconds) = min(timeout, .longestSleep).components
+        return UInt64(clamping: seconds) * 1_000_000_000 + UInt64(clamping: attoseconds / 1_000_000_000)
+    }
+
+    /// Notes that a byte moved (a callback ran), for the idle timeout.
+    @inline(__always)
+    func moved() {
+        if idleNanoseconds != nil { lastActivity = SocketWatch.now() }
     }
 
     /// `scheme://authority` of `url`: what the dispatcher counts connections per
@@ -347,6 +365,12 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: Progress (loop thread)
 
     func reportProgress(downloadTotal: Int64, downloaded: Int64, uploadTotal: Int64, uploaded: Int64) {
+        // An in-memory body leaves from libcurl's own buffer, with no callback of ours: its bytes
+        // moving show here alone (see ``watchesUpload``).
+        if watchesUpload, uploaded != lastUploaded {
+            lastUploaded = uploaded
+            moved()
+        }
         guard let reporter = request.progress else { return }
         // libcurl counts the body of each response in a redirect chain from zero, those of the
         // redirects it follows too: they are not the response's body, and counting them would
@@ -370,6 +394,7 @@ let curlWriteCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
+    transfer.moved()
     if transfer.streams { return transfer.receiveStreamed(UnsafeRawBufferPointer(start: data, count: length)) }
     return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
@@ -378,6 +403,7 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     guard let user else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
+    transfer.moved()
     // Anything but `length` makes libcurl stop the transfer (`failure` says why). The line is
     // read as a bounds-checked span: the pointer ends here, at the C boundary.
     let line = UnsafeRawBufferPointer(start: data, count: length).assumingMemoryBound(to: UInt8.self)
@@ -387,7 +413,10 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
 let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in
     guard let user else { return Int32(CURL_PREREQFUNC_ABORT) }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    return transfer.mayStartRequest() ? Int32(CURL_PREREQFUNC_OK) : Int32(CURL_PREREQFUNC_ABORT)
+    // Set for a request sent once, or watched for idleness: connected, the request goes now.
+    guard !transfer.sendsOnce || transfer.mayStartRequest() else { return Int32(CURL_PREREQFUNC_ABORT) }
+    transfer.moved()
+    return Int32(CURL_PREREQFUNC_OK)
 }
 
 let curlProgressCallback: runway_curl_progress_callback = { user, downloadTotal, downloaded, uploadTotal, uploaded in

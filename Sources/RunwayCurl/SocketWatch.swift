@@ -243,6 +243,12 @@ final class SocketWatch: @unchecked Sendable {
         return deadline < waitEnd
     }
 
+    /// Whether `time` (``now()``'s nanoseconds) comes before the loop's current wait ends.
+    func endsBeforeWait(_ time: UInt64) -> Bool {
+        guard let waitEnd else { return false }
+        return time < waitEnd
+    }
+
     #if os(Linux)
     private func register(_ fd: Int32, _ want: UInt8) {
         let index = Int(fd)

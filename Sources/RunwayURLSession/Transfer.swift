@@ -38,6 +38,8 @@ final class Transfer: @unchecked Sendable {
         var expectedBytes: Int64?
         var bytesSent: Int64 = 0
         var bytesToSend: Int64?
+        /// When a byte last moved either way (or the transfer started), for the idle timeout.
+        var lastActivity = ContinuousClock.now
     }
 
     let request: Request
@@ -102,6 +104,13 @@ final class Transfer: @unchecked Sendable {
     /// Whether the transfer was aborted (the delegate then leaves a redirect unanswered).
     var isAborted: Bool { state.withLock { $0.abortError != nil } }
 
+    /// How long until the transfer has gone `limit` without a byte moving either way (zero or
+    /// less: it has).
+    func idleTimeLeft(of limit: Duration) -> Duration {
+        let last = state.withLock { $0.lastActivity }
+        return limit - (ContinuousClock.now - last)
+    }
+
     // MARK: Delegate callbacks
 
     func receive(_ response: URLResponse) {
@@ -109,6 +118,7 @@ final class Transfer: @unchecked Sendable {
         let headers = Self.headers(of: http)
         let failure = state.withLock { state -> RunwayError? in
             guard !state.finished, state.abortError == nil else { return nil }
+            state.lastActivity = .now
             state.status = http.statusCode
             state.headers = headers
             state.expectedBytes = http.expectedContentLength >= 0 ? http.expectedContentLength : nil
@@ -134,6 +144,7 @@ final class Transfer: @unchecked Sendable {
                 return .failure(error)
             }
             state.bytesReceived += Int64(data.count)
+            state.lastActivity = .now
             return .success(progress(state))
         }
         switch outcome {
@@ -146,6 +157,7 @@ final class Transfer: @unchecked Sendable {
     func sent(total: Int64, expected: Int64) {
         let progress = state.withLock { state -> TransferProgress in
             state.bytesSent = total
+            state.lastActivity = .now
             if expected >= 0 { state.bytesToSend = expected }
             return self.progress(state)
         }

@@ -24,7 +24,8 @@ import FoundationNetworking
 /// request while the environment names a proxy for it, which FoundationNetworking would follow on
 /// its own, and (on Linux) a URL whose host is an IPv6 address, which it cannot reach. The connect
 /// timeout is not enforced separately: `URLSession` exposes no connect phase, so only the total
-/// timeout bounds a hanging connect. `TransferMetrics` carry the total time and the redirect
+/// timeout bounds a hanging connect; for the same reason the idle timeout counts from the start
+/// of the transfer, its connect included. `TransferMetrics` carry the total time and the redirect
 /// count only. A POST body without a `Content-Type` goes out labelled
 /// `application/x-www-form-urlencoded` (URLSession's default; `CurlDispatcher` sends none), so
 /// give such a body its type.
@@ -134,6 +135,21 @@ public final class URLSessionDispatcher: Dispatcher {
             }
         }
         defer { timer?.cancel() }
+        let idleTimer = request.options.idleTimeout.map { limit in
+            Task { [weak transfer] in
+                // Wakes when the transfer would have gone `limit` without a byte moving, looks
+                // again, and aborts it if none did meanwhile.
+                while true {
+                    guard let left = transfer?.idleTimeLeft(of: limit) else { return }
+                    if left <= .zero {
+                        transfer?.abort(RunwayError(.timeout, "nothing was sent or received for \(limit), the request's idle timeout"))
+                        return
+                    }
+                    try await Task.sleep(for: min(left, .seconds(Self.backstopTimeout)))
+                }
+            }
+        }
+        defer { idleTimer?.cancel() }
         return try await withTaskCancellationHandler {
             try await transfer.run(task)
         } onCancel: {

@@ -265,6 +265,34 @@ struct Stamp: Interceptor {
         }
     }
 
+    /// The request's idle timeout is kept on each connection: a server that goes silent (no
+    /// event, no heartbeat) that long is left, and the stream reconnects.
+    @Test("a connection silent for the request's idle timeout is dropped and reconnected, with Last-Event-ID", .timeLimit(.minutes(1)))
+    func silenceReconnects() async throws {
+        @Sendable func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\n" + text + "\r\n" }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let responder = try ScriptedResponder { exchange in
+            guard exchange.connection == 0 else {
+                return .replyAndClose(Array((head + chunk("data: second\n\n") + "0\r\n\r\n").utf8))
+            }
+            // One event, then two minutes of silence.
+            return .replyThenUnasked(Array((head + chunk("id: 1\nretry: 10\ndata: first\n\n")).utf8), after: .seconds(120), unasked: [])
+        }
+        defer { responder.stop() }
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        var request = Runway.Request(url: responder.url("/events"))
+        request.options.idleTimeout = .milliseconds(300)
+        var events: [String] = []
+        for try await event in pipeline.events(for: request) {
+            events.append(event.data)
+            if events.count == 2 { break }
+        }
+        #expect(events == ["first", "second"])
+        let exchanges = responder.exchanges
+        #expect(exchanges.count == 2)
+        #expect(exchanges.last?.head.contains("Last-Event-ID: 1\r\n") == true)
+    }
+
     @Test("once the stream has thrown, next() returns nil, never an earlier connection's error")
     func nilAfterFailure() async throws {
         let responder = try ScriptedResponder { exchange in

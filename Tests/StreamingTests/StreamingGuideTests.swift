@@ -13,6 +13,7 @@ func saveExport(from url: URL, to file: URL, pipeline: Pipeline) async throws ->
     var request = Request(url: url)
     request.streamsResponseBody = true
     request.options.timeout = nil  // the whole transfer may take long; the connect timeout stays
+    request.options.idleTimeout = .seconds(30)  // but a server silent that long ends it
     let response = try await pipeline.send(request)  // returns with the head: status, headers
     guard response.isSuccess, let body = response.bodyStream else {
         throw RunwayError(.serverError, "the export answered \(response.status)", response: response)

@@ -14,6 +14,7 @@ func uploadRecording(_ file: URL, to url: URL, pipeline: Pipeline) async throws 
     var request = Request(method: .put, url: url, headers: ["Content-Type": "audio/wav"])
     request.bodyStream = try .file(file)  // Content-Length is the file's size
     request.options.timeout = nil  // a large file may take long; the connect timeout stays
+    request.options.idleTimeout = .seconds(30)  // but a server that stops reading ends it
     return try await pipeline.send(request)
 }
 

@@ -133,6 +133,30 @@ struct UploadStreamingTests {
         }
     }
 
+    /// The upload pauses while its producer has nothing: the idle clock stands meanwhile.
+    @Test("the idle clock stands while an upload's producer has nothing yet")
+    func aSlowProducerIsNotIdle() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer(routes: UploadRoutes.routes()) { server in
+            // Two chunks with five idle timeouts between them.
+            let slow = AsyncStream<Data> { continuation in
+                let task = Task {
+                    continuation.yield(DeterministicBytes.data(count: 1_000, offset: 0))
+                    try? await Task.sleep(for: .milliseconds(1_500))
+                    continuation.yield(DeterministicBytes.data(count: 1_000, offset: 1_000))
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+            var request = Self.upload(server, .sequence(slow))
+            request.options.timeout = nil
+            request.options.idleTimeout = .milliseconds(300)
+            let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
+            #expect(report.received == 2_000)
+            #expect(report.matches)
+        }
+    }
+
     @Test("a producer slower than the connection: the upload waits for each chunk, then goes on")
     func slowProducer() async throws {
         let dispatcher = CurlDispatcher()

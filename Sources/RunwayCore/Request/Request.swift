@@ -320,6 +320,10 @@ public struct Request: Sendable {
             throw RunwayError(
                 .configuration, "timeout is \(timeout); it must be above zero (nil: no limit)", field: "options.timeout")
         }
+        if let idleTimeout = options.idleTimeout, idleTimeout <= .zero {
+            throw RunwayError(
+                .configuration, "idleTimeout is \(idleTimeout); it must be above zero (nil: no limit)", field: "options.idleTimeout")
+        }
     }
 
     /// `sha256//` and the base64 of a SHA-256 digest.

@@ -16,6 +16,13 @@ public struct RequestOptions: Sendable, Equatable {
     /// for no limit (large downloads). Each attempt of a retried call has its own; a call of a
     /// service with a token authenticator also waits at most this long for a token refresh.
     public var timeout: Duration?
+    /// The longest a transfer may go without a byte moving either way once its connection is
+    /// made: a server that takes the request and never answers, or stops mid-body, or reads an
+    /// upload no further. `nil` (the default) sets no limit. For a stream or a download with no
+    /// total ``timeout``, this is what ends a dead transfer. The clock stops while the transfer
+    /// waits for your code (a streamed body's reader that holds back, an upload stream's
+    /// producer) and starts again when it moves. A transfer ended by it fails with `.timeout`.
+    public var idleTimeout: Duration?
     /// The largest response body accepted in memory, counted after decompression, in bytes.
     /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.
     /// Downloads streamed to a file (``Request/download``) are not bounded by it.
@@ -44,6 +51,7 @@ public struct RequestOptions: Sendable, Equatable {
     public init(
         connectTimeout: Duration = .seconds(10),
         timeout: Duration? = .seconds(60),
+        idleTimeout: Duration? = nil,
         maxResponseSize: Int = 32 << 20,
         maxRequestBodySize: Int = 64 << 20,
         redirects: RedirectPolicy = .none,
@@ -55,6 +63,7 @@ public struct RequestOptions: Sendable, Equatable {
     ) {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.maxResponseSize = maxResponseSize
         self.maxRequestBodySize = maxRequestBodySize
         self.redirects = redirects

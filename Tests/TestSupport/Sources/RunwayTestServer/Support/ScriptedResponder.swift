@@ -42,6 +42,9 @@ public final class ScriptedResponder: @unchecked Sendable {
         /// Writes the bytes, then, once `delay` has passed, the unasked bytes on the idle
         /// connection, and waits for the next request on it.
         case replyThenUnasked([UInt8], after: Duration, unasked: [UInt8])
+        /// Writes the pieces one after another with `interval` between them (a server that
+        /// trickles, on a thread of its own), and waits for the next request on the connection.
+        case paced([[UInt8]], interval: Duration)
     }
 
     /// The port it listens on.
@@ -105,6 +108,12 @@ public final class ScriptedResponder: @unchecked Sendable {
         }
     }
 
+    /// Blocks the connection's thread for `duration`.
+    private static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+    }
+
     private func serve() {
         while true {
             let connection = accept(listener, nil, nil)
@@ -146,9 +155,16 @@ public final class ScriptedResponder: @unchecked Sendable {
                 continue
             case .replyThenUnasked(let bytes, let delay, let unasked):
                 guard write(connection, bytes) else { break }
-                let (seconds, attoseconds) = delay.components
-                usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+                Self.sleep(delay)
                 guard write(connection, unasked) else { break }
+                continue
+            case .paced(let pieces, let interval):
+                var written = true
+                for (position, piece) in pieces.enumerated() where written {
+                    if position > 0 { Self.sleep(interval) }
+                    written = write(connection, piece)
+                }
+                guard written else { break }
                 continue
             case .replyAndClose(let bytes):
                 _ = write(connection, bytes)
