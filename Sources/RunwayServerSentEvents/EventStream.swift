@@ -45,8 +45,8 @@ import Foundation
 /// `Cache-Control: no-cache`, `Last-Event-ID` when there is one, no total timeout
 /// (`RequestOptions.timeout` `nil`: a stream lasts), and `Request.streamsResponseBody`. Its
 /// `RequestOptions.idleTimeout` stays: set it above the server's heartbeat interval, and a
-/// connection that goes silent that long is left and reconnected (a half-open connection
-/// otherwise waits for TCP to notice, which may take hours). The
+/// connection that goes silent that long is left and reconnected (without it, a server that
+/// stops sending but keeps the connection open is never left). The
 /// dispatcher must stream response bodies (`CurlDispatcher` does; `URLSessionDispatcher` refuses).
 public struct EventStream: AsyncSequence, Sendable {
     public typealias Element = ServerSentEvent

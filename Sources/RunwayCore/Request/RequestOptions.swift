@@ -22,6 +22,8 @@ public struct RequestOptions: Sendable, Equatable {
     /// total ``timeout``, this is what ends a dead transfer. The clock stops while the transfer
     /// waits for your code (a streamed body's reader that holds back, an upload stream's
     /// producer) and starts again when it moves. A transfer ended by it fails with `.timeout`.
+    /// `URLSessionDispatcher` counts from the start of the transfer, its connect included
+    /// (URLSession shows no connect phase).
     public var idleTimeout: Duration?
     /// The largest response body accepted in memory, counted after decompression, in bytes.
     /// A larger body fails with `.responseTooLarge`; a gzip bomb cannot exhaust memory.
