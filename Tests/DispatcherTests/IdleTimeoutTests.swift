@@ -103,6 +103,20 @@ extension DispatcherSuite {
         #expect(ContinuousClock.now - start >= .seconds(2))
     }
 
+    /// As for the total timeout: nanoseconds past UInt64 would trap, or wrap round to a limit
+    /// already passed.
+    @Test("an idle timeout of centuries is a long one, not one already passed", arguments: DispatcherUnderTest.all)
+    func anIdleTimeoutOfCenturiesIsALongOne(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        try await withTestServer { server in
+            for limit in [Duration.seconds(Int64.max), .seconds(18_446_744_074)] {
+                let request = makeRequest(server.url("/delay?ms=1000")) { $0.idleTimeout = limit }
+                let response = try await dut.send(dispatcher, request)
+                #expect(response.status == 200, "idle timeout \(limit)")
+            }
+        }
+    }
+
     @Test("an idle timeout of zero or below is .configuration, nothing sent", arguments: DispatcherUnderTest.all)
     func anIdleTimeoutMustBeAboveZero(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()
