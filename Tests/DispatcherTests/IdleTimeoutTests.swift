@@ -167,11 +167,14 @@ extension DispatcherSuite {
 /// `pause` between reads, on a thread of its own, then answers 200. Its receive buffer is small,
 /// so the client's writes wait for its reads.
 final class SlowReadingServer: @unchecked Sendable {
-    // @unchecked Sendable: `listener` and `url` are set in `init`; `read` is guarded by `lock`.
+    // @unchecked Sendable: `listener` and `url` are set in `init`; `read` and `closed` are
+    // guarded by `lock`. The serving thread alone closes the listener, and `stop()` shuts it down
+    // only while it is open: once closed, its number may be another test's socket.
     let url: URL
     private let listener: Int32
     private let lock = NSLock()
     private var read = 0
+    private var closed = false
 
     /// The body bytes read so far.
     var bodyBytesRead: Int { lock.withLock { read } }
@@ -203,12 +206,18 @@ final class SlowReadingServer: @unchecked Sendable {
 
     /// Stops accepting (a connection being served ends with its client).
     func stop() {
-        _ = shutdown(listener, Int32(SHUT_RDWR))
+        lock.withLock {
+            if !closed { _ = shutdown(listener, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func serve(bytesPerRead: Int, pauseMicros: UInt32) {
-        defer { close(listener) }
         let connection = accept(listener, nil, nil)
+        // One connection only: the listener goes now.
+        lock.withLock {
+            close(listener)
+            closed = true
+        }
         guard connection >= 0 else { return }
         defer { close(connection) }
         var buffer = [UInt8](repeating: 0, count: bytesPerRead)
