@@ -69,20 +69,12 @@ final class CurlMulti: @unchecked Sendable {
     // The driver's only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Per origin (``CurlTransfer/origin``), the transfers in the multi handle and those held
-    /// back for one of its connections; see ``holdsBack(_:)``. The driver's only.
-    private var origins: [Substring: Origin] = [:]
+    /// back for one of its connections; see ``holdsBack(_:)``. A transfer keeps its origin's
+    /// entry from its start (``CurlTransfer/originCount``), so the origin is hashed once per
+    /// request. The driver's only.
+    private var origins: [Substring: OriginCount] = [:]
     /// How many transfers `origins` holds back, every origin's together. The driver's only.
     private var heldCount = 0
-
-    /// One origin's transfers (the driver's).
-    private struct Origin {
-        /// In the multi handle.
-        var running = 0
-        /// Waiting for one of the origin's connections, first come first.
-        var held: [CurlTransfer] = []
-        /// Whether it answered over HTTP/2 last: its transfers share connections, none is held back.
-        var multiplexes = false
-    }
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
     /// Behind a lock of its own: callers take handles (``prepare(_:)``) and give back the handles
     /// of the transfers handed over to them (``CurlTransfer/handOver(_:code:)``); the driver gives
@@ -406,8 +398,8 @@ final class CurlMulti: @unchecked Sendable {
         for transfer in aborts {
             if let easy = transfer.easy, active[easy] === transfer {
                 complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
-            } else if let index = origins[transfer.origin]?.held.firstIndex(where: { $0 === transfer }) {
-                origins[transfer.origin]?.held.remove(at: index)
+            } else if let origin = transfer.originCount, let index = origin.held.firstIndex(where: { $0 === transfer }) {
+                origin.held.remove(at: index)
                 heldCount -= 1
                 abandon(transfer, RunwayError(.cancelled, "cancelled before it started", neverSent: true))
             }
@@ -462,9 +454,7 @@ final class CurlMulti: @unchecked Sendable {
                 var socket = CURL_SOCKET_BAD
                 if runway_easy_getinfo_socket(easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK { watch?.multiplexed(socket) }
             }
-            if code == CURLE_OK, transfer.status != 0, origins[transfer.origin]?.multiplexes != multiplexed {
-                origins[transfer.origin]?.multiplexes = multiplexed
-            }
+            if code == CURLE_OK, transfer.status != 0, let origin = transfer.originCount { origin.multiplexes = multiplexed }
             if transfer.streams {
                 // Its caller left with the head: the body stream is ended from here.
                 complete(easy, transfer.outcome(easy: easy, code: code))
@@ -489,40 +479,43 @@ final class CurlMulti: @unchecked Sendable {
     /// could time out unsent. Held here, each origin's calls wait for that origin alone.
     private func holdsBack(_ transfer: CurlTransfer) -> Bool {
         let limit = configuration.maxConnectionsPerHost
-        guard limit > 0, let origin = origins[transfer.origin], !origin.multiplexes else { return false }
+        guard limit > 0, let origin = transfer.originCount, !origin.multiplexes else { return false }
         return origin.running >= limit || !origin.held.isEmpty
     }
 
     /// Counts a transfer out of the multi handle; its origin's held transfers start in the
     /// driver's next ``startHeld()``.
     private func left(_ transfer: CurlTransfer) {
-        let key = transfer.origin
-        guard configuration.maxConnectionsPerHost > 0, origins[key] != nil else { return }
-        origins[key]?.running -= 1
-        // Forgotten once idle (an app may call a great many hosts), but for a few that multiplex.
-        if let origin = origins[key], origin.running == 0, origin.held.isEmpty, !origin.multiplexes || origins.count > Self.originsKept {
-            origins[key] = nil
+        guard let origin = transfer.originCount else { return }
+        transfer.originCount = nil
+        origin.running -= 1
+        // Forgotten once idle when many are remembered (an app may call a great many hosts).
+        // The others stay: an app calls its few hosts again and again, and their entries (and
+        // whether they multiplex) are then found rather than made anew for every call.
+        if origin.running == 0, origin.held.isEmpty, origins.count > Self.originsKept {
+            origins[transfer.origin] = nil
         }
     }
 
-    /// How many origins are remembered to multiplex while idle.
+    /// How many idle origins are remembered.
     private static let originsKept = 64
 
     /// Starts the held transfers whose origin has a connection free, or has been found to
     /// multiplex (the head of one of its running transfers says HTTP/2, before any ends).
     private func startHeld() {
         let limit = configuration.maxConnectionsPerHost
-        // The keys first: `origins` changes below, and must not be copied for that.
-        for key in origins.compactMap({ $0.value.held.isEmpty ? nil : $0.key }) {
-            let (running, waiting) = (origins[key]?.running ?? 0, origins[key]?.held.count ?? 0)
-            if origins[key]?.multiplexes == false, running >= limit,
+        // Only the entries (objects) change below, not `origins` itself.
+        for (key, origin) in origins where !origin.held.isEmpty {
+            let (running, waiting) = (origin.running, origin.held.count)
+            if !origin.multiplexes, running >= limit,
                 active.values.contains(where: { $0.origin == key && $0.status != 0 && !$0.respondsOverHTTP1 })
             {
-                origins[key]?.multiplexes = true
+                origin.multiplexes = true
             }
-            let count = origins[key]?.multiplexes == true ? waiting : min(waiting, max(0, limit - running))
-            guard count > 0, let starting = origins[key]?.held.prefix(count).map({ $0 }) else { continue }
-            origins[key]?.held.removeFirst(count)
+            let count = origin.multiplexes ? waiting : min(waiting, max(0, limit - running))
+            guard count > 0 else { continue }
+            let starting = Array(origin.held.prefix(count))
+            origin.held.removeFirst(count)
             heldCount -= count
             for transfer in starting {
                 if shared.withLock({ _ in transfer.cancelRequested }) {
@@ -546,8 +539,17 @@ final class CurlMulti: @unchecked Sendable {
             transfer.deadline = SocketWatch.now() &+ timeout &+ Self.deadlineGrace
             nextDeadline = min(nextDeadline, transfer.deadline)
         }
+        if configuration.maxConnectionsPerHost > 0 {
+            if let known = origins[transfer.origin] {
+                transfer.originCount = known
+            } else {
+                let origin = OriginCount()
+                origins[transfer.origin] = origin
+                transfer.originCount = origin
+            }
+        }
         if holdsBack(transfer) {
-            origins[transfer.origin]?.held.append(transfer)
+            transfer.originCount?.held.append(transfer)
             heldCount += 1
         } else {
             add(transfer)
@@ -564,7 +566,7 @@ final class CurlMulti: @unchecked Sendable {
             return
         }
         active[easy] = transfer
-        if configuration.maxConnectionsPerHost > 0 { origins[transfer.origin, default: Origin()].running += 1 }
+        transfer.originCount?.running += 1
         // Its idle clock starts with its connection; the loop looks again an idle time from now.
         if let idle = transfer.idleNanoseconds { nextDeadline = min(nextDeadline, SocketWatch.now() &+ idle) }
     }
@@ -572,6 +574,7 @@ final class CurlMulti: @unchecked Sendable {
     /// Ends a transfer that never reached the multi handle: its handle goes back to the pool,
     /// to be reset before its next use.
     private func abandon(_ transfer: CurlTransfer, _ error: RunwayError) {
+        transfer.originCount = nil
         if let easy = transfer.easy {
             transfer.easy = nil
             transfer.releaseResources()
@@ -614,12 +617,11 @@ final class CurlMulti: @unchecked Sendable {
             }
         }
         if heldCount > 0 {
-            for key in origins.compactMap({ $0.value.held.isEmpty ? nil : $0.key }) {
-                let held = origins[key]?.held ?? []
-                let (late, waiting) = (held.filter { $0.deadline <= now }, held.filter { $0.deadline > now })
+            for origin in origins.values where !origin.held.isEmpty {
+                let (late, waiting) = (origin.held.filter { $0.deadline <= now }, origin.held.filter { $0.deadline > now })
                 for transfer in waiting { next = min(next, transfer.deadline) }
                 guard !late.isEmpty else { continue }
-                origins[key]?.held = waiting
+                origin.held = waiting
                 heldCount -= late.count
                 for transfer in late { abandon(transfer, noConnectionInTime(transfer)) }
             }
@@ -702,6 +704,8 @@ final class CurlMulti: @unchecked Sendable {
 
     private func shutDown() {
         let held = origins.values.flatMap(\.held)
+        // A held transfer and its origin's entry point to each other.
+        for origin in origins.values { origin.held = [] }
         origins = [:]
         heldCount = 0
         for transfer in held { abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true)) }
@@ -728,6 +732,18 @@ final class CurlMulti: @unchecked Sendable {
         for handle in handles { curl_easy_cleanup(handle.easy) }
         curl_multi_cleanup(handle)
     }
+}
+
+/// One origin's transfers in the loop (``CurlMulti``'s `origins`): a class, so that a transfer
+/// keeps its origin's entry from its start to its end without hashing the origin again. The
+/// driver's only, as are the transfers that point to it.
+final class OriginCount {
+    /// In the multi handle.
+    var running = 0
+    /// Waiting for one of the origin's connections, first come first.
+    var held: [CurlTransfer] = []
+    /// Whether it answered over HTTP/2 last: its transfers share connections, none is held back.
+    var multiplexes = false
 }
 
 /// A job of a task that runs on the loop thread, and the executor it runs on.

@@ -78,8 +78,13 @@ extension CurlTransfer {
         }
         var ip: UnsafeMutablePointer<CChar>?
         runway_easy_getinfo_string(easy, CURLINFO_PRIMARY_IP, &ip)
-        let address = ip.map { String(cString: $0) } ?? ""
-        let port = long(CURLINFO_PRIMARY_PORT)
+        // `address:port`, `[v6 address]:port`, built by appending (cheaper than interpolating).
+        var remoteAddress = ip.map { String(cString: $0) } ?? ""
+        if !remoteAddress.isEmpty {
+            if remoteAddress.utf8.contains(UInt8(ascii: ":")) { remoteAddress = "[" + remoteAddress + "]" }
+            remoteAddress += ":"
+            remoteAddress += String(long(CURLINFO_PRIMARY_PORT))
+        }
         let version: String =
             switch long(CURLINFO_HTTP_VERSION) {
             case CURL_HTTP_VERSION_1_0: "1.0"
@@ -101,7 +106,7 @@ extension CurlTransfer {
             total: time(CURLINFO_TOTAL_TIME_T),
             connectionReused: reused,
             httpVersion: version,
-            remoteAddress: address.isEmpty ? "" : address.utf8.contains(UInt8(ascii: ":")) ? "[\(address)]:\(port)" : "\(address):\(port)",
+            remoteAddress: remoteAddress,
             redirectCount: long(CURLINFO_REDIRECT_COUNT))
     }
 

@@ -31,6 +31,9 @@ final class CurlTransfer: @unchecked Sendable {
     let urlString: String
     /// `scheme://authority` (``origin(of:)``).
     let origin: Substring
+    /// Its origin's count in the loop, looked up once when the transfer starts (`nil` without a
+    /// per-host limit); the driver's only.
+    var originCount: OriginCount?
     let isSecure: Bool
     var continuation: UnsafeContinuation<Void, Never>?
     /// How the transfer ended, written by the driver (``deliver(_:)``, ``handOver(_:code:)``)
@@ -217,7 +220,12 @@ final class CurlTransfer: @unchecked Sendable {
         guardsProxyCredentials = followsRedirects && request.headers["Proxy-Authorization"] != nil
         urlString = request.url.absoluteString
         origin = Self.origin(of: urlString)
-        isSecure = urlString.utf8.count > 5 && urlString.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
+        isSecure = urlString.withUTF8Bytes { bytes in
+            // "https:", the letters without case.
+            bytes.count > 5 && bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "t")
+                && bytes[2] | 0x20 == UInt8(ascii: "t") && bytes[3] | 0x20 == UInt8(ascii: "p") && bytes[4] | 0x20 == UInt8(ascii: "s")
+                && bytes[5] == UInt8(ascii: ":")
+        }
         easyOptions =
             proxy != nil
             ? nil

@@ -107,6 +107,58 @@ struct CurlLoopTests {
         }
     }
 
+    @Test("after calls to more hosts than the loop remembers, a busy host's waiting calls still hold up no other", arguments: backends)
+    func limitsHoldPastManyHosts(_ backend: SocketWatch.Backend) async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1), socketBackend: backend)
+        try await withTestServer { busy in
+            try await withTestServer { many in
+                try await withTestServer { other in
+                    // The busy host's one connection stays taken by a long call.
+                    let long = Task {
+                        _ = try? await dispatcher.dispatch(makeRequest(busy.url("/delay?ms=30000")), context: RequestContext())
+                    }
+                    #expect(await busy.stats.wait { $0.requests(path: "/delay") == 1 })
+                    // Calls to 80 other origins, one after another: the loop forgets idle origins past 64.
+                    for index in 0..<80 {
+                        let host = "h\(index).runway.test"
+                        let url = try #require(URL(string: "http://\(host):\(many.port)/json"))
+                        let request = makeRequest(url) {
+                            $0.connectOverrides = [ConnectOverride(host: host, connectHost: "127.0.0.1")]
+                        }
+                        #expect(try await dispatcher.dispatch(request, context: RequestContext()).status == 200)
+                    }
+                    #expect(many.stats.requests(path: "/json") == 80)
+                    // More calls to the busy host: they wait for its connection. Had the loop lost
+                    // its count of them, libcurl would queue them in the one queue it has for every
+                    // host, and a call another host has to wait for would wait behind them.
+                    let waiting = Task {
+                        await withTaskGroup { group in
+                            for _ in 0..<4 {
+                                group.addTask {
+                                    _ = try? await dispatcher.dispatch(
+                                        makeRequest(busy.url("/json")) { $0.timeout = .seconds(40) }, context: RequestContext())
+                                }
+                            }
+                        }
+                    }
+                    let otherLong = Task {
+                        try await dispatcher.dispatch(makeRequest(other.url("/delay?ms=500")), context: RequestContext()).status
+                    }
+                    #expect(await other.stats.wait { $0.requests(path: "/delay") == 1 })
+                    let next = makeRequest(other.url("/json")) { $0.timeout = .seconds(20) }
+                    #expect(try await dispatcher.dispatch(next, context: RequestContext()).status == 200)
+                    #expect(try await otherLong.value == 200)
+                    #expect(other.stats.connectionsAccepted == 1)
+                    #expect(busy.stats.requests(path: "/json") == 0)
+                    waiting.cancel()
+                    long.cancel()
+                    await waiting.value
+                    await long.value
+                }
+            }
+        }
+    }
+
     @Test("sockets closed under the loop and their numbers reused never stall it", arguments: backends)
     func closedAndReusedSockets(_ backend: SocketWatch.Backend) async throws {
         let dispatcher = CurlDispatcher(socketBackend: backend)

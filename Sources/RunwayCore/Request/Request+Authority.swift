@@ -86,12 +86,22 @@ extension Request {
     /// `#`; empty without `://`.
     package static func authority(of absolute: String) -> Substring.UTF8View {
         let text = absolute[...].utf8
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")),
-            text[colon...].starts(with: "://".utf8)
-        else { return text[text.endIndex...] }
-        let start = text.index(colon, offsetBy: 3)
-        let end = text[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-        return text[start..<(end ?? text.endIndex)]
+        // Found over the bytes (every request's URL is read here), then made indices once.
+        let bounds: Range<Int>? = absolute.withUTF8Bytes { bytes in
+            var colon = 0
+            while colon < bytes.count, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+            guard colon + 2 < bytes.count, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
+                return nil
+            }
+            var end = colon + 3
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+                end += 1
+            }
+            return (colon + 3)..<end
+        }
+        guard let bounds else { return text[text.endIndex...] }
+        let start = text.index(text.startIndex, offsetBy: bounds.lowerBound)
+        return text[start..<text.index(start, offsetBy: bounds.count)]
     }
 
     /// What WHATWG's URL standard forbids in a domain, once decoded: a host holding one is
