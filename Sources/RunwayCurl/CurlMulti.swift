@@ -66,15 +66,17 @@ final class CurlMulti: @unchecked Sendable {
         var quiet = false
     }
 
-    // The driver's only.
-    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    // The driver's only. Exclusivity is not checked at run time on the driver's state (about
+    // 25 checks a send): one thread at a time has it (`driver`), libcurl's callbacks never touch
+    // it, and no access to it spans a call into libcurl or a job.
+    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Per origin (``CurlTransfer/origin``), the transfers in the multi handle and those held
     /// back for one of its connections; see ``holdsBack(_:)``. A transfer keeps its origin's
     /// entry from its start (``CurlTransfer/originCount``), so the origin is hashed once per
     /// request. The driver's only.
-    private var origins: [Substring: OriginCount] = [:]
+    @exclusivity(unchecked) private var origins: [Substring: OriginCount] = [:]
     /// How many transfers `origins` holds back, every origin's together. The driver's only.
-    private var heldCount = 0
+    @exclusivity(unchecked) private var heldCount = 0
     /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
     /// Behind a lock of its own: callers take handles (``prepare(_:)``) and give back the handles
     /// of the transfers handed over to them (``CurlTransfer/handOver(_:code:)``); the driver gives
@@ -96,18 +98,18 @@ final class CurlMulti: @unchecked Sendable {
         let options: CurlTransfer.EasyOptions?
     }
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
-    private var batch: [CurlTransfer] = []
-    private var aborts: [CurlTransfer] = []
-    private var unpauses: [CurlTransfer] = []
-    private var jobBatch: [LoopJob] = []
+    @exclusivity(unchecked) private var batch: [CurlTransfer] = []
+    @exclusivity(unchecked) private var aborts: [CurlTransfer] = []
+    @exclusivity(unchecked) private var unpauses: [CurlTransfer] = []
+    @exclusivity(unchecked) private var jobBatch: [LoopJob] = []
     /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
-    private var connectionLimit: Int
+    @exclusivity(unchecked) private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request (by callers,
     /// in ``prepare(_:)``).
     private let readableCAFiles = Locked(Set<String>())
     /// No later than the earliest ``CurlTransfer/deadline`` of the active transfers: when the
     /// loop looks for overdue ones (``expireOverdue()``). The driver's only.
-    private var nextDeadline = UInt64.max
+    @exclusivity(unchecked) private var nextDeadline = UInt64.max
     /// How long after a transfer's total timeout the loop ends it, if libcurl has not: libcurl
     /// ends a running transfer on time itself, with its own words, but not one still waiting
     /// for a free connection (`maxConnectionsPerHost`), which libcurl 7.88 would keep waiting

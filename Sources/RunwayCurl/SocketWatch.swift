@@ -53,27 +53,30 @@ final class SocketWatch: @unchecked Sendable {
     }
 
     let backend: Backend
+    // The driver's state, as ``CurlMulti``'s: exclusivity is not checked at run time (one thread
+    // at a time uses it, and no access to it spans a call into libcurl, whose callbacks update it).
+
     /// Per descriptor: the events libcurl wants (``inbound``/``outbound``), 0 for none.
-    private var wanted: [UInt8] = []
+    @exclusivity(unchecked) private var wanted: [UInt8] = []
     /// Per descriptor (epoll): the events registered with the kernel, ``registeredFlag`` if any.
-    private var registered: [UInt8] = []
+    @exclusivity(unchecked) private var registered: [UInt8] = []
     /// Per descriptor: opened through ``opened(_:)``, so its close is seen too.
-    private var connection: [Bool] = []
+    @exclusivity(unchecked) private var connection: [Bool] = []
     /// Per descriptor: a connection that carried HTTP/2 (``multiplexed(_:)``), on which a server
     /// may send frames while no request runs.
-    private var carriesHTTP2: [Bool] = []
+    @exclusivity(unchecked) private var carriesHTTP2: [Bool] = []
     /// Per descriptor (poll): an idle connection socket that became ready, not polled again until
     /// libcurl watches it, or the number names another socket (``waitPoll(_:connectionsAreIdle:_:)``).
-    private var idleReported: [Bool] = []
+    @exclusivity(unchecked) private var idleReported: [Bool] = []
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`, in `CLOCK_MONOTONIC` nanoseconds.
-    private var deadline: UInt64?
+    @exclusivity(unchecked) private var deadline: UInt64?
     private let epollFD: Int32
     private let wakeReader: Int32
     private let wakeWriter: Int32
     // Reused between turns.
-    private var readyFDs = [Int32](repeating: 0, count: 64)
-    private var readyEvents = [UInt32](repeating: 0, count: 64)
-    private var pollFDs: [pollfd] = []
+    @exclusivity(unchecked) private var readyFDs = [Int32](repeating: 0, count: 64)
+    @exclusivity(unchecked) private var readyEvents = [UInt32](repeating: 0, count: 64)
+    @exclusivity(unchecked) private var pollFDs: [pollfd] = []
 
     static let inbound: UInt8 = 1
     static let outbound: UInt8 = 2
@@ -222,7 +225,7 @@ final class SocketWatch: @unchecked Sendable {
 
     /// When the loop's blocking wait ends at the latest (`CLOCK_MONOTONIC` nanoseconds), from
     /// ``beginWait(upTo:)`` to ``endWait()``.
-    private var waitEnd: UInt64?
+    @exclusivity(unchecked) private var waitEnd: UInt64?
 
     /// The timeout of a wait of up to `limit` milliseconds, remembered as the wait's end.
     func beginWait(upTo limit: Int32) -> Int32 {
