@@ -76,6 +76,7 @@ struct HouseHunterEndToEndTests {
 
     @Test func aLinkNeverLogsInAndItsPasswordNeverReachesTheActionLog() async throws {
         let outbox = HouseHunterProcess.freshActionLog()
+        defer { HouseHunterProcess.removeActionLog(outbox) }
         let link = "app://account/login?user=demo&password=s3cret-in-a-link&redirectURL=app%3A%2F%2Faccount%2Ffavourites"
         let run = try await HouseHunterProcess.run([link, "app://account/favourites"], actionLog: outbox)
         #expect(run.status == 0, "\(run.stderr)")
@@ -196,6 +197,7 @@ struct HouseHunterEndToEndTests {
 
     @Test func whatARunLeavesInTheOutboxTheNextRunUploadsFirst() async throws {
         let outbox = HouseHunterProcess.freshActionLog()
+        defer { HouseHunterProcess.removeActionLog(outbox) }
         // One screen opened; fewer than 30 actions are not uploaded, they wait in the outbox.
         let first = try await HouseHunterProcess.run(["app://detail/show?id=3"], actionLog: outbox)
         #expect(first.status == 0, "\(first.stderr)")

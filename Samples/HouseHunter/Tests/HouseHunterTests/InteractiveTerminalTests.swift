@@ -13,7 +13,9 @@ struct InteractiveTerminalTests {
     func typingAURLShowsItsScreen() async throws {
         let tmux = try Tmux(path: try #require(Self.tmuxPath))
         defer { tmux.killServer() }
-        let outbox = HouseHunterProcess.freshActionLog().path
+        let outboxFile = HouseHunterProcess.freshActionLog()
+        defer { HouseHunterProcess.removeActionLog(outboxFile) }
+        let outbox = outboxFile.path
         try tmux.startSession(command: "HOUSEHUNTER_ACTION_LOG=\(outbox) \(try HouseHunterProcess.binary.path) interactive")
         #expect(await tmux.waitForPane { $0.hasSuffix("househunter>") }, "no prompt:\n\(tmux.pane())")
 

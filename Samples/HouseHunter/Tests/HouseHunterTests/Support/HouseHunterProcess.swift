@@ -24,17 +24,28 @@ enum HouseHunterProcess {
         }
     }
 
-    /// A fresh action-log outbox file, so runs never see each other's actions.
+    /// A fresh action-log outbox file, so runs never see each other's actions; the caller
+    /// removes it (``removeActionLog(_:)``).
     static func freshActionLog() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("househunter-test-actions-\(UUID().uuidString).sqlite")
     }
 
+    /// Removes an outbox file and those SQLite and the outbox keep beside it (`-wal`, `-shm`,
+    /// `.lock`), so test runs leave nothing in the temporary directory.
+    static func removeActionLog(_ file: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+            try? FileManager.default.removeItem(atPath: file.path + suffix)
+        }
+    }
+
     /// Runs `house-hunter arguments...` to the end (killing it after `timeout`), with its action
-    /// log in `actionLog` (a fresh file unless given). Started with `ChildProcess`, not
-    /// Foundation's `Process` (whose start can crash a busy test process on Linux).
-    static func run(_ arguments: [String], actionLog: URL = freshActionLog(), timeout: Duration = .seconds(120)) async throws -> Outcome {
+    /// log in `actionLog`, or in a fresh file removed after the run. Started with `ChildProcess`,
+    /// not Foundation's `Process` (whose start can crash a busy test process on Linux).
+    static func run(_ arguments: [String], actionLog: URL? = nil, timeout: Duration = .seconds(120)) async throws -> Outcome {
+        let log = actionLog ?? freshActionLog()
+        defer { if actionLog == nil { removeActionLog(log) } }
         var environment = ProcessInfo.processInfo.environment
-        environment["HOUSEHUNTER_ACTION_LOG"] = actionLog.path
+        environment["HOUSEHUNTER_ACTION_LOG"] = log.path
         let process = try ChildProcess(
             try binary.path, arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
         let output = Collector(process.standardOutput!)

@@ -55,7 +55,15 @@ public struct TestPKI: Sendable {
         get throws { try Data(contentsOf: URL(fileURLWithPath: caCertificatePath)) }
     }
 
-    private static let cached = Result { try TestPKI.generate() }
+    private static let cached: Result<TestPKI, any Error> = Result {
+        let pki = try TestPKI.generate()
+        // Removed when the process exits, so test runs leave no directory behind.
+        atexit {
+            guard case .success(let pki) = TestPKI.cached else { return }
+            try? FileManager.default.removeItem(at: pki.directory)
+        }
+        return pki
+    }
 
     /// The process-wide PKI, generated on first use; safe to call from parallel tests.
     ///
