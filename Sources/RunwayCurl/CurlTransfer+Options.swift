@@ -22,7 +22,11 @@ extension CurlTransfer {
     /// progress, a download, a streamed body, an in-memory body under an idle timeout) has none,
     /// and always starts from a reset handle —
     /// so nothing of one request's options can reach another's.
-    struct EasyOptions: Equatable, Sendable {
+    ///
+    /// A class, so the transfer, the handle pool and the comparison share one instance rather
+    /// than copy it several times a send: the TLS options hold `Data`, whose layout is not known
+    /// when this is compiled, so each copy of a struct went through the runtime field by field.
+    final class EasyOptions: Equatable, Sendable {
         let method: String
         let hasBody: Bool
         let sendsOnce: Bool
@@ -50,6 +54,14 @@ extension CurlTransfer {
             maxRedirects = options.redirects.maxRedirects
             httpVersion = options.httpVersion
             self.isSecure = isSecure
+        }
+
+        /// Every field compared (add a new one here too).
+        static func == (a: EasyOptions, b: EasyOptions) -> Bool {
+            a === b
+                || (a.method == b.method && a.hasBody == b.hasBody && a.sendsOnce == b.sendsOnce && a.watchesIdle == b.watchesIdle
+                    && a.decodesOnAwaitingTask == b.decodesOnAwaitingTask && a.acceptsCompressed == b.acceptsCompressed
+                    && a.maxRedirects == b.maxRedirects && a.httpVersion == b.httpVersion && a.isSecure == b.isSecure && a.tls == b.tls)
         }
     }
 
