@@ -27,16 +27,22 @@ extension CurlTransfer {
     /// than copy it several times a send: the TLS options hold `Data`, whose layout is not known
     /// when this is compiled, so each copy of a struct went through the runtime field by field.
     final class EasyOptions: Equatable, Sendable {
-        let method: String
-        let hasBody: Bool
-        let sendsOnce: Bool
-        let watchesIdle: Bool
-        let decodesOnAwaitingTask: Bool
-        let acceptsCompressed: Bool
-        let maxRedirects: Int
-        let httpVersion: HTTPVersionPreference
-        let isSecure: Bool
-        let tls: TLSOptions
+        /// What is compared, in a struct so that its `==` is synthesized: an option added here
+        /// is compared without anyone having to remember to.
+        private let fields: Fields
+
+        private struct Fields: Equatable {
+            let method: String
+            let hasBody: Bool
+            let sendsOnce: Bool
+            let watchesIdle: Bool
+            let decodesOnAwaitingTask: Bool
+            let acceptsCompressed: Bool
+            let maxRedirects: Int
+            let httpVersion: HTTPVersionPreference
+            let isSecure: Bool
+            let tls: TLSOptions
+        }
 
         init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
             let options = request.options
@@ -44,24 +50,15 @@ extension CurlTransfer {
             guard request.progress == nil, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil,
                 options.idleTimeout == nil || request.body == nil
             else { return nil }
-            tls = options.tls
-            method = request.method.rawValue
-            hasBody = request.body != nil
-            self.sendsOnce = sendsOnce
-            watchesIdle = options.idleTimeout != nil
-            self.decodesOnAwaitingTask = decodesOnAwaitingTask
-            acceptsCompressed = options.acceptCompressedResponses
-            maxRedirects = options.redirects.maxRedirects
-            httpVersion = options.httpVersion
-            self.isSecure = isSecure
+            fields = Fields(
+                method: request.method.rawValue, hasBody: request.body != nil, sendsOnce: sendsOnce,
+                watchesIdle: options.idleTimeout != nil, decodesOnAwaitingTask: decodesOnAwaitingTask,
+                acceptsCompressed: options.acceptCompressedResponses, maxRedirects: options.redirects.maxRedirects,
+                httpVersion: options.httpVersion, isSecure: isSecure, tls: options.tls)
         }
 
-        /// Every field compared (add a new one here too).
         static func == (a: EasyOptions, b: EasyOptions) -> Bool {
-            a === b
-                || (a.method == b.method && a.hasBody == b.hasBody && a.sendsOnce == b.sendsOnce && a.watchesIdle == b.watchesIdle
-                    && a.decodesOnAwaitingTask == b.decodesOnAwaitingTask && a.acceptsCompressed == b.acceptsCompressed
-                    && a.maxRedirects == b.maxRedirects && a.httpVersion == b.httpVersion && a.isSecure == b.isSecure && a.tls == b.tls)
+            a === b || a.fields == b.fields
         }
     }
 
