@@ -269,10 +269,13 @@ extension CurlTransfer {
     /// The proxy, or none. Always set: without `CURLOPT_PROXY` libcurl would take one from
     /// `http_proxy` and the like in the environment on its own, and without `CURLOPT_NOPROXY`
     /// it would let `no_proxy` bypass an explicit one (``Proxy/environment`` reads both
-    /// before the hand-over instead).
+    /// before the hand-over instead). Without a proxy `CURLOPT_NOPROXY` is set too: libcurl
+    /// reads `no_proxy` and `NO_PROXY` from the environment for every transfer otherwise, only
+    /// to find there is no proxy to bypass.
     private func setProxy(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
         guard let proxy else {
             try set(easy, CURLOPT_PROXY, "")
+            try set(easy, CURLOPT_NOPROXY, "")
             return
         }
         try set(easy, CURLOPT_PROXY, proxy.url)
