@@ -183,7 +183,9 @@ var testTargets: [Target] {
         .target(name: "CSlowResolver", path: "Tests/CSlowResolver"),
         .testTarget(
             name: "RunwayCurlTests",
-            dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "CSlowResolver", "TestHelpers", testServer]),
+            dependencies: ["Runway", "RunwayCurl", "RunwayCompression", "CCurl", "CSlowResolver", "TestHelpers", testServer],
+            // Scripts/ holds the Python TLS server of the session cache test.
+            exclude: ["Scripts"]),
         .testTarget(name: "RunwayManagerTests", dependencies: ["Runway", "RunwayTesting", "RunwayCurl", testServer, hummingbird]),
         .testTarget(
             name: "RunwayInterceptorTests",

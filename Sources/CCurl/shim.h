@@ -2,7 +2,7 @@
 #define RUNWAY_CCURL_SHIM_H
 
 // Typed wrappers over libcurl's variadic calls (curl_easy_setopt, curl_easy_getinfo,
-// curl_multi_setopt), which Swift cannot call directly, and over CURLMsg's union; on Linux,
+// curl_multi_setopt, curl_share_setopt), which Swift cannot call directly, and over CURLMsg's union; on Linux,
 // over epoll's packed event struct for the dispatcher's loop, and over prctl to name its thread.
 
 #include <curl/curl.h>
@@ -10,6 +10,56 @@
 typedef size_t (*runway_curl_data_callback)(char *data, size_t size, size_t count, void *user);
 typedef int (*runway_curl_progress_callback)(void *user, curl_off_t dltotal, curl_off_t dlnow,
                                              curl_off_t ultotal, curl_off_t ulnow);
+
+#include <pthread.h>
+#include <stdlib.h>
+
+// A share handle for one dispatcher's TLS session cache, with a mutex for each kind of data
+// libcurl may lock (easy handles are set up on callers' threads and run on the loop's).
+typedef struct runway_share {
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+} runway_share;
+
+static inline void runway_share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *user) {
+    (void)handle;
+    (void)access;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST) pthread_mutex_lock(&((runway_share *)user)->locks[data]);
+}
+
+static inline void runway_share_unlock(CURL *handle, curl_lock_data data, void *user) {
+    (void)handle;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST) pthread_mutex_unlock(&((runway_share *)user)->locks[data]);
+}
+
+// NULL when libcurl or the system refuses one: transfers then keep sessions to themselves.
+static inline runway_share *runway_share_new(void) {
+    runway_share *made = calloc(1, sizeof(runway_share));
+    if (!made) return NULL;
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_init(&made->locks[index], NULL);
+    made->share = curl_share_init();
+    if (!made->share || curl_share_setopt(made->share, CURLSHOPT_LOCKFUNC, runway_share_lock) != CURLSHE_OK
+        || curl_share_setopt(made->share, CURLSHOPT_UNLOCKFUNC, runway_share_unlock) != CURLSHE_OK
+        || curl_share_setopt(made->share, CURLSHOPT_USERDATA, made) != CURLSHE_OK
+        || curl_share_setopt(made->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
+        if (made->share) curl_share_cleanup(made->share);
+        for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&made->locks[index]);
+        free(made);
+        return NULL;
+    }
+    return made;
+}
+
+// Frees the share once no easy handle uses it; one still in use (a handle never freed) is kept.
+static inline void runway_share_free(runway_share *share) {
+    if (!share || curl_share_cleanup(share->share) != CURLSHE_OK) return;
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&share->locks[index]);
+    free(share);
+}
+
+static inline CURLcode runway_easy_setopt_share(CURL *handle, runway_share *share) {
+    return curl_easy_setopt(handle, CURLOPT_SHARE, share ? share->share : NULL);
+}
 
 static inline CURLcode runway_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);

@@ -168,7 +168,7 @@ public final class CurlDispatcher: Dispatcher {
         } onCancel: {
             multi.cancel(transfer)
         }
-        var response = try transfer.takeOutcome(recyclingInto: multi).get()
+        var response = try transfer.takeOutcome().get()
         if let stream {
             // The head, parsed on the loop; the body follows in the stream, as sent.
             response.bodyStream = stream
@@ -208,8 +208,6 @@ extension CurlDispatcher {
         public var connectionCacheSize: Int
         /// The `User-Agent` sent when a request does not set one.
         public var userAgent: String
-        /// How long idle easy handles are kept for reuse, at most this many.
-        public var easyHandlePoolSize: Int
         /// Who inflates compressed responses (`RequestOptions.acceptCompressedResponses`).
         public var responseDecoding: ResponseDecoding
 
@@ -218,15 +216,38 @@ extension CurlDispatcher {
             maxTotalConnections: Int = 0,
             connectionCacheSize: Int = 64,
             userAgent: String = "Runway/0.1",
-            easyHandlePoolSize: Int = 64,
             responseDecoding: ResponseDecoding = .awaitingTask
         ) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxTotalConnections = maxTotalConnections
             self.connectionCacheSize = connectionCacheSize
             self.userAgent = userAgent
-            self.easyHandlePoolSize = easyHandlePoolSize
             self.responseDecoding = responseDecoding
+        }
+
+        /// The settings with a pool size, which is ignored: see ``easyHandlePoolSize``.
+        @available(*, deprecated, message: "easyHandlePoolSize is ignored: every request gets an easy handle of its own")
+        public init(
+            maxConnectionsPerHost: Int = 8,
+            maxTotalConnections: Int = 0,
+            connectionCacheSize: Int = 64,
+            userAgent: String = "Runway/0.1",
+            easyHandlePoolSize: Int,
+            responseDecoding: ResponseDecoding = .awaitingTask
+        ) {
+            self.init(
+                maxConnectionsPerHost: maxConnectionsPerHost, maxTotalConnections: maxTotalConnections,
+                connectionCacheSize: connectionCacheSize, userAgent: userAgent, responseDecoding: responseDecoding)
+        }
+
+        /// Ignored, always 0: every request gets an easy handle of its own, freed when it ends.
+        /// Handles were kept for reuse until libcurl 7.88 was found to write into freed memory on a
+        /// handle's next transfer when a reply's first header line is folded (a reset handle too);
+        /// a new handle costs what a copy of a used one (`curl_easy_duphandle`) does.
+        @available(*, deprecated, message: "ignored: every request gets an easy handle of its own")
+        public var easyHandlePoolSize: Int {
+            get { 0 }
+            set {}
         }
 
         /// Who inflates a compressed response body.

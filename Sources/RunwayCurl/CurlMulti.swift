@@ -25,9 +25,8 @@ import Foundation
 ///   so a request on a kept-alive connection is sent from the caller's thread, without a wake-up
 ///   of the loop and two thread switches. Other threads only call ``SocketWatch/wake()``, a write
 ///   to a pipe;
-/// - the idle easy handles live in `idle`, behind a lock of their own: a caller takes one and
-///   sets it up before the hand-over (``prepare(_:)``), and gives back the handle of a transfer
-///   handed back to it.
+/// - a transfer's easy handle is its caller's until the hand-over (made and set up in
+///   ``prepare(_:)``) and again once the transfer is handed back, which frees it.
 final class CurlMulti: @unchecked Sendable {
     private let configuration: CurlDispatcher.Configuration
     /// `User-Agent: <configuration.userAgent>`, made once.
@@ -38,6 +37,8 @@ final class CurlMulti: @unchecked Sendable {
     private let shared = Locked(Shared())
     /// Held by the driver (see above): the loop thread but while it blocks in its wait.
     private let driver = Lock()
+    /// The TLS session cache every transfer's handle uses.
+    private let share = CurlShare()
     /// Nil when the loop could not start. Written once by `init` (after the thread starts, which
     /// never reads it) and read by ``stop()``, which only the dispatcher's `deinit` calls.
     private var thread: LoopThread?
@@ -77,26 +78,6 @@ final class CurlMulti: @unchecked Sendable {
     @exclusivity(unchecked) private var origins: [Substring: OriginCount] = [:]
     /// How many transfers `origins` holds back, every origin's together. The driver's only.
     @exclusivity(unchecked) private var heldCount = 0
-    /// Idle easy handles, each with the options it still carries (`nil`: unknown, reset it).
-    /// Behind a lock of its own: callers take handles (``prepare(_:)``) and give back the handles
-    /// of the transfers handed over to them (``CurlTransfer/handOver(_:code:)``); the driver gives
-    /// back the others.
-    private let idle = Locked(IdleHandles())
-
-    private struct IdleHandles {
-        var handles: [IdleHandle] = []
-        /// Set at shutdown: handles given back after it are freed at once.
-        var closed = false
-    }
-
-    /// An easy handle out of the multi handle. `@unchecked Sendable` because it has one owner at
-    /// a time: the pool, behind `idle`'s lock, or the one transfer that took it out under that
-    /// lock: its caller until the hand-over, then the driver until the transfer is handed back;
-    /// no two threads use it at once.
-    private struct IdleHandle: @unchecked Sendable {
-        let easy: UnsafeMutableRawPointer
-        let options: CurlTransfer.EasyOptions?
-    }
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     @exclusivity(unchecked) private var batch: [CurlTransfer] = []
     @exclusivity(unchecked) private var aborts: [CurlTransfer] = []
@@ -191,35 +172,31 @@ final class CurlMulti: @unchecked Sendable {
         case queued, wake, drive, refused
     }
 
-    /// Gives `transfer` an easy handle from the pool (or a new one) with the request applied, on
-    /// the caller's thread before the hand-over (``submit(_:)``): the one loop thread, which
-    /// moves every transfer's bytes, then only adds it to the multi handle.
+    /// Gives `transfer` a new easy handle with the request applied, on the caller's thread before
+    /// the hand-over (``submit(_:)``): the one loop thread, which moves every transfer's bytes,
+    /// then only adds it to the multi handle.
     ///
-    /// A handle whose last request had the same plain options keeps them: only what differs per
-    /// request is set (no `curl_easy_reset`, no re-parsing of constant options). Any other
-    /// handle is reset to libcurl's defaults first, so nothing leaks from its last request.
+    /// A handle carries one transfer, never two: libcurl 7.88 keeps a pointer to the last header
+    /// field it stored, which is freed when the handle's next transfer starts, and a reply whose
+    /// first field line is folded (begins with a blank) is appended to it, a use after free in
+    /// libcurl before Runway's header callback sees the line. `curl_easy_reset` keeps that
+    /// pointer, and a copy of a used handle (`curl_easy_duphandle`) was measured to cost what a
+    /// new one does; a new handle carries nothing of another request either. Connections belong
+    /// to the multi handle, and TLS sessions to its share (``CurlShare``): both outlive handles.
     /// - Throws: what the request's options cannot be applied for (``RunwayError/Code/configuration``
-    ///   and the like); the handle is back in the pool then.
+    ///   and the like); the handle is freed then.
     func prepare(_ transfer: CurlTransfer) throws(RunwayError) {
         // Without a loop (no descriptors left) `submit` refuses the transfer.
         guard let watch else { return }
-        let wanted = transfer.easyOptions
-        // Compared under the lock, so the idle handle's options are not copied out of the pool.
-        let taken: (easy: UnsafeMutableRawPointer, reuses: Bool)? = idle.withLock { idle in
-            guard let last = idle.handles.popLast() else { return nil }
-            return (last.easy, wanted != nil && last.options == wanted)
-        }
-        guard let easy = taken?.easy ?? curl_easy_init() else {
+        guard let easy = curl_easy_init() else {
             throw RunwayError(.transport, "curl_easy_init failed")
         }
-        let reuses = taken?.reuses ?? false
-        if taken != nil, !reuses { curl_easy_reset(easy) }
         do {
             try transfer.configure(
-                easy, keepingOptions: reuses, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: readableCAFiles)
+                easy, share: share, userAgentHeader: userAgentHeader, watch: watch, readableCAFiles: readableCAFiles)
         } catch {
             transfer.releaseResources()
-            recycle(easy, options: nil)
+            Self.discard(easy)
             throw error
         }
         transfer.easy = easy
@@ -573,14 +550,13 @@ final class CurlMulti: @unchecked Sendable {
         if let idle = transfer.idleNanoseconds { nextDeadline = min(nextDeadline, SocketWatch.now() &+ idle) }
     }
 
-    /// Ends a transfer that never reached the multi handle: its handle goes back to the pool,
-    /// to be reset before its next use.
+    /// Ends a transfer that never reached the multi handle, and frees its handle.
     private func abandon(_ transfer: CurlTransfer, _ error: RunwayError) {
         transfer.originCount = nil
         if let easy = transfer.easy {
             transfer.easy = nil
             transfer.releaseResources()
-            recycle(easy, options: nil)
+            Self.discard(easy)
         }
         transfer.finish(.failure(error))
     }
@@ -673,32 +649,12 @@ final class CurlMulti: @unchecked Sendable {
         transfer.easy = nil
         let result = transfer.settle(outcome)
         transfer.releaseResources()
-        if transfer.paused || transfer.uploadPaused {
-            // Removed while paused (its reader let go, or its body failed): libcurl may still hold
-            // the chunk it kept.
-            Self.discard(easy)
-        } else {
-            recycle(easy, options: transfer.easyOptions)
-        }
+        Self.discard(easy)
         transfer.finish(result)
     }
 
-    /// Keeps `easy`, out of the multi handle, for another request (reset when it is taken,
-    /// unless that request has the same `options`), or frees it when the pool is full or the
-    /// loop has shut down. Any thread.
-    func recycle(_ easy: UnsafeMutableRawPointer, options: CurlTransfer.EasyOptions?) {
-        // The error buffer is the transfer's, which may go before the handle is used again.
-        runway_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
-        let limit = configuration.easyHandlePoolSize
-        let kept = idle.withLock { idle in
-            guard !idle.closed, idle.handles.count < limit else { return false }
-            idle.handles.append(IdleHandle(easy: easy, options: options))
-            return true
-        }
-        if !kept { curl_easy_cleanup(easy) }
-    }
-
-    /// Frees a handle that cannot go back to the pool, without the transfer's error buffer.
+    /// Frees a handle out of the multi handle, without the transfer's error buffer (which may go
+    /// first). Any thread: the handle has one owner at a time.
     static func discard(_ easy: UnsafeMutableRawPointer) {
         runway_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, nil)
         curl_easy_cleanup(easy)
@@ -726,12 +682,6 @@ final class CurlMulti: @unchecked Sendable {
             abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true))
         }
         for queued in jobs { Self.runElsewhere(queued.job) }
-        let handles = idle.withLock { idle in
-            idle.closed = true
-            defer { idle.handles = [] }
-            return idle.handles
-        }
-        for handle in handles { curl_easy_cleanup(handle.easy) }
         curl_multi_cleanup(handle)
     }
 }

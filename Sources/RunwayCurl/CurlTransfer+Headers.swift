@@ -126,6 +126,16 @@ extension CurlTransfer {
         // (RFC 9110 §6.5.1), nor does it frame anything: the body has been read.
         if headerSectionEnded { return true }
         let line = bytes.extracting(..<end)
+        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t"), parsesHeadersOnLoop ? headers.isEmpty : rawHeaders.isEmpty {
+            // An obsolete folded line continues the field before it (RFC 9112 §5.2); there is
+            // none. libcurl 7.88 refuses it on a transfer's first response, but after a redirect it
+            // appends it to the redirect's last field and goes on.
+            failure = RunwayError(
+                .responseInvalid,
+                "the response's first header line is folded (it begins with a blank), so it continues no field "
+                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            return false
+        }
         if Self.isFramingFieldWithBlankBeforeColon(line) {
             // libcurl matches `Content-Length:` and `Transfer-Encoding:` exactly, so it would frame
             // the body without this field while `headers` (read without the blanks) give it:

@@ -15,85 +15,31 @@ import Darwin
 #endif
 
 extension CurlTransfer {
-    /// The options of a plain request apart from what is set for every request (URL, headers,
-    /// body, callback data, timeouts, connect overrides). Two requests with equal ones
-    /// leave an easy handle's options as they are between them (TLS settings included: a custom
-    /// CA or pinned keys are compared, not set again); a request with anything else (a proxy,
-    /// progress, a download, a streamed body, an in-memory body under an idle timeout) has none,
-    /// and always starts from a reset handle —
-    /// so nothing of one request's options can reach another's.
-    ///
-    /// A class, so the transfer, the handle pool and the comparison share one instance rather
-    /// than copy it several times a send: the TLS options hold `Data`, whose layout is not known
-    /// when this is compiled, so each copy of a struct went through the runtime field by field.
-    final class EasyOptions: Equatable, Sendable {
-        /// What is compared, in a struct so that its `==` is synthesized: an option added here
-        /// is compared without anyone having to remember to.
-        private let fields: Fields
-
-        private struct Fields: Equatable {
-            let method: String
-            let hasBody: Bool
-            let sendsOnce: Bool
-            let watchesIdle: Bool
-            let decodesOnAwaitingTask: Bool
-            let acceptsCompressed: Bool
-            let maxRedirects: Int
-            let httpVersion: HTTPVersionPreference
-            let isSecure: Bool
-            let tls: TLSOptions
-        }
-
-        init?(_ request: Request, decodesOnAwaitingTask: Bool, sendsOnce: Bool, isSecure: Bool) {
-            let options = request.options
-            // An in-memory body under an idle timeout is watched with the progress callback.
-            guard request.progress == nil, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil,
-                options.idleTimeout == nil || request.body == nil
-            else { return nil }
-            fields = Fields(
-                method: request.method.rawValue, hasBody: request.body != nil, sendsOnce: sendsOnce,
-                watchesIdle: options.idleTimeout != nil, decodesOnAwaitingTask: decodesOnAwaitingTask,
-                acceptsCompressed: options.acceptCompressedResponses, maxRedirects: options.redirects.maxRedirects,
-                httpVersion: options.httpVersion, isSecure: isSecure, tls: options.tls)
-        }
-
-        static func == (a: EasyOptions, b: EasyOptions) -> Bool {
-            a === b || a.fields == b.fields
-        }
-    }
-
-    /// Applies the request to an easy handle: fresh or reset, or (`keepingOptions`) one whose
-    /// last request had equal ``EasyOptions``, where only what differs per request is set.
+    /// Applies the request to a new easy handle.
+    /// - Parameter share: the dispatcher's TLS session cache, held by the transfer from now on.
     /// - Parameter userAgentHeader: `User-Agent: …`, sent unless the request sets its own.
     /// - Parameter readableCAFiles: CA bundle and client certificate paths already found readable
     ///   (the dispatcher's cache).
     /// - Parameter watch: the loop's socket watch, told of every connection socket opened and closed.
     func configure(
-        _ easy: UnsafeMutableRawPointer, keepingOptions: Bool = false, userAgentHeader: String, watch: SocketWatch,
+        _ easy: UnsafeMutableRawPointer, share: CurlShare, userAgentHeader: String, watch: SocketWatch,
         readableCAFiles: Locked<Set<String>>
     ) throws(RunwayError) {
         let options = request.options
+        // Held until the handle is freed: libcurl takes the share's locks when it frees a handle.
+        self.share = share
+        try check(runway_easy_setopt_share(easy, share.pointer), "the TLS session cache")
         let isHTTPS = isSecure
         let me = Unmanaged.passUnretained(self).toOpaque()
         try set(easy, CURLOPT_URL, urlString)
         try set(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
-        // What differs from request to request even on one API: the DNS bypass gives each
-        // attempt its address and what is left of the connect timeout, and a retry's total
-        // timeout what is left of the call's.
+        // The DNS bypass gives each attempt its address and what is left of the connect timeout,
+        // and a retry's total timeout what is left of the call's.
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
         try setConnectOverrides(easy)
-        if keepingOptions {
-            // Method, redirects, decoding, callbacks: as the last request left them.
-            if let body = request.body { try setBody(easy, body) }
-            try setHeaders(easy, userAgentHeader: userAgentHeader, range: 0, ifRange: nil)
-            try set(easy, CURLOPT_WRITEDATA, me)
-            try set(easy, CURLOPT_HEADERDATA, me)
-            if sendsOnce || idleNanoseconds != nil { try set(easy, CURLOPT_PREREQDATA, me) }
-            return
-        }
 
-        // The handle is fresh or `curl_easy_reset`, so only non-default options are set.
+        // The handle is new, so only non-default options are set.
         try set(easy, CURLOPT_NOSIGNAL, 1)
         // A transfer that ends while its host name resolves (cancelled, timed out) leaves the
         // resolver's thread to finish on its own. Otherwise libcurl waits for the name server

@@ -23,7 +23,7 @@ import Darwin
 /// the callbacks below inside the driver's `curl_multi_socket_action`), until the driver hands
 /// it back to the caller with its outcome, or with its easy handle out of the multi handle
 /// (``handOver(_:code:)``), and resumes it; the caller then finishes it
-/// (``takeOutcome(recyclingInto:)``). The one exception, `cancelRequested`, is only read and
+/// (``takeOutcome()``). The one exception, `cancelRequested`, is only read and
 /// written while holding the multi's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: Request
@@ -38,7 +38,7 @@ final class CurlTransfer: @unchecked Sendable {
     var continuation: UnsafeContinuation<Void, Never>?
     /// How the transfer ended, written by the driver (``deliver(_:)``, ``handOver(_:code:)``)
     /// before it resumes the caller, and read by the caller after
-    /// (``takeOutcome(recyclingInto:)``). The release/acquire on `outcomeSet` is the
+    /// (``takeOutcome()``). The release/acquire on `outcomeSet` is the
     /// hand-over the thread sanitizer can see: when libcurl finishes a transfer before the
     /// caller has suspended (a refused connection), the Swift runtime hands the continuation
     /// over on a path TSan does not observe, and it would report the outcome's fields as a race.
@@ -70,9 +70,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
     /// could not connect to, the certificate problem, the malformed chunk), for the error's
-    /// message (``errorDetail``). Set on the handle for this transfer; the handle leaves it
-    /// behind when it goes back to the pool (``CurlMulti/recycle(_:options:)``).
+    /// message (``errorDetail``). Set on the handle for this transfer, and taken off it before
+    /// the handle is freed (``CurlMulti/discard(_:)``).
     let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// The dispatcher's TLS session cache, which the easy handle uses: held until the handle is
+    /// freed, which takes the share's locks (see ``CurlShare``).
+    var share: CurlShare?
 
     // Kept alive while libcurl uses them; freed by `releaseResources`.
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -137,8 +141,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether header fields are parsed on the loop thread (downloads, streamed bodies) or later
     /// by the caller.
     let parsesHeadersOnLoop: Bool
-    /// What an easy handle keeps of this request's options for the next one (see ``EasyOptions``).
-    let easyOptions: EasyOptions?
     @exclusivity(unchecked) var body = Data()
     var failure: RunwayError?
     @exclusivity(unchecked) var bodyStarted = false
@@ -226,11 +228,6 @@ final class CurlTransfer: @unchecked Sendable {
                 && bytes[2] | 0x20 == UInt8(ascii: "t") && bytes[3] | 0x20 == UInt8(ascii: "p") && bytes[4] | 0x20 == UInt8(ascii: "s")
                 && bytes[5] == UInt8(ascii: ":")
         }
-        easyOptions =
-            proxy != nil
-            ? nil
-            : EasyOptions(
-                request, decodesOnAwaitingTask: decodesOnAwaitingTask, sendsOnce: sendsOnce, isSecure: isSecure)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -288,7 +285,7 @@ final class CurlTransfer: @unchecked Sendable {
         deliver(result)
     }
 
-    /// How the transfer ended, for the resumed caller (``takeOutcome(recyclingInto:)``).
+    /// How the transfer ended, for the resumed caller (``takeOutcome()``).
     private enum Ending {
         /// The outcome, made by the driver.
         case outcome(Result<Response, RunwayError>)
@@ -323,9 +320,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The outcome the transfer ended with, for the resumed caller. A handed-over transfer is
-    /// finished here, once: its outcome made from the easy handle, which then goes back to
-    /// `multi` (a later call gets the same outcome and leaves the handle alone).
-    func takeOutcome(recyclingInto multi: CurlMulti) -> Result<Response, RunwayError> {
+    /// finished here, once: its outcome made from the easy handle, which is then freed (a later
+    /// call gets the same outcome and leaves the handle alone).
+    func takeOutcome() -> Result<Response, RunwayError> {
         guard outcomeSet.load(ordering: .acquiring), let ending else {
             return .failure(RunwayError(.transport, "the transfer ended without an outcome"))
         }
@@ -338,12 +335,7 @@ final class CurlTransfer: @unchecked Sendable {
             // end, which may still fail the call (`RequestBodyReader.waitForEnd`), then closes it.
             if case .success = result { bodyReader = nil }
             releaseResources()
-            if paused || uploadPaused {
-                // Removed while paused (its body reader failed): libcurl may still hold a chunk.
-                CurlMulti.discard(easy)
-            } else {
-                multi.recycle(easy, options: easyOptions)
-            }
+            CurlMulti.discard(easy)
             request.progress?.finish()  // `releaseResources` closed the body reader
             self.ending = .outcome(result)
             return result

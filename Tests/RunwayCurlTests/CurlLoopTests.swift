@@ -416,13 +416,34 @@ struct SocketWatchTests {
 
 }
 
-/// One easy handle reused for every request (a pool of one): a request with the same plain
-/// options keeps the handle's options, any other starts from a reset handle. Nothing of one
-/// request's options may reach the next.
-@Suite("libcurl easy-handle reuse")
+/// Requests one after another on one dispatcher, each with other options: nothing of one
+/// request's options may reach the next (each gets an easy handle of its own).
+@Suite("libcurl easy handles")
 struct EasyHandleReuseTests {
+    /// Each request gets an easy handle of its own, and libcurl keeps TLS sessions per handle
+    /// unless the handles share a cache, as the dispatcher's do: a new connection to a host then
+    /// resumes the session of an earlier one (an abbreviated handshake).
+    @Test("a new connection to a host resumes the TLS session of an earlier one")
+    func tlsSessionsAreResumed() async throws {
+        let pki = try await TestPKI.load()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Scripts/tls_resumption_server.py")
+        let server = try await PythonServer.start(script, [pki.server.certificatePath, pki.server.privateKeyPath])
+        defer { server.stop() }
+        let dispatcher = CurlDispatcher()
+        var answers: [String] = []
+        for _ in 0..<4 {
+            // The server closes each connection, so every request makes a new one.
+            let request = makeRequest(URL(string: "https://127.0.0.1:\(server.port)/")!) {
+                $0.tls.certificateAuthorities = .file(pki.caCertificatePath)
+            }
+            answers.append(String(decoding: try await dispatcher.dispatch(request, context: RequestContext()).body, as: UTF8.self))
+        }
+        #expect(answers == ["new", "resumed", "resumed", "resumed"])
+    }
+
     @Test func nothingOfOneRequestsOptionsReachesTheNext() async throws {
-        let dispatcher = CurlDispatcher(configuration: .init(easyHandlePoolSize: 1))
+        let dispatcher = CurlDispatcher()
         func send(_ request: Request) async throws -> Response {
             try await dispatcher.dispatch(request, context: RequestContext())
         }

@@ -123,4 +123,45 @@ struct MalformedResponseTests {
         #expect(error?.message.contains("not valid HTTP") == true)
         #expect(error?.message.contains("Content-Length") == true)
     }
+
+    /// libcurl 7.88 appends a folded line (one that begins with a blank) to the last field it
+    /// stored, and frees the fields of a handle's last transfer when its next one starts: a reply
+    /// whose first field line is folded, on a handle that carried a transfer before, was written
+    /// into freed memory and corrupted the heap (the process died within a few such calls).
+    @Test("a reply whose first field line is folded is .responseInvalid, after any number of calls on the dispatcher")
+    func foldedFirstFieldLine() async throws {
+        let responder = try ScriptedResponder { exchange in
+            exchange.target.hasPrefix("/fold")
+                ? .reply(Array("HTTP/1.1 200 OK\r\n folded-first: x\r\nContent-Length: 7\r\n\r\nOK-BODY".utf8))
+                : .reply(Array("HTTP/1.1 200 OK\r\nX-Last: field\r\nContent-Length: 7\r\n\r\nOK-BODY".utf8))
+        }
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher()
+        for _ in 0..<20 {
+            let plain = try await dispatcher.dispatch(makeRequest(responder.url("/ok")), context: RequestContext())
+            #expect(plain.body == Data("OK-BODY".utf8))
+            #expect(plain.headers["X-Last"] == "field")
+            let error = await runwayError {
+                try await dispatcher.dispatch(makeRequest(responder.url("/fold")), context: RequestContext())
+            }
+            #expect(error?.code == .responseInvalid)
+        }
+    }
+
+    @Test("a folded first field line after a followed redirect is .responseInvalid, not a success")
+    func foldedFirstFieldLineAfterRedirect() async throws {
+        let responder = try ScriptedResponder { exchange in
+            exchange.target.hasPrefix("/fold")
+                ? .reply(Array("HTTP/1.1 200 OK\r\n folded-first: x\r\nContent-Length: 7\r\n\r\nOK-BODY".utf8))
+                : .reply(Array("HTTP/1.1 302 Found\r\nLocation: /fold\r\nContent-Length: 0\r\n\r\n".utf8))
+        }
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher()
+        let error = await runwayError {
+            try await dispatcher.dispatch(
+                makeRequest(responder.url("/start")) { $0.redirects = .follow(max: 3) }, context: RequestContext())
+        }
+        #expect(error?.code == .responseInvalid)
+        #expect(error?.message.contains("folded") == true)
+    }
 }
