@@ -136,6 +136,16 @@ extension CurlTransfer {
                     + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
             return false
         }
+        if line[0] == UInt8(ascii: ":") {
+            // Not a field: a field's name is a token, never empty (RFC 9110 §5.1). libcurl refuses a
+            // line without a colon, and would take this one.
+            let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
+            failure = RunwayError(
+                .responseInvalid,
+                "the response's header line \"\(text)\" has no field name "
+                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            return false
+        }
         if Self.isFramingFieldWithBlankBeforeColon(line) {
             // libcurl matches `Content-Length:` and `Transfer-Encoding:` exactly, so it would frame
             // the body without this field while `headers` (read without the blanks) give it:
@@ -347,11 +357,19 @@ extension CurlTransfer {
     }
 
     /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded
-    /// line (RFC 9112 §5.2) continuing the previous field's value; others are ignored.
+    /// line (RFC 9112 §5.2) continuing the previous field's value; others are ignored. A carriage
+    /// return inside the line, which ends no line, is read as a space (RFC 9112 §2.2), so no
+    /// value handed on holds one.
     static func parseField(_ line: Span<UInt8>, into fields: inout HTTPHeaders) {
         var end = line.count
         while end > 0, line[end - 1] == 0x0D { end -= 1 }
         guard end > 0 else { return }
+        for index in 0..<end where line[index] == 0x0D {
+            var spaced = [UInt8](repeating: 0, count: end)
+            for at in 0..<end { spaced[at] = line[at] == 0x0D ? UInt8(ascii: " ") : line[at] }
+            parseField(spaced.span, into: &fields)
+            return
+        }
         if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
             var start = 0
             while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }

@@ -164,4 +164,22 @@ struct MalformedResponseTests {
         #expect(error?.code == .responseInvalid)
         #expect(error?.message.contains("folded") == true)
     }
+
+    @Test("a carriage return inside a field value is read as a space, on the awaiting task and on the loop", arguments: [false, true])
+    func bareCarriageReturn(streamed: Bool) async throws {
+        let responder = try RawResponder("HTTP/1.1 200 OK\r\nX-Cr: a\rb\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/x"))
+        request.streamsResponseBody = streamed
+        let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        #expect(response.headers["X-Cr"] == "a b")
+        #expect(response.status == 200)
+    }
+
+    @Test("a header line without a field name before its colon is .responseInvalid")
+    func fieldWithoutName() async throws {
+        let error = await runwayError { try await send("HTTP/1.1 200 OK\r\n: novalue\r\nContent-Length: 2\r\n\r\nok") }
+        #expect(error?.code == .responseInvalid)
+        #expect(error?.message.contains("no field name") == true)
+    }
 }
