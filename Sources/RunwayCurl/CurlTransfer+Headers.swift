@@ -27,10 +27,8 @@ extension CurlTransfer {
             if headerSectionEnded { return true }
             if status == 101, request.headers["Upgrade"] == nil {
                 // libcurl reads on as a body whatever the connection carries after it.
-                failure = RunwayError(
-                    .responseInvalid,
-                    "the server switched protocols (101), which the request did not ask for: what follows is not its response "
-                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                failure = invalidResponse(
+                    "the server switched protocols (101), which the request did not ask for: what follows is not its response")
                 return false
             }
             if respondsOverHTTP1, transferEncoded, let length = contentLength, status >= 200, status != 204, status != 304,
@@ -40,10 +38,8 @@ extension CurlTransfer {
                 // response splitting or smuggling). libcurl 7.88 reads it chunked and keeps the
                 // connection, so whatever the length framed beyond the chunks would be read as the
                 // next request's response. Failing here, before any body byte, closes the connection.
-                failure = RunwayError(
-                    .responseInvalid,
-                    "the response has both Content-Length (\(length)) and Transfer-Encoding: its body's end is ambiguous "
-                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                failure = invalidResponse(
+                    "the response has both Content-Length (\(length)) and Transfer-Encoding: its body's end is ambiguous")
                 return false
             }
             if status != 0 { headerSectionEnded = true }
@@ -92,10 +88,7 @@ extension CurlTransfer {
             }
             guard digits == 3, (100...599).contains(code) else {
                 let line = Self.fieldText(bytes.extracting(..<min(end, 64)))
-                failure = RunwayError(
-                    .responseInvalid,
-                    "the status line \"\(line)\" has no status code from 100 to 599 "
-                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                failure = invalidResponse("the status line \"\(line)\" has no status code from 100 to 599")
                 return false
             }
             status = code
@@ -130,20 +123,14 @@ extension CurlTransfer {
             // An obsolete folded line continues the field before it (RFC 9112 §5.2); there is
             // none. libcurl 7.88 refuses it on a transfer's first response, but after a redirect it
             // appends it to the redirect's last field and goes on.
-            failure = RunwayError(
-                .responseInvalid,
-                "the response's first header line is folded (it begins with a blank), so it continues no field "
-                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            failure = invalidResponse("the response's first header line is folded (it begins with a blank), so it continues no field")
             return false
         }
         if line[0] == UInt8(ascii: ":") {
             // Not a field: a field's name is a token, never empty (RFC 9110 §5.1). libcurl refuses a
             // line without a colon, and would take this one.
             let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
-            failure = RunwayError(
-                .responseInvalid,
-                "the response's header line \"\(text)\" has no field name "
-                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            failure = invalidResponse("the response's header line \"\(text)\" has no field name")
             return false
         }
         if Self.isFramingFieldWithBlankBeforeColon(line) {
@@ -151,10 +138,7 @@ extension CurlTransfer {
             // the body without this field while `headers` (read without the blanks) give it:
             // the body as read would not be the one the headers describe (RFC 9112 §5.1).
             let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
-            failure = RunwayError(
-                .responseInvalid,
-                "the response's \"\(text)\" has blanks before its colon, so its body's framing is ambiguous "
-                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            failure = invalidResponse("the response's \"\(text)\" has blanks before its colon, so its body's framing is ambiguous")
             return false
         }
         switch Self.contentLength(line) {
@@ -162,19 +146,15 @@ extension CurlTransfer {
             break
         case .length(let length):
             if let known = contentLength, known != length {
-                failure = RunwayError(
-                    .responseInvalid,
-                    "the response has two Content-Length fields that disagree (\(known) and \(length)): its body's end is unknown "
-                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                failure = invalidResponse(
+                    "the response has two Content-Length fields that disagree (\(known) and \(length)): its body's end is unknown")
                 return false
             }
             contentLength = length
         case .invalid:
             let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
-            failure = RunwayError(
-                .responseInvalid,
-                "the response's \"\(text)\" is not a length (digits, or a list of the same number): its body's end is unknown "
-                    + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+            failure = invalidResponse(
+                "the response's \"\(text)\" is not a length (digits, or a list of the same number): its body's end is unknown")
             return false
         }
         if Self.isTransferEncoding(line) {
@@ -182,10 +162,8 @@ extension CurlTransfer {
             if let codings = Self.unaskedTransferCodings(line) {
                 // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
                 // another coding's bytes (gzip's, say) as the body, undecoded.
-                failure = RunwayError(
-                    .responseInvalid,
-                    "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read "
-                        + "(\(request.method) \(RunwayError.text(forURL: urlString)))")
+                failure = invalidResponse(
+                    "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read")
                 return false
             }
         }
@@ -208,6 +186,11 @@ extension CurlTransfer {
             }
         }
         return true
+    }
+
+    /// A `.responseInvalid` failure saying `what` of the response, with the request it answers.
+    private func invalidResponse(_ what: String) -> RunwayError {
+        RunwayError(.responseInvalid, "\(what) (\(request.method) \(RunwayError.text(forURL: urlString)))")
     }
 
     /// The response's header fields: parsed on the awaiting task from the bytes the loop kept,
@@ -364,7 +347,9 @@ extension CurlTransfer {
         var end = line.count
         while end > 0, line[end - 1] == 0x0D { end -= 1 }
         guard end > 0 else { return }
-        for index in 0..<end where line[index] == 0x0D {
+        var carriageReturn = 0
+        while carriageReturn < end, line[carriageReturn] != 0x0D { carriageReturn += 1 }
+        if carriageReturn < end {
             var spaced = [UInt8](repeating: 0, count: end)
             for at in 0..<end { spaced[at] = line[at] == 0x0D ? UInt8(ascii: " ") : line[at] }
             parseField(spaced.span, into: &fields)

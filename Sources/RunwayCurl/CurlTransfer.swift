@@ -45,7 +45,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var ending: Ending?
     private let outcomeSet = Atomic<Bool>(false)
     var cancelRequested = false
-    /// The easy handle, taken from the pool and set up by the caller (``CurlMulti/prepare(_:)``)
+    /// The easy handle, made for this request and set up by the caller (``CurlMulti/prepare(_:)``)
     /// before the hand-over; `nil` again once it is out of the multi handle.
     var easy: UnsafeMutableRawPointer?
     /// When the loop fails the transfer with `.timeout` if libcurl has not ended it: its total
@@ -302,7 +302,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Resumes the caller with libcurl's result and the easy handle, just removed from the multi
     /// handle: the caller reads the response's facts from the handle, settles the transfer and
-    /// gives the handle back to the pool, on its own thread. The loop thread moves the bytes of
+    /// frees the handle (``CurlMulti/discard(_:)``), on its own thread. The loop thread moves the bytes of
     /// every transfer; this keeps its share of each one to what only it can do.
     ///
     /// Not for a streamed response, whose caller left with the head.
