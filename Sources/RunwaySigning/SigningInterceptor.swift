@@ -1,4 +1,5 @@
 import RunwayCore
+import RunwaySync
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -156,19 +157,62 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         }
     }
 
-    /// 128 bits from the system's random source. On Linux one `getentropy` call (a `getrandom`
-    /// system call, about 0.6 µs here): `SystemRandomNumberGenerator` makes one per 64 bits, and
-    /// swift-crypto's `SymmetricKey(size:)` three. Elsewhere, and should the call fail, the
-    /// standard generator (on Apple platforms it draws from `arc4random_buf`, with no call).
+    /// 128 bits from the system's random source, for a nonce. On Linux they come from
+    /// ``NonceBits``, which draws 256 bytes per `getentropy` call (one call per 16 nonces).
+    /// Elsewhere, and should the call fail, the standard generator (on Apple platforms it draws
+    /// from `arc4random_buf`, with no call).
     static func randomBits() -> (UInt64, UInt64) {
         #if canImport(Glibc) || canImport(Musl)
-        var bits: (UInt64, UInt64) = (0, 0)
-        if withUnsafeMutableBytes(of: &bits, { getentropy($0.baseAddress, $0.count) }) == 0 { return bits }
+        if let bits = NonceBits.shared.next() { return bits }
         #endif
         var generator = SystemRandomNumberGenerator()
         return (generator.next(), generator.next())
     }
 }
+
+#if canImport(Glibc) || canImport(Musl)
+/// Random bits for nonces, drawn from the kernel 256 bytes at a time and handed out 16 at a time,
+/// each byte once.
+///
+/// A `getrandom` system call costs about 0.6 µs here whatever it draws up to 256 bytes, and
+/// `SystemRandomNumberGenerator` makes one per 64 bits: one call per 16 nonces instead of one or
+/// two per nonce. A nonce need only never repeat and not be guessed; these bits are as random
+/// as the kernel's, only drawn ahead. (A process that forks without `exec` and signs in both
+/// halves could send a nonce twice from bits drawn before the fork; the server's replay check
+/// refuses the second, it is never accepted twice.)
+final class NonceBits: Sendable {
+    static let shared = NonceBits()
+
+    private let pool = Locked(Pool())
+
+    private struct Pool {
+        var bytes = [UInt8](repeating: 0, count: 256)
+        /// The first byte not handed out; `bytes.count` when all are.
+        var next = 256
+    }
+
+    /// The next 128 bits, or `nil` when the kernel gives none.
+    func next() -> (UInt64, UInt64)? {
+        pool.withLock { pool -> (UInt64, UInt64)? in
+            if pool.next + 16 > pool.bytes.count {
+                guard pool.bytes.withUnsafeMutableBytes({ getentropy($0.baseAddress, $0.count) }) == 0 else { return nil }
+                pool.next = 0
+            }
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            for index in 0..<8 {
+                high = high << 8 | UInt64(pool.bytes[pool.next + index])
+                low = low << 8 | UInt64(pool.bytes[pool.next + 8 + index])
+                // Handed out once: a later reader of the buffer never sees them.
+                pool.bytes[pool.next + index] = 0
+                pool.bytes[pool.next + 8 + index] = 0
+            }
+            pool.next += 16
+            return (high, low)
+        }
+    }
+}
+#endif
 
 extension Interceptor where Self == SigningInterceptor {
     /// Signs requests with `scheme`; see ``SigningInterceptor``.

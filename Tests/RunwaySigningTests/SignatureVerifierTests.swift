@@ -120,6 +120,24 @@ import Testing
         #expect(digitsAt.allSatisfy { $0.count > 8 })
     }
 
+    @Test func noncesSignedAtOnceOnManyTasksNeverRepeat() async throws {
+        // The random bits are drawn ahead and handed out from one buffer: tasks signing at once
+        // must each get bits of their own, across many refills of it.
+        let interceptor = try SigningInterceptor.signing(secret: Self.secret)
+        let nonces = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try (0..<500).map { _ in
+                        try #require(try interceptor.sign(try Request("https://api.test/v1/rent"), apiName: nil).headers["X-Runway-Nonce"])
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(nonces.count == 4000)
+        #expect(Set(nonces).count == 4000)
+    }
+
     @Test func tamperedValueIsRejected() async throws {
         let verifier = try SignatureVerifier.hmacSHA256(secret: Self.secret)
         var request = try await signed(
