@@ -81,6 +81,10 @@ static inline CURLcode runway_easy_setopt_slist(CURL *handle, CURLoption option,
     return curl_easy_setopt(handle, option, value);
 }
 
+static inline CURLcode runway_easy_setopt_curlu(CURL *handle, CURLU *url) {
+    return curl_easy_setopt(handle, CURLOPT_CURLU, url);
+}
+
 static inline CURLcode runway_easy_setopt_blob(CURL *handle, CURLoption option, void *data, size_t length) {
     struct curl_blob blob;
     blob.data = data;

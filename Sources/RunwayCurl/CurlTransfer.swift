@@ -81,6 +81,9 @@ final class CurlTransfer: @unchecked Sendable {
     // Kept alive while libcurl uses them; freed by `releaseResources`.
     var headerList: UnsafeMutablePointer<curl_slist>?
     var connectToList: UnsafeMutablePointer<curl_slist>?
+    /// The URL as libcurl parsed it on the caller's thread (`CURLOPT_CURLU`), or `nil` when it
+    /// went as text.
+    var parsedURL: OpaquePointer?
 
     // What the callbacks collect. Touched by one thread at a time (the loop, then the caller
     // after the hand-over), so exclusivity is not checked at run time: the callbacks run for
@@ -353,13 +356,15 @@ final class CurlTransfer: @unchecked Sendable {
         bodyReader?.close()
     }
 
-    /// Frees the header and connect-override lists (once the easy handle has left the multi
-    /// handle; the next request on the handle sets its own).
+    /// Frees the header and connect-override lists and the parsed URL (once the easy handle has
+    /// left the multi handle, before it is freed).
     func releaseLists() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         if let connectToList { curl_slist_free_all(connectToList) }
         connectToList = nil
+        if let parsedURL { curl_url_cleanup(parsedURL) }
+        parsedURL = nil
     }
 
     // MARK: Progress (loop thread)
