@@ -3,15 +3,17 @@ import Hummingbird
 import NIOCore
 
 extension BuiltInRoutes {
-    /// `/slow?ms=N`: 64-byte chunks every 10 ms for about N ms (Content-Length announced); a
-    /// client that leaves meanwhile makes a write fail, which is recorded as an abort.
+    /// `/slow?ms=N[&every=K]`: 64-byte chunks every K ms (10 unless given) for about N ms
+    /// (Content-Length announced); a client that leaves meanwhile makes a write fail, which is
+    /// recorded as an abort.
     /// `/bytes/{n}`: n bytes of ``DeterministicBytes``.
     /// `/reset`: announces 100,000 bytes, sends 1,000, then resets the connection (HTTP/1.1)
     /// or the stream (HTTP/2).
     static func addStreaming(to router: Router<TestRequestContext>) {
         router.get("/slow") { request, context in
             let milliseconds = max(0, request.uri.queryParameters.get("ms", as: Int.self) ?? 1000)
-            let chunks = max(1, milliseconds / 10)
+            let every = max(1, request.uri.queryParameters.get("every", as: Int.self) ?? 10)
+            let chunks = max(1, milliseconds / every)
             let chunk = ByteBuffer(repeating: UInt8(ascii: "s"), count: 64)
             let stats = context.stats
             let path = request.uri.path
@@ -21,7 +23,7 @@ extension BuiltInRoutes {
                     stats.recordBodyStart(path: path)
                     do {
                         for index in 0..<chunks {
-                            if index > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                            if index > 0 { try await Task.sleep(for: .milliseconds(every)) }
                             try await writer.write(chunk)
                         }
                         try await writer.finish(nil)
