@@ -37,7 +37,7 @@ extension CurlTransfer {
         // and a retry's total timeout what is left of the call's.
         try set(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, options.connectTimeout.milliseconds))
         try set(easy, CURLOPT_TIMEOUT_MS, options.timeout.map { max(1, $0.milliseconds) } ?? 0)
-        try setConnectOverrides(easy)
+        try setConnectOverrides(easy, options.connectOverrides)
 
         // The handle is new, so only non-default options are set.
         try set(easy, CURLOPT_NOSIGNAL, 1)
@@ -221,10 +221,10 @@ extension CurlTransfer {
 
     /// The connect overrides (DNS bypass), if any: per transfer, unlike `CURLOPT_RESOLVE`, which
     /// would leave entries in the multi handle's shared DNS cache.
-    private func setConnectOverrides(_ easy: UnsafeMutableRawPointer) throws(RunwayError) {
-        guard !request.options.connectOverrides.isEmpty else { return }
+    private func setConnectOverrides(_ easy: UnsafeMutableRawPointer, _ wanted: [ConnectOverride]) throws(RunwayError) {
+        guard !wanted.isEmpty else { return }
         var overrides: UnsafeMutablePointer<curl_slist>?
-        for override in request.options.connectOverrides {
+        for override in wanted {
             overrides = Self.append(overrides, override)
         }
         connectToList = overrides
