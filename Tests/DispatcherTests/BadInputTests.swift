@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
@@ -64,6 +65,28 @@ extension DispatcherSuite {
                 let request = makeRequest(try #require(URL(string: text)))
                 #expect(throws: Never.self, "\(text)") { try request.validate() }
             }
+        }
+    }
+
+    /// URLs allow these in a host name (RFC 3986's sub-delimiters); libcurl refuses them. The
+    /// request was failed by libcurl on the loop thread, as if it might have been sent.
+    @Test("a host name libcurl refuses is .invalidURL before any I/O, in libcurl's words")
+    func hostLibcurlRefuses() async throws {
+        let dispatcher = CurlDispatcher()
+        try await withTestServer { server in
+            for host in ["a$b", "a!b", "a'b", "a*b", "a,b", "a+b", "a=b", "a&b", "a(b)"] {
+                let text = "http://\(host):\(server.port)/x"
+                let request = makeRequest(try #require(URL(string: text)))
+                #expect(throws: Never.self, "\(text)") { try request.validate() }
+                let error = await runwayError { try await dispatcher.dispatch(request, context: RequestContext()) }
+                #expect(error?.code == .invalidURL, "\(text): \(String(describing: error))")
+                #expect(error?.neverSent == true, "\(text)")
+                #expect(error?.message.contains("Bad hostname") == true, "\(text): \(String(describing: error))")
+            }
+            #expect(server.stats.totalRequests == 0)
+            // The same dispatcher goes on sending what it can read.
+            let response = try await dispatcher.dispatch(makeRequest(server.url("/json")), context: RequestContext())
+            #expect(response.status == 200)
         }
     }
 
