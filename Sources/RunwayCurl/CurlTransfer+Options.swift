@@ -354,12 +354,17 @@ extension CurlTransfer {
     static func withConnectToLine<R>(_ override: ConnectOverride, _ body: (UnsafePointer<CChar>) -> R) -> R {
         var host = override.host
         var connectHost = override.connectHost
+        // An IPv6 address in brackets, on both sides: libcurl matches the host against the URL's
+        // written `[::1]`, and reads the address's colons as the port's otherwise.
+        let hostBracketed = !host.allBytes { $0 != UInt8(ascii: ":") } && host.utf8.first != UInt8(ascii: "[")
         let bracketed = !connectHost.allBytes { $0 != UInt8(ascii: ":") } && connectHost.utf8.first != UInt8(ascii: "[")
-        // Both names, three colons, two brackets, two ports of at most 20 characters, the NUL.
-        let capacity = host.utf8.count + connectHost.utf8.count + 46
+        // Both names, three colons, four brackets, two ports of at most 20 characters, the NUL.
+        let capacity = host.utf8.count + connectHost.utf8.count + 48
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in
             var line = LineWriter(buffer: buffer)
+            if hostBracketed { line.put(UInt8(ascii: "[")) }
             line.put(&host)
+            if hostBracketed { line.put(UInt8(ascii: "]")) }
             line.put(UInt8(ascii: ":"))
             line.put(port: override.port)
             line.put(UInt8(ascii: ":"))
@@ -369,7 +374,7 @@ extension CurlTransfer {
             line.put(UInt8(ascii: ":"))
             line.put(port: override.connectPort)
             line.put(0)
-            guard let start = buffer.baseAddress else { return "".withCString(body) }  // never: the capacity is 46 at least
+            guard let start = buffer.baseAddress else { return "".withCString(body) }  // never: the capacity is 48 at least
             return body(start)
         }
     }

@@ -9,13 +9,15 @@ import Testing
 /// The `CURLOPT_CONNECT_TO` line the curl dispatcher writes for a connect override.
 extension DispatcherSuite {
     @Test(
-        "a connect override's line is HOST:PORT:ADDRESS:PORT, an IPv6 address bracketed, a port left out empty",
+        "a connect override's line is HOST:PORT:ADDRESS:PORT, an IPv6 host or address bracketed, a port left out empty",
         arguments: [
             ConnectOverride(host: "api.runway.test", port: 8443, connectHost: "127.0.0.2", connectPort: 9000),
             ConnectOverride(host: "api.runway.test", connectHost: "127.0.0.2"),
             ConnectOverride(host: "API.Runway.Test.", port: 0, connectHost: "::1", connectPort: 65535),
             ConnectOverride(host: "api.test", connectHost: "[::1]", connectPort: 443),
             ConnectOverride(host: "api.test", port: 80, connectHost: "fe80::1:2:3", connectPort: 7),
+            ConnectOverride(host: "::1", port: 8080, connectHost: "127.0.0.1", connectPort: 9000),
+            ConnectOverride(host: "[::1]", connectHost: "::1"),
             ConnectOverride(host: "x", port: Int.max, connectHost: "10.0.0.1", connectPort: Int.min),
             ConnectOverride(host: "x", port: -5, connectHost: "a", connectPort: 1_000_000),
             ConnectOverride(host: "", connectHost: ""),
@@ -24,10 +26,12 @@ extension DispatcherSuite {
         ])
     func connectToLine(_ override: ConnectOverride) {
         // The line as plain string operations make it.
-        let bracketed = override.connectHost.contains(":") && !override.connectHost.hasPrefix("[")
-        let address = bracketed ? "[" + override.connectHost + "]" : override.connectHost
-        let expected = [override.host, override.port.map(String.init) ?? "", address, override.connectPort.map(String.init) ?? ""]
-            .joined(separator: ":")
+        func bracketed(_ name: String) -> String { name.contains(":") && !name.hasPrefix("[") ? "[" + name + "]" : name }
+        let expected = [
+            bracketed(override.host), override.port.map(String.init) ?? "", bracketed(override.connectHost),
+            override.connectPort.map(String.init) ?? "",
+        ]
+        .joined(separator: ":")
         #expect(CurlTransfer.withConnectToLine(override) { String(cString: $0) } == expected)
     }
 

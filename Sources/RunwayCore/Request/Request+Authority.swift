@@ -104,6 +104,61 @@ extension Request {
         return text[start..<text.index(start, offsetBy: bounds.count)]
     }
 
+    /// Throws `.invalidRequest` for a connect override no connection can follow, which would
+    /// otherwise be cut short or never match, and the request go elsewhere than configured: a
+    /// port that is not a number from 0 to 65535; a host or address holding a control character
+    /// (a NUL would end the address there), a space, `/`, `\`, `?`, `#` or `@`; a colon other
+    /// than an IPv6 address's (`127.0.0.1:8443` as an address: the port goes in `connectPort`);
+    /// brackets around what is not an IPv6 address. An empty host or address is libcurl's "any
+    /// host" and "the URL's host". Checked over the bytes, without allocating: the DNS bypass
+    /// gives every request of its hosts an override.
+    func validateConnectOverrides(_ overrides: [ConnectOverride]) throws(RunwayError) {
+        for override in overrides {
+            let problem: String? =
+                if let port = override.port, !(0...65535).contains(port) {
+                    "port \(port) is not a number from 0 to 65535"
+                } else if let port = override.connectPort, !(0...65535).contains(port) {
+                    "connectPort \(port) is not a number from 0 to 65535"
+                } else if let reason = Self.connectNameProblem(override.host) {
+                    "host \(override.host.debugDescription) \(reason)"
+                } else if let reason = Self.connectNameProblem(override.connectHost) {
+                    "connectHost \(override.connectHost.debugDescription) \(reason)"
+                } else {
+                    nil
+                }
+            if let problem {
+                throw RunwayError(.invalidRequest, "connect override for \(override.host.debugDescription): \(problem)")
+            }
+        }
+    }
+
+    /// Why `name` cannot be a connect override's host or address, or `nil` when it can.
+    private static func connectNameProblem(_ name: String) -> String? {
+        let (bad, colonOrBracket) = name.withUTF8Bytes { bytes -> (UInt8?, Bool) in
+            var colonOrBracket = false
+            for index in bytes.indices {
+                switch bytes[index] {
+                case 0...0x20, 0x7F, UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "@"):
+                    return (bytes[index], colonOrBracket)
+                case UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+                    colonOrBracket = true
+                default:
+                    break
+                }
+            }
+            return (nil, colonOrBracket)
+        }
+        if let bad {
+            return "holds \(Unicode.Scalar(bad).escaped(asASCII: true).debugDescription), which no host name or address has"
+        }
+        guard colonOrBracket else { return nil }
+        let bracketed = name.hasPrefix("[") && name.hasSuffix("]") && name.utf8.count > 2
+        guard isIPv6Address(bracketed ? String(name.dropFirst().dropLast()) : name) else {
+            return "is no host name, and not an IPv6 address (a port goes in port or connectPort)"
+        }
+        return nil
+    }
+
     /// What WHATWG's URL standard forbids in a domain, once decoded: a host holding one is
     /// either a trick (`a%2F.evil`) or a mistake.
     private static func isForbiddenInHost(_ scalar: Unicode.Scalar) -> Bool {
@@ -115,7 +170,7 @@ extension Request {
 
     /// Whether `host` (as `URL.host` gives a bracketed literal: without brackets, a zone after
     /// `%`) is an IPv6 address.
-    private static func isIPv6Address(_ host: String) -> Bool {
+    static func isIPv6Address(_ host: String) -> Bool {
         let address = host.prefix { $0 != "%" }
         var parsed = in6_addr()
         return inet_pton(AF_INET6, String(address), &parsed) == 1

@@ -206,6 +206,7 @@ public struct Request: Sendable {
             throw RunwayError(.invalidHeader, reason)
         }
         try validateLimits()
+        if !storage.options.connectOverrides.isEmpty { try validateConnectOverrides(storage.options.connectOverrides) }
         // "GET <url> HTTP/1.1\r\n" and "Name: value\r\n" per field.
         var headSize = method.rawValue.utf8.count + url.absoluteString.utf8.count + 11
         for field in headers { headSize += field.name.utf8.count + field.value.utf8.count + 4 }

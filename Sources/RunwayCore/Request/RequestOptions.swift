@@ -169,6 +169,13 @@ public struct CertificateAuthorities: Sendable, Hashable {
 
 /// Sends connections for `host:port` to `connectHost:connectPort` instead, keeping `host` as the
 /// name used for SNI, the `Host` header and certificate verification.
+///
+/// `host` is the URL's host (an IPv6 address with or without its brackets), `connectHost` a
+/// name or an IP address (an IPv6 one with or without brackets), each port a number from 0 to
+/// 65535. ``Request/validate()`` refuses an override that no connection can follow, as
+/// `.invalidRequest` before anything is sent: a port out of range, a control character, a
+/// space, `/`, `\`, `?`, `#` or `@` in a name, or a colon that is not an IPv6 address's
+/// (`127.0.0.1:8443` as `connectHost`: the port goes in `connectPort`).
 public struct ConnectOverride: Sendable, Hashable {
     /// The host name in the request URL.
     public var host: String
