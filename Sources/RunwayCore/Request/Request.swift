@@ -182,7 +182,8 @@ public struct Request: Sendable {
     /// (and a port, if it has one, from 0 to 65535), a valid method token, header fields that
     /// cannot inject a second header (and one `Host` field at most), a head no larger than ``maxHeadSize``, a body no larger than
     /// ``RequestOptions/maxRequestBodySize``, timeouts above zero, size limits of zero or more, a
-    /// proxy that can work (``Proxy``), not both ``streamsResponseBody`` and ``download``, no body
+    /// proxy that can work (``Proxy``), connect overrides a connection can follow
+    /// (``ConnectOverride``), not both ``streamsResponseBody`` and ``download``, no body
     /// on a `HEAD`, and not both ``body`` and ``bodyStream`` (a streamed body is not bounded by
     /// ``RequestOptions/maxRequestBodySize``: it is never held).
     ///
