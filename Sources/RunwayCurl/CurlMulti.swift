@@ -604,6 +604,7 @@ final class CurlMulti: @unchecked Sendable {
                 for transfer in late { abandon(transfer, noConnectionInTime(transfer)) }
             }
         }
+        if !idle.isEmpty { next = min(next, confirmIdle(&idle)) }
         nextDeadline = next
         for easy in overdue {
             guard let transfer = active[easy] else { continue }
@@ -626,6 +627,34 @@ final class CurlMulti: @unchecked Sendable {
                     RunwayError(
                         .timeout, "nothing was sent or received for \(limit), the request's idle timeout \(transfer.target)")))
         }
+    }
+
+    /// Keeps in `idle` the transfers that are still idle once the bytes already waiting on their
+    /// sockets are read, and returns when to look again at the others. The loop itself may have
+    /// been held up past an idle timeout (a loaded machine, a long job on its executor) while the
+    /// server kept sending: what waits unread moved in time, and the clock must not count the
+    /// loop's own delay as the server's.
+    private func confirmIdle(_ idle: inout [UnsafeMutableRawPointer]) -> UInt64 {
+        guard let watch else { return .max }
+        var running: Int32 = 0
+        watch.wait(upTo: 0, connectionsAreIdle: noTransferPaused) { socket, readiness in
+            curl_multi_socket_action(handle, socket, readiness, &running)
+        }
+        readCompletions()
+        let now = SocketWatch.now()
+        var next = UInt64.max
+        idle.removeAll { easy in
+            guard let transfer = active[easy], let limit = transfer.idleNanoseconds else { return true }
+            if transfer.paused || transfer.uploadPaused {
+                transfer.lastActivity = now
+                next = min(next, now &+ limit)
+                return true
+            }
+            guard now &- transfer.lastActivity < limit else { return false }
+            next = min(next, transfer.lastActivity &+ limit)
+            return true
+        }
+        return next
     }
 
     /// The `.timeout` of a transfer that never had a connection.

@@ -142,7 +142,7 @@ extension DispatcherSuite {
         defer { responder.stop() }
         var request = makeRequest(responder.url("/big")) {
             $0.timeout = nil
-            $0.idleTimeout = .milliseconds(300)
+            $0.idleTimeout = .milliseconds(600)
         }
         request.streamsResponseBody = true
         // Kept while the body is read: releasing it ends the transfer.
@@ -154,11 +154,42 @@ extension DispatcherSuite {
             received += chunk.count
             if !waited {
                 // Five idle timeouts without reading: the transfer is paused, not idle.
-                try await Task.sleep(for: .milliseconds(1_500))
+                try await Task.sleep(for: .milliseconds(3_000))
                 waited = true
             }
         }
         #expect(received == size)
+        withExtendedLifetime(dispatcher) {}
+    }
+
+    /// The loop thread held up past the idle timeout (here by a job on its executor; on a loaded
+    /// machine by the scheduler) while the server went on sending: the bytes waiting unread on the
+    /// socket moved in time, and the call must not fail for the loop's own delay.
+    @Test("a loop held up past the idle timeout reads what waits before it calls a transfer idle")
+    func aLoopHeldUpDoesNotMakeATransferIdle() async throws {
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n".utf8)
+        let piece = [UInt8](repeating: UInt8(ascii: "w"), count: 100)
+        // A piece every 300 ms: well within the idle timeout.
+        let responder = try ScriptedResponder { _ in .paced([head + piece, piece, piece], interval: .milliseconds(300)) }
+        defer { responder.stop() }
+        var request = makeRequest(responder.url("/waits")) {
+            $0.timeout = nil
+            $0.idleTimeout = .milliseconds(600)
+        }
+        request.streamsResponseBody = true
+        let dispatcher = CurlDispatcher()
+        let response = try await dispatcher.dispatch(request, context: RequestContext())
+        var body = Data()
+        var holdUp: Task<Void, Never>?
+        for try await chunk in try #require(response.bodyStream) {
+            body.append(chunk)
+            // From the second piece on (libcurl's own early timers have run out by then, and
+            // would read the socket), the loop thread is held for three idle timeouts, while
+            // the third piece comes.
+            if body.count == 200 { holdUp = Task(executorPreference: dispatcher.loopExecutor) { _ = usleep(1_800_000) } }
+        }
+        await holdUp?.value
+        #expect(body == Data(piece + piece + piece))
         withExtendedLifetime(dispatcher) {}
     }
 }
