@@ -142,7 +142,7 @@ struct UploadStreamingTests {
             let slow = AsyncStream<Data> { continuation in
                 let task = Task {
                     continuation.yield(DeterministicBytes.data(count: 1_000, offset: 0))
-                    try? await Task.sleep(for: .milliseconds(1_500))
+                    try? await Task.sleep(for: .milliseconds(3_000))
                     continuation.yield(DeterministicBytes.data(count: 1_000, offset: 1_000))
                     continuation.finish()
                 }
@@ -150,7 +150,8 @@ struct UploadStreamingTests {
             }
             var request = Self.upload(server, .sequence(slow))
             request.options.timeout = nil
-            request.options.idleTimeout = .milliseconds(300)
+            // Wide enough for a loaded machine's test server to answer once the body is in.
+            request.options.idleTimeout = .milliseconds(600)
             let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
             #expect(report.received == 2_000)
             #expect(report.matches)
