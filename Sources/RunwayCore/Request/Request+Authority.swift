@@ -110,8 +110,9 @@ extension Request {
     /// (a NUL would end the address there), a space, `/`, `\`, `?`, `#` or `@`; a colon other
     /// than an IPv6 address's (`127.0.0.1:8443` as an address: the port goes in `connectPort`);
     /// brackets around what is not an IPv6 address. An empty host or address is libcurl's "any
-    /// host" and "the URL's host". Checked over the bytes, without allocating: the DNS bypass
-    /// gives every request of its hosts an override.
+    /// host" and "the URL's host". A name or IPv4 address is checked over its bytes, without
+    /// allocating (the DNS bypass gives every request of its hosts an override); only a name
+    /// with a colon or bracket is then parsed as an IPv6 address.
     func validateConnectOverrides(_ overrides: [ConnectOverride]) throws(RunwayError) {
         for override in overrides {
             let problem: String? =
