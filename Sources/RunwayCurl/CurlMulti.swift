@@ -78,6 +78,9 @@ final class CurlMulti: @unchecked Sendable {
     @exclusivity(unchecked) private var origins: [Substring: OriginCount] = [:]
     /// How many transfers `origins` holds back, every origin's together. The driver's only.
     @exclusivity(unchecked) private var heldCount = 0
+    /// How many transfers in the multi handle have an idle timeout: while any does, the wait
+    /// notes when each socket is ready (``SocketWatch/recordsActivity``). The driver's only.
+    @exclusivity(unchecked) private var idleWatched = 0
     /// The queues taken from callers, kept so their storage is reused (no allocation per batch).
     @exclusivity(unchecked) private var batch: [CurlTransfer] = []
     @exclusivity(unchecked) private var aborts: [CurlTransfer] = []
@@ -465,6 +468,10 @@ final class CurlMulti: @unchecked Sendable {
     /// Counts a transfer out of the multi handle; its origin's held transfers start in the
     /// driver's next ``startHeld()``.
     private func left(_ transfer: CurlTransfer) {
+        if transfer.idleNanoseconds != nil {
+            idleWatched -= 1
+            if idleWatched == 0 { watch?.recordsActivity = false }
+        }
         guard let origin = transfer.originCount else { return }
         transfer.originCount = nil
         origin.running -= 1
@@ -547,7 +554,11 @@ final class CurlMulti: @unchecked Sendable {
         active[easy] = transfer
         transfer.originCount?.running += 1
         // Its idle clock starts with its connection; the loop looks again an idle time from now.
-        if let idle = transfer.idleNanoseconds { nextDeadline = min(nextDeadline, SocketWatch.now() &+ idle) }
+        if let idle = transfer.idleNanoseconds {
+            nextDeadline = min(nextDeadline, SocketWatch.now() &+ idle)
+            idleWatched += 1
+            watch?.recordsActivity = true
+        }
     }
 
     /// Ends a transfer that never reached the multi handle, and frees its handle.
@@ -633,7 +644,9 @@ final class CurlMulti: @unchecked Sendable {
     /// sockets are read, and returns when to look again at the others. The loop itself may have
     /// been held up past an idle timeout (a loaded machine, a long job on its executor) while the
     /// server kept sending: what waits unread moved in time, and the clock must not count the
-    /// loop's own delay as the server's.
+    /// loop's own delay as the server's. Nor do bytes that made no callback go uncounted (part of
+    /// a long header line, of a TLS record): a transfer whose socket was ready since its last
+    /// callback moved then (``SocketWatch/lastReady(of:)``).
     private func confirmIdle(_ idle: inout [UnsafeMutableRawPointer]) -> UInt64 {
         guard let watch else { return .max }
         var running: Int32 = 0
@@ -650,6 +663,7 @@ final class CurlMulti: @unchecked Sendable {
                 next = min(next, now &+ limit)
                 return true
             }
+            if let ready = watch.lastReady(of: easy), ready > transfer.lastActivity { transfer.lastActivity = ready }
             guard now &- transfer.lastActivity < limit else { return false }
             next = min(next, transfer.lastActivity &+ limit)
             return true

@@ -68,6 +68,14 @@ final class SocketWatch: @unchecked Sendable {
     /// Per descriptor (poll): an idle connection socket that became ready, not polled again until
     /// libcurl watches it, or the number names another socket (``waitPoll(_:connectionsAreIdle:_:)``).
     @exclusivity(unchecked) private var idleReported: [Bool] = []
+    /// Per descriptor: the easy handle libcurl last asked to watch it for (`nil` once it stops).
+    @exclusivity(unchecked) private var owner: [UnsafeMutableRawPointer?] = []
+    /// Per descriptor: when it was last handed to libcurl ready (``now()``'s nanoseconds), while
+    /// ``recordsActivity``; 0 for never.
+    @exclusivity(unchecked) private var lastReady: [UInt64] = []
+    /// Whether a wait notes when each socket was ready (``lastReady(of:)``): set by the driver
+    /// while a running transfer has an idle timeout, so other traffic pays nothing for it.
+    @exclusivity(unchecked) var recordsActivity = false
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`, in `CLOCK_MONOTONIC` nanoseconds.
     @exclusivity(unchecked) private var deadline: UInt64?
     private let epollFD: Int32
@@ -127,13 +135,14 @@ final class SocketWatch: @unchecked Sendable {
     // MARK: What libcurl asks for (the driver, from inside libcurl's calls)
 
     /// libcurl's socket callback: watch `fd` for `what` (`CURL_POLL_IN`, `_OUT`, `_INOUT`), or
-    /// stop (`CURL_POLL_REMOVE`).
-    func update(_ fd: Int32, what: Int32) {
+    /// stop (`CURL_POLL_REMOVE`), for the transfer on `easy`.
+    func update(_ fd: Int32, what: Int32, easy: UnsafeMutableRawPointer? = nil) {
         guard fd >= 0 else { return }
         grow(to: fd)
         let index = Int(fd)
         let want: UInt8 = what == CURL_POLL_REMOVE ? 0 : UInt8(truncatingIfNeeded: what) & (Self.inbound | Self.outbound)
         wanted[index] = want
+        owner[index] = want != 0 ? easy : nil
         if want != 0 { idleReported[index] = false }
         #if os(Linux)
         if backend == .epoll {
@@ -158,6 +167,8 @@ final class SocketWatch: @unchecked Sendable {
         connection[index] = true
         carriesHTTP2[index] = false
         idleReported[index] = false
+        owner[index] = nil
+        lastReady[index] = 0
     }
 
     /// The connection on `fd` carried an HTTP/2 response: bytes on it while it is idle are frames
@@ -180,6 +191,23 @@ final class SocketWatch: @unchecked Sendable {
         connection[index] = false
         carriesHTTP2[index] = false
         idleReported[index] = false
+        owner[index] = nil
+        lastReady[index] = 0
+    }
+
+    /// When a socket libcurl watches for the transfer on `easy` was last handed to it ready, as
+    /// recorded while ``recordsActivity``; `nil` when none was, or when its connection is known
+    /// to carry HTTP/2 (another stream's frames would count as this transfer's).
+    ///
+    /// Bytes that end no line or record (a long header line, a TLS record, a chunk's size coming
+    /// slowly) reach libcurl without any callback of the transfer's: this is how the idle timeout
+    /// sees them move. Only the driver's slow path asks, so it looks through every descriptor.
+    func lastReady(of easy: UnsafeMutableRawPointer) -> UInt64? {
+        var latest: UInt64?
+        for index in owner.indices where owner[index] == easy && lastReady[index] != 0 && !carriesHTTP2[index] {
+            latest = max(latest ?? 0, lastReady[index])
+        }
+        return latest
     }
 
     /// libcurl's timer callback: call `CURL_SOCKET_TIMEOUT` in `milliseconds` (0: at once),
@@ -295,6 +323,7 @@ final class SocketWatch: @unchecked Sendable {
     /// every later response as the one before's). The connection is ended (``discardIfUnasked(_:)``).
     func handleEvents(_ count: Int, connectionsAreIdle: () -> Bool, _ ready: (Int32, Int32) -> Void) {
         guard count > 0 else { return }
+        let now = recordsActivity ? Self.now() : 0
         for i in 0..<count {
             let fd = readyFDs[i]
             let events = readyEvents[i]
@@ -319,6 +348,7 @@ final class SocketWatch: @unchecked Sendable {
             if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_IN }
             if events & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
             if events & EPOLLERR.rawValue != 0 { mask |= CURL_CSELECT_ERR }
+            if now != 0 { lastReady[index] = now }
             ready(fd, mask)
         }
     }
@@ -342,6 +372,7 @@ final class SocketWatch: @unchecked Sendable {
         }
         let count = pollFDs.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
         guard count > 0 else { return }
+        let now = recordsActivity ? Self.now() : 0
         if pollFDs[0].revents != 0 { drainWakeups() }
         for entry in pollFDs.dropFirst() where entry.revents != 0 {
             let index = Int(entry.fd)
@@ -358,6 +389,7 @@ final class SocketWatch: @unchecked Sendable {
             if entry.revents & Int16(POLLIN | POLLHUP) != 0 { mask |= CURL_CSELECT_IN }
             if entry.revents & Int16(POLLOUT) != 0 { mask |= CURL_CSELECT_OUT }
             if entry.revents & Int16(POLLERR | POLLNVAL) != 0 { mask |= CURL_CSELECT_ERR }
+            if now != 0 { lastReady[index] = now }
             ready(entry.fd, mask)
         }
     }
@@ -398,6 +430,8 @@ final class SocketWatch: @unchecked Sendable {
         connection.append(contentsOf: repeatElement(false, count: size - connection.count))
         carriesHTTP2.append(contentsOf: repeatElement(false, count: size - carriesHTTP2.count))
         idleReported.append(contentsOf: repeatElement(false, count: size - idleReported.count))
+        owner.append(contentsOf: repeatElement(nil, count: size - owner.count))
+        lastReady.append(contentsOf: repeatElement(0, count: size - lastReady.count))
     }
 
     /// The monotonic clock, in nanoseconds.
@@ -410,9 +444,9 @@ final class SocketWatch: @unchecked Sendable {
 
 // MARK: C callbacks
 
-let curlSocketCallback: runway_socket_callback = { _, fd, what, user, _ in
+let curlSocketCallback: runway_socket_callback = { easy, fd, what, user, _ in
     guard let user else { return 0 }
-    Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().update(fd, what: what)
+    Unmanaged<SocketWatch>.fromOpaque(user).takeUnretainedValue().update(fd, what: what, easy: easy)
     return 0
 }
 

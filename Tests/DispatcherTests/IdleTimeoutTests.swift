@@ -194,6 +194,33 @@ extension DispatcherSuite {
     }
 }
 
+extension DispatcherSuite {
+    /// Bytes that end no line reach libcurl without any callback of the transfer's: a long
+    /// header line, or a chunk's size line, coming in slowly still moves, and the idle clock
+    /// must count it as it counts body bytes.
+    @Test(
+        "a long header line or chunk-size line coming in pieces that end no line is not idle",
+        arguments: ["header line", "chunk-size line"])
+    func aSlowLineIsNotIdle(_ part: String) async throws {
+        let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 100)
+        let (start, end) =
+            part == "header line"
+            ? ("HTTP/1.1 200 OK\r\nX-Long: ", "\r\nContent-Length: 2\r\n\r\nok")
+            : ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;ext=", "\r\nok\r\n0\r\n\r\n")
+        // 2.4 s of a line, a piece every 100 ms; the idle timeout is 1 s.
+        let pieces = [Array(start.utf8)] + Array(repeating: piece, count: 24) + [Array(end.utf8)]
+        let responder = try ScriptedResponder { _ in .paced(pieces, interval: .milliseconds(100)) }
+        defer { responder.stop() }
+        let request = makeRequest(responder.url("/slow")) {
+            $0.timeout = nil
+            $0.idleTimeout = .seconds(1)
+        }
+        let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+        #expect(response.status == 200)
+        #expect(response.body == Data("ok".utf8))
+    }
+}
+
 /// A server on 127.0.0.1 that reads one request's body slowly, `bytesPerRead` at a time with
 /// `pause` between reads, on a thread of its own, then answers 200. Its receive buffer is small,
 /// so the client's writes wait for its reads.
