@@ -100,6 +100,7 @@ extension CurlTransfer {
             if errorBuffer[0] != 0 { errorBuffer[0] = 0 }
             contentLength = nil
             contentEncoding = nil
+            lastField = .other
             headerSectionEnded = false
             redirectHasLocation = false
             redirectLeavesOrigin = false
@@ -119,14 +120,30 @@ extension CurlTransfer {
         // (RFC 9110 §6.5.1), nor does it frame anything: the body has been read.
         if headerSectionEnded { return true }
         let line = bytes.extracting(..<end)
-        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t"), parsesHeadersOnLoop ? headers.isEmpty : rawHeaders.isEmpty {
+        let folded = line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t")
+        if folded, parsesHeadersOnLoop ? headers.isEmpty : rawHeaders.isEmpty {
             // An obsolete folded line continues the field before it (RFC 9112 §5.2); there is
             // none. libcurl 7.88 refuses it on a transfer's first response, but after a redirect it
             // appends it to the redirect's last field and goes on.
             failure = invalidResponse("the response's first header line is folded (it begins with a blank), so it continues no field")
             return false
         }
-        if line[0] == UInt8(ascii: ":") {
+        if folded {
+            // A folded line continues the last field. libcurl does not unfold when it frames the
+            // body: it would frame it by the first line alone while `headers` (unfolded) say more.
+            switch lastField {
+            case .contentLength, .transferEncoding:
+                let name = lastField == .contentLength ? "Content-Length" : "Transfer-Encoding"
+                failure = invalidResponse(
+                    "the response's \(name) continues on a folded line (one that begins with a blank), which libcurl does not "
+                        + "read when it frames the body: its body's end is ambiguous")
+                return false
+            case .contentEncoding:
+                if inflatesOnLoop { continueContentEncoding(line) }
+            case .other:
+                break
+            }
+        } else if line[0] == UInt8(ascii: ":") {
             // Not a field: a field's name is a token, never empty (RFC 9110 §5.1). libcurl refuses a
             // line without a colon, and would take this one.
             let text = Self.fieldText(line.extracting(..<min(line.count, 80)))
@@ -141,10 +158,12 @@ extension CurlTransfer {
             failure = invalidResponse("the response's \"\(text)\" has blanks before its colon, so its body's framing is ambiguous")
             return false
         }
+        if !folded { lastField = .other }
         switch Self.contentLength(line) {
         case .otherField:
             break
         case .length(let length):
+            lastField = .contentLength
             if let known = contentLength, known != length {
                 failure = invalidResponse(
                     "the response has two Content-Length fields that disagree (\(known) and \(length)): its body's end is unknown")
@@ -158,6 +177,7 @@ extension CurlTransfer {
             return false
         }
         if Self.isTransferEncoding(line) {
+            lastField = .transferEncoding
             transferEncoded = true
             if let codings = Self.unaskedTransferCodings(line) {
                 // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
@@ -174,6 +194,7 @@ extension CurlTransfer {
             }
         }
         if inflatesOnLoop, let encoding = Self.contentEncoding(line) {
+            lastField = .contentEncoding
             contentEncoding = contentEncoding.map { "\($0), \(encoding)" } ?? encoding
         }
         if parsesHeadersOnLoop {
@@ -186,6 +207,15 @@ extension CurlTransfer {
             }
         }
         return true
+    }
+
+    /// Adds a folded line's text to ``contentEncoding``, as ``parseField(_:into:)`` adds it to the
+    /// field's value, so the loop inflates by the codings `headers` give.
+    private func continueContentEncoding(_ line: Span<UInt8>) {
+        let more = Self.fieldText(line).trimmingBlanks()
+        guard !more.isEmpty else { return }
+        let value = contentEncoding ?? ""
+        contentEncoding = value.isEmpty ? more : value + " " + more
     }
 
     /// A `.responseInvalid` failure saying `what` of the response, with the request it answers.
@@ -212,6 +242,11 @@ extension CurlTransfer {
             index += 1
         }
         return fields
+    }
+
+    /// What a field line is to the loop, for a folded line that continues it (``lastField``).
+    enum FieldRole {
+        case other, contentLength, transferEncoding, contentEncoding
     }
 
     private static let contentLengthName = Array("content-length:".utf8)
@@ -331,12 +366,17 @@ extension CurlTransfer {
 
     private static let contentEncodingName = Array("content-encoding:".utf8)
 
-    /// The value of a `Content-Encoding` line, if `line` is one.
+    /// The value of a `Content-Encoding` line, if `line` is one; read as ``parseField(_:into:)``
+    /// reads it, blanks between the name and its colon included, so the loop inflates by the
+    /// codings `headers` give.
     static func contentEncoding(_ line: Span<UInt8>) -> String? {
         let name = contentEncodingName
-        guard line.count > name.count, line[0] | 0x20 == UInt8(ascii: "c"), line[16] == UInt8(ascii: ":") else { return nil }
+        guard line.count >= name.count, line[0] | 0x20 == UInt8(ascii: "c") else { return nil }
         for index in 1..<16 where line[index] | 0x20 != name[index] { return nil }
-        return fieldText(line.extracting(17...)).trimmingBlanks()
+        var colon = 16
+        while colon < line.count, line[colon] == UInt8(ascii: " ") || line[colon] == UInt8(ascii: "\t") { colon += 1 }
+        guard colon < line.count, line[colon] == UInt8(ascii: ":") else { return nil }
+        return fieldText(line.extracting((colon + 1)...)).trimmingBlanks()
     }
 
     /// Adds one header line (no line break) to `fields`: `Name: value`, or an obsolete folded

@@ -99,6 +99,8 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) var contentLength: Int?
     /// The current response's `Content-Encoding`, read on the loop when it inflates there.
     @exclusivity(unchecked) var contentEncoding: String?
+    /// Which field the current head's last field line began, for a folded line that continues it.
+    @exclusivity(unchecked) var lastField = FieldRole.other
     /// Whether the current response's header section reached its blank line. libcurl 7.88
     /// reports a connection closed inside the header section (no `Content-Length` yet) as a
     /// complete, empty response; ``outcome(code:)`` does not.

@@ -99,6 +99,57 @@ struct MalformedResponseTests {
         #expect(response.body == Data("ok".utf8))
     }
 
+    @Test(
+        "a Content-Length or Transfer-Encoding continued on a folded line is .responseInvalid, not a body framed by its first line",
+        arguments: [
+            "Transfer-Encoding:\r\n chunked\r\nConnection: close\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            "Transfer-Encoding: chunked\r\n , gzip\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            "Content-Length: 2\r\n\t7\r\nConnection: close\r\n\r\nokEXTRA",
+        ], modes)
+    func foldedFramingField(_ rest: String, mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let error = await runwayError { try await send("HTTP/1.1 200 OK\r\n" + rest, mode: mode) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("folded line") == true, "\(String(describing: error))")
+        // A folded line continuing another field is read into it, as before.
+        let response = try await send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Fold: a\r\n b\r\n\r\nok", mode: mode)
+        #expect(response.headers["X-Fold"] == "a b")
+        #expect(response.body == Data("ok".utf8))
+    }
+
+    @Test(
+        "a Content-Encoding with blanks before its colon, or folded, is decoded on the loop as on the awaiting task",
+        arguments: ["Content-Encoding : gzip\r\n", "content-encoding\t:gzip\r\n", "Content-Encoding:\r\n gzip\r\n"], modes)
+    func unusualContentEncodingLine(_ field: String, mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
+        let body = try Self.gzip("hello world, decoded")
+        let response = try await send(
+            "HTTP/1.1 200 OK\r\n\(field)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n", extra: body, mode: mode)
+        #expect(response.headers["Content-Encoding"] == "gzip")
+        #expect(response.body == Data("hello world, decoded".utf8))
+        // A coding Runway does not decode, written so, is refused, not handed over as the body.
+        let error = await runwayError {
+            try await send("HTTP/1.1 200 OK\r\nContent-Encoding : br\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", mode: mode)
+        }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+    }
+
+    @Test("a download whose Content-Encoding has blanks before its colon, or is folded, is decoded into its file")
+    func unusualContentEncodingLineInDownload() async throws {
+        let body = try Self.gzip("hello world, decoded")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("runway-malformed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (index, field) in ["Content-Encoding : gzip\r\n", "Content-Encoding:\r\n gzip\r\n"].enumerated() {
+            let responder = try RawResponder(
+                "HTTP/1.1 200 OK\r\n\(field)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n", extra: body)
+            defer { responder.stop() }
+            var request = makeRequest(responder.url("/x"))
+            request.download = DownloadTarget(file: directory.appendingPathComponent("body-\(index)"))
+            let response = try await CurlDispatcher().dispatch(request, context: RequestContext())
+            let file = try #require(response.fileURL)
+            #expect(try Data(contentsOf: file) == Data("hello world, decoded".utf8), "\(field)")
+        }
+    }
+
     @Test("one length repeated is that length")
     func repeatedSameLength() async throws {
         let response = try await send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\nhello")
