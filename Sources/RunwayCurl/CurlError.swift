@@ -20,6 +20,12 @@ enum CurlError {
             // The request's own scheme was checked before dispatch and no redirect was being
             // followed: libcurl says this of a reply that is not HTTP (no valid status line).
             return RunwayError(.responseInvalid, "the server's reply is not an HTTP response\(detail.map { ": " + $0 } ?? "") \(target)")
+        case CURLE_URL_MALFORMAT where (300..<400).contains(lastStatus):
+            // The request's URL was checked before dispatch: this is the Location of a redirect
+            // libcurl was to follow, the server's fault, not the caller's URL.
+            return RunwayError(
+                .responseInvalid,
+                "the server redirected (\(lastStatus)) to a Location that is not a URL\(detail.map { ": " + $0 } ?? "") \(target)")
         case CURLE_WEIRD_SERVER_REPLY:
             // libcurl refused a line of the head before the header callback saw it.
             let what = detail ?? "a header line without a colon, a Content-Length that is not a number, or a malformed status line"

@@ -38,16 +38,13 @@ extension CurlTransfer {
             if let proxy, let failure = CurlError.proxyError(code, proxy: proxy, request: request, easy: easy, detail: detail) {
                 return .failure(failure)
             }
+            // A head cut after its Content-Length: libcurl calls it a body cut short ("transfer
+            // closed with N bytes remaining to read"), but no byte of the body came.
+            if code == CURLE_PARTIAL_FILE, status != 0, !headerSectionEnded { return .failure(headCut()) }
             return .failure(CurlError.runwayError(code, request: request, easy: easy, lastStatus: status, detail: detail))
         }
-        guard status == 0 || headerSectionEnded else {
-            return .failure(
-                RunwayError(
-                    .connectionLost,
-                    "the connection closed inside the response's header section (status \(status), no blank line) for "
-                        + "\(request.method) \(RunwayError.text(forURL: request.url))"
-                ))
-        }
+        // libcurl 7.88 passes a head cut before any Content-Length as a complete, empty response.
+        guard status == 0 || headerSectionEnded else { return .failure(headCut()) }
         if let unfinished = unfinishedEncoding() { return .failure(unfinished) }
         var responseCode = 0
         runway_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &responseCode)
@@ -62,6 +59,14 @@ extension CurlTransfer {
             return .failure(CurlError.proxyRefusedCredentials(proxy, status: 407, request: request, response: response))
         }
         return .success(response)
+    }
+
+    /// The `.connectionLost` of a response whose header section never ended.
+    private func headCut() -> RunwayError {
+        RunwayError(
+            .connectionLost,
+            "the connection closed inside the response's header section (status \(status), no blank line) for "
+                + "\(request.method) \(RunwayError.text(forURL: request.url))")
     }
 
     /// Per-phase timings and connection facts from `curl_easy_getinfo`.

@@ -150,6 +150,18 @@ struct MalformedResponseTests {
         }
     }
 
+    @Test(
+        "a followed redirect whose Location is not a URL is .responseInvalid: the server's fault, not the caller's URL",
+        arguments: ["http://[bad", "http://127.0.0.1:99999/"])
+    func malformedRedirectLocation(_ location: String) async throws {
+        let responder = try RawResponder("HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n")
+        defer { responder.stop() }
+        let request = makeRequest(responder.url("/x")) { $0.redirects = .follow(max: 3) }
+        let error = await runwayError { try await CurlDispatcher().dispatch(request, context: RequestContext()) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("redirected (302) to a Location that is not a URL") == true, "\(String(describing: error))")
+    }
+
     @Test("one length repeated is that length")
     func repeatedSameLength() async throws {
         let response = try await send("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\nhello")
