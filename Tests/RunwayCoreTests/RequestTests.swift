@@ -215,8 +215,10 @@ struct RequestTests {
 
     @Test func errorTextKeepsHostPortAndPathButNotCredentials() {
         #expect(RunwayError.text(forURL: "http://host:8080/users/@me?token=S") == "http://host:8080/users/@me?…")
-        #expect(RunwayError.text(forURL: "https://u:p@host/x#frag") == "https://host/x#…")
-        #expect(RunwayError.text(forURL: "http://user:SE/CRET@host/x") == "http://host/x")
+        #expect(RunwayError.text(forURL: "https://u:p@host/x#frag") == "https://…@host/x#…")
+        #expect(RunwayError.text(forURL: "http://user:SE/CRET@host/x") == "http://…@host/x")
+        // What the user information hid stays marked: this host is "evil" to a URL parser.
+        #expect(RunwayError.text(forURL: "http://127.0.0.1:8080\\@evil/") == "http://…@evil/")
         #expect(RunwayError.text(forURL: "not a url") == "not a url")
         #expect(RunwayError.text(forURL: "https://h;x/a;sid=S/b;c/?q") == "https://h;x/a;…/b;…/?…")
     }

@@ -21,8 +21,9 @@ extension RunwayError {
 
 extension RunwayError {
     /// A URL as error messages show it: without user name and password, query, fragment and
-    /// the parameters of its path segments (where tokens, keys and session ids travel; `?…`
-    /// and `;…` say one was there), and cut after 300 characters.
+    /// the parameters of its path segments (where tokens, keys and session ids travel; `…@`,
+    /// `?…` and `;…` say one was there, so the text left is not read as another URL), and cut
+    /// after 300 characters.
     /// Messages reach logs, HAR files and spans, which must not carry what the URL held.
     /// Works on text that is not a valid URL too.
     package static func text(forURL text: String) -> String {
@@ -43,7 +44,7 @@ extension RunwayError {
                 head.firstIndex(of: ":").map { !head[head.index(after: $0)...].allSatisfy { $0.isASCII && $0.isNumber } } ?? false
             let at = head.lastIndex(of: "@") ?? (passwordCut ? authority.lastIndex(of: "@") : nil)
             if let at {
-                kept = kept[..<schemeEnd.upperBound] + kept[kept.index(after: at)...]
+                kept = kept[..<schemeEnd.upperBound] + "…" + kept[at...]
             }
         }
         // A path segment's `;name=value` parameters may carry a session id (`;jsessionid=`).
