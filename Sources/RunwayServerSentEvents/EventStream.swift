@@ -121,6 +121,7 @@ public struct EventStream: AsyncSequence, Sendable {
             self.stream = stream
             // An ID the app stored (from an earlier run) resumes the stream from there.
             parser = ServerSentEventParser(lastEventID: stream.request.headers["Last-Event-ID"] ?? "")
+            parser.lineLimit = stream.configuration.maxEventSize
         }
 
         public mutating func next() async throws(RunwayError) -> ServerSentEvent? {
@@ -156,15 +157,16 @@ public struct EventStream: AsyncSequence, Sendable {
                     }
                     pending = parser.parse(chunk)
                     // A chunk may complete events and start one: each is held to the limit, and
-                    // those before one over it are still handed over.
+                    // those before one over it are still handed over. So are those before a line
+                    // over it (the parser stops there), however the reads cut the stream.
                     let limit = stream.configuration.maxEventSize
                     if let index = pending.firstIndex(where: { $0.data.utf8.count + $0.type.utf8.count > limit }) {
                         pending.removeSubrange(index...)
-                    } else if parser.pendingByteCount <= limit {
+                    } else if !parser.lineOverLimit, parser.pendingByteCount <= limit {
                         continue
                     }
                     body = nil  // aborts the transfer
-                    failure = RunwayError(.responseTooLarge, "an event of the stream is over the \(limit)-byte limit")
+                    failure = RunwayError(.responseTooLarge, "an event or a line of the stream is over the \(limit)-byte limit")
                 } catch {
                     guard Self.reconnects(after: error) else {
                         finished = true
@@ -221,6 +223,15 @@ public struct EventStream: AsyncSequence, Sendable {
             do {
                 response = try await stream.pipeline.send(request, context: stream.context)
             } catch {
+                if error.code == .requestTooLarge, let id = request.headers["Last-Event-ID"], id != stream.request.headers["Last-Event-ID"]
+                {
+                    // The server's own `id:` is what cannot go back: the stream cannot resume.
+                    finished = true
+                    throw RunwayError(
+                        .responseTooLarge,
+                        "the stream's last event ID takes \(id.utf8.count) bytes, too many to send back as Last-Event-ID in a request "
+                            + "head (\(Request.maxHeadSize) bytes at most): the stream cannot resume", underlying: error)
+                }
                 guard Self.reconnects(after: error) else {
                     finished = true
                     throw error

@@ -29,6 +29,12 @@ public struct ServerSentEventParser: Sendable {
     private var atStreamStart = true
     /// The first bytes of the stream, held while they may be a byte order mark.
     private var start: [UInt8] = []
+    /// The longest a line the parser holds whole may be when it is neither `data:` nor `event:`
+    /// (a comment, an `id:`, another field), for ``EventStream``'s bound.
+    var lineLimit = Int.max
+    /// Set by a line over ``lineLimit``: ``parse(_:)`` reads no byte after it, so the events it
+    /// returned came before it, whatever a chunk held after.
+    private(set) var lineOverLimit = false
 
     /// A parser at the start of a stream.
     /// - Parameter lastEventID: The last event ID to start from (one stored by an earlier run),
@@ -61,6 +67,7 @@ public struct ServerSentEventParser: Sendable {
     public mutating func parse(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
+            if lineOverLimit { break }
             guard atStreamStart else {
                 if let event = take(byte) { events.append(event) }
                 continue
@@ -122,7 +129,10 @@ public struct ServerSentEventParser: Sendable {
             colon = nil
         }
         guard let first = line.first else { return dispatch() }
-        if first == UInt8(ascii: ":") { return nil }
+        if first == UInt8(ascii: ":") {
+            if line.count > lineLimit { lineOverLimit = true }
+            return nil
+        }
         let name: ArraySlice<UInt8>
         var value: ArraySlice<UInt8>
         if let colon {
@@ -133,7 +143,13 @@ public struct ServerSentEventParser: Sendable {
             name = line[...]
             value = []
         }
-        switch String(decoding: name, as: UTF8.self) {
+        let field = String(decoding: name, as: UTF8.self)
+        if field != "data", field != "event", line.count > lineLimit {
+            // Not read: an `id:` over it would go back as `Last-Event-ID`.
+            lineOverLimit = true
+            return nil
+        }
+        switch field {
         case "event":
             eventType = Array(value)
         case "data":

@@ -223,6 +223,47 @@ struct Stamp: Interceptor {
         }
     }
 
+    @Test(
+        "a comment or id: line over maxEventSize fails the stream after the events before it, in one read or many",
+        arguments: [": ", "id: "], [false, true])
+    func lineSizeLimit(_ field: String, split: Bool) async throws {
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let long = field + String(repeating: "L", count: 5_000) + "\n"
+        // The long line begins and ends inside one read, or comes over many.
+        let parts =
+            split
+            ? ["data: a\n\n"] + stride(from: 0, to: long.count, by: 1_000).map { String(long.dropFirst($0).prefix(1_000)) } + [
+                "data: b\n\n"
+            ]
+            : ["data: a\n\n" + long + "data: b\n\n"]
+        try await withClosingServer(sendingParts: parts) { url, connections in
+            let configuration = EventStream.Configuration(reconnectionTime: .milliseconds(10), maxEventSize: 1_000)
+            var iterator = pipeline.events(for: Runway.Request(url: url), configuration: configuration).makeAsyncIterator()
+            let first = try await iterator.next()
+            #expect(first == ServerSentEvent(data: "a"))
+            let failure = await Self.firstFailure(&iterator)
+            #expect(failure?.code == .responseTooLarge, "\(String(describing: failure))")
+            let after = try await iterator.next()
+            #expect(after == nil)
+            #expect(connections.value == 1)
+        }
+    }
+
+    @Test("an event ID too long to send back as Last-Event-ID ends the stream with .responseTooLarge, the server's doing")
+    func eventIDTooLongToResume() async throws {
+        let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
+        let id = String(repeating: "L", count: Runway.Request.maxHeadSize)
+        try await withClosingServer(sending: "retry: 10\nid: \(id)\ndata: x\n\n") { url, connections in
+            var iterator = pipeline.events(for: Runway.Request(url: url)).makeAsyncIterator()
+            let event = try await iterator.next()
+            #expect(event == ServerSentEvent(data: "x", lastEventID: id))
+            let failure = await Self.firstFailure(&iterator)
+            #expect(failure?.code == .responseTooLarge, "\(String(describing: failure))")
+            #expect(failure?.message.contains("Last-Event-ID") == true, "\(String(describing: failure))")
+            #expect(connections.value == 1)
+        }
+    }
+
     @Test("an event of exactly maxEventSize is delivered wherever the reads split it")
     func eventAtTheLimitSplitAcrossReads() async throws {
         let pipeline = Pipeline(interceptors: [], dispatcher: CurlDispatcher())
