@@ -106,6 +106,14 @@ extension CurlTransfer {
             redirectLeavesOrigin = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
+            if code == 417, expectsContinue, let easy {
+                // The request's expectation refused (see ``refusedExpectation``): no re-send may
+                // follow this response, and over HTTP/1.1 its connection, whose server may still
+                // wait for the body the request announced, carries no other request.
+                refusedExpectation = true
+                _ = runway_easy_setopt_long(easy, CURLOPT_MAXREDIRS, 0)
+                if respondsOverHTTP1 { _ = runway_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1) }
+            }
             if parsesHeadersOnLoop {
                 headers = HTTPHeaders()
                 // Room for a typical response's fields at once, rather than growing field by field.

@@ -13,7 +13,9 @@ extension CurlTransfer {
         if let failure { return .failure(failure) }
         // Stopped by the header callback once the response was complete, to close its connection,
         // or at a 303 that libcurl would follow with the wrong method.
-        let code = (closedUntrustedConnection || stoppedAtRedirect) && code == CURLE_WRITE_ERROR ? CURLE_OK : code
+        var code = (closedUntrustedConnection || stoppedAtRedirect) && code == CURLE_WRITE_ERROR ? CURLE_OK : code
+        // A 417 to the request's expectation, which libcurl was kept from sending again.
+        if code == CURLE_TOO_MANY_REDIRECTS, refusedExpectation, status == 417 { code = CURLE_OK }
         if code == CURLE_ABORTED_BY_CALLBACK, refusedResend {
             return .failure(
                 RunwayError(

@@ -140,6 +140,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// without its body (libcurl drops the body of a redirect it follows), and libcurl closes the
     /// connection.
     @exclusivity(unchecked) var stoppedAtRedirect = false
+    /// Whether the request carries the caller's own `Expect: 100-continue` (Runway sends none
+    /// of its own): a 417 to it is then the response, not a reason to send the request again
+    /// (``refusedExpectation``).
+    let expectsContinue: Bool
+    /// Set when a 417 answered the request's expectation. libcurl 7.88 sends the request again
+    /// on a 417 with the caller's `Expect` still in it, which brings the same 417, again and
+    /// again until its header-size limit. The header callback forbids that re-send (a redirect
+    /// of none, which libcurl then reports as `CURLE_TOO_MANY_REDIRECTS`), and the 417 is
+    /// delivered with its head (``outcome(easy:code:)``); libcurl has dropped its body, as it
+    /// does a redirect's it follows.
+    @exclusivity(unchecked) var refusedExpectation = false
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false
@@ -221,6 +232,7 @@ final class CurlTransfer: @unchecked Sendable {
         decodesOnAwaitingTask = decodes && decoding == .awaitingTask && request.download == nil
         inflatesOnLoop = decodes && !decodesOnAwaitingTask
         sendsOnce = !request.method.isIdempotent && request.headers["Idempotency-Key"] == nil
+        expectsContinue = request.headers["Expect"].map { $0.lowercased().contains("100-continue") } ?? false
         followsRedirects = options.redirects.maxRedirects > 0
         returnsSeeOther =
             followsRedirects && request.method != .get && request.method != .head && request.method != .post

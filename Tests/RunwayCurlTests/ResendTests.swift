@@ -146,4 +146,36 @@ struct ResendTests {
         #expect(sent.last?.body == (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         #expect(responder.connectionCount == 1)
     }
+
+    /// A server that refuses every expectation with a 417 (answered once the head is in, the
+    /// body unread: ``ScriptedResponder``), and answers other requests with a 200.
+    private func refusingExpectations(_ refusal: String) throws -> ScriptedResponder {
+        try ScriptedResponder { exchange in
+            exchange.head.lowercased().contains("expect: 100-continue")
+                ? .reply(Array(refusal.utf8)) : .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+        }
+    }
+
+    @Test(
+        "a 417 to the caller's Expect: 100-continue is the response, the request sent once (libcurl sent it again and again)",
+        arguments: [HTTPMethod.post, .put], [RedirectPolicy.none, .follow(max: 5)])
+    func refusedExpectationIsTheResponse(_ method: HTTPMethod, _ redirects: RedirectPolicy) async throws {
+        let responder = try refusingExpectations("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 7\r\n\r\nno 100!")
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher()
+        let request = makeRequest(method, responder.url("/upload"), headers: ["Expect": "100-continue"], body: Data("hello".utf8)) {
+            $0.redirects = redirects
+        }
+        let response = try await dispatcher.dispatch(request, context: RequestContext())
+        #expect(response.status == 417)
+        #expect(response.headers["Content-Length"] == "7")
+        // libcurl drops the body of a response it was to send the request again after.
+        #expect(response.body.isEmpty)
+        #expect(requests(responder, method.rawValue).count == 1)
+        // The refused request's connection, whose server may still wait for the body, is not
+        // reused: the next request goes on a new one.
+        let next = try await dispatcher.dispatch(makeRequest(responder.url("/next")), context: RequestContext())
+        #expect(next.status == 200)
+        #expect(responder.exchanges.map(\.connection) == [0, 1])
+    }
 }

@@ -22,7 +22,9 @@ public final class ScriptedResponder: @unchecked Sendable {
         public let index: Int
         /// The request line and header fields, as sent.
         public let head: String
-        /// The body (by `Content-Length`; none otherwise).
+        /// The body (by `Content-Length`; none otherwise, nor for a request that carries
+        /// `Expect: 100-continue`, which is answered once its head is in, as a server that
+        /// refuses the expectation does).
         public let body: [UInt8]
 
         /// The request line's method.
@@ -199,8 +201,13 @@ public final class ScriptedResponder: @unchecked Sendable {
         let head = String(decoding: pending[..<headEnd], as: UTF8.self)
         pending.removeFirst(headEnd + 4)
         var length = 0
-        for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
-            length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        for line in head.split(separator: "\r\n") {
+            let field = line.lowercased()
+            if field.hasPrefix("content-length:") {
+                length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+            } else if field.hasPrefix("expect:"), field.contains("100-continue") {
+                return (head, [])
+            }
         }
         while pending.count < length {
             guard fill() else { return nil }
