@@ -28,7 +28,9 @@ extension CurlTransfer {
         guard let bodyReader else { return 0 }
         switch bodyReader.read(upTo: buffer.count) {
         case .data(let data):
-            return data.copyBytes(to: buffer)
+            let count = data.copyBytes(to: buffer)
+            bodyBytesRead += Int64(count)
+            return count
         case .end:
             return 0
         case .wait:
@@ -43,8 +45,9 @@ extension CurlTransfer {
     /// Starts the body over for libcurl (a send on a new connection, a 307/308 redirect): a
     /// file always, a sequence only while none of it was read.
     func rewindBody(offset: Int64, origin: Int32) -> Bool {
-        guard offset == 0, origin == SEEK_SET, let bodyReader else { return false }
-        return bodyReader.rewind()
+        guard offset == 0, origin == SEEK_SET, let bodyReader, bodyReader.rewind() else { return false }
+        bodyBytesRead = 0
+        return true
     }
 }
 

@@ -216,6 +216,10 @@ final class CurlTransfer: @unchecked Sendable {
     var bodyReader: RequestBodyReader?
     /// Whether the read callback paused the upload (a sequence had nothing buffered).
     @exclusivity(unchecked) var uploadPaused = false
+    /// The body's bytes handed to libcurl since the body last started. libcurl's upload count
+    /// includes the framing of a chunked body (its size lines); the progress reported is never
+    /// more than this.
+    @exclusivity(unchecked) var bodyBytesRead: Int64 = 0
 
     init(request: Request, decoding: CurlDispatcher.Configuration.ResponseDecoding, proxy: Proxy.Server? = nil) {
         self.request = request
@@ -396,7 +400,7 @@ final class CurlTransfer: @unchecked Sendable {
         // report their size as its total, then go back to zero.
         let followed = followsRedirects && redirectHasLocation
         let progress = TransferProgress(
-            bytesSent: uploaded,
+            bytesSent: bodyReader != nil ? min(uploaded, bodyBytesRead) : uploaded,
             totalBytesToSend: uploadTotal > 0 ? uploadTotal : nil,
             bytesReceived: followed ? 0 : downloaded + (bodyGoesToFile && status == 206 ? resumeOffset : 0),
             totalBytesToReceive: !followed && downloadTotal > 0 ? downloadTotal + (status == 206 ? resumeOffset : 0) : nil)
