@@ -48,6 +48,12 @@ struct ProxyEnvironmentTests {
                     let proxied = try decodeEcho(try await dut.send(dispatcher, explicit))
                     #expect(proxied.headers["via"] != nil)
                 }
+                // A block of addresses names every address in it.
+                try await withEnvironment(["http_proxy": proxyURL, "no_proxy": "10.0.0.0/8,127.0.0.0/8"]) {
+                    let excluded = makeRequest(server.url("/echo")) { $0.proxy = .environment }
+                    let direct = try decodeEcho(try await dut.send(dispatcher, excluded))
+                    #expect(direct.headers["via"] == nil)
+                }
                 try await withEnvironment(["http_proxy": "socks4://bob:hunter2@127.0.0.1:1"]) {
                     let bad = makeRequest(server.url("/echo")) { $0.proxy = .environment }
                     let error = await runwayError { try await dut.send(dispatcher, bad) }
@@ -55,7 +61,7 @@ struct ProxyEnvironmentTests {
                     #expect(error?.message.contains("environment variable http_proxy") == true, "\(String(describing: error))")
                     #expect(error?.message.contains("hunter2") == false)
                 }
-                #expect(server.stats.requests(path: "/echo") == 5)
+                #expect(server.stats.requests(path: "/echo") == 6)
             }
         }
     }

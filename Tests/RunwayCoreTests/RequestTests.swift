@@ -231,4 +231,22 @@ struct RequestTests {
             #expect(!"\(error)".contains("SECRET") && !"\(error)".contains("PROXY"), "\(error)")
         }
     }
+
+    @Test(
+        "a no_proxy block of addresses names every address in it, and no other",
+        arguments: [
+            ("127.0.0.0/8", "http://127.0.0.1/", true), ("127.0.0.0/8", "http://127.255.3.4/", true),
+            ("127.0.0.0/8", "http://128.0.0.1/", false), ("10.1.0.0/16", "http://10.1.200.3/", true),
+            ("10.1.0.0/16", "http://10.2.0.1/", false), ("192.168.1.128/25", "http://192.168.1.200/", true),
+            ("192.168.1.128/25", "http://192.168.1.100/", false), ("0.0.0.0/0", "http://203.0.113.9/", true),
+            ("fd00::/8", "http://[fd12::1]/", true), ("fd00::/8", "http://[fe80::1]/", false),
+            ("::1/128", "http://[::1]/", true), ("127.0.0.0/8", "http://localhost/", false),
+            ("127.0.0.0/33", "http://127.0.0.1/", false), ("127.0.0.0/x", "http://127.0.0.1/", false),
+            ("fd00::/8", "http://127.0.0.1/", false), (" example.com, 10.0.0.0/8 ", "http://10.9.9.9/", true),
+        ])
+    func noProxyBlocks(_ list: String, _ url: String, _ excluded: Bool) throws {
+        let server = try Proxy.environment.server(
+            for: try #require(URL(string: url)), environment: ["http_proxy": "http://127.0.0.1:3128", "no_proxy": list])
+        #expect((server == nil) == excluded)
+    }
 }

@@ -4,6 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a request's connections go: straight to the origin (the default), or through a proxy.
 ///
 /// Set per request in ``RequestOptions/proxy``, or for every call to a service with
@@ -56,7 +64,8 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflecta
     ///
     /// `no_proxy` is a list separated by commas or spaces: `*` matches every host, any other
     /// entry its host name or address and, for a name, every name under it (`example.com` and
-    /// `.example.com` both match `api.example.com`).
+    /// `.example.com` both match `api.example.com`), and for a block of addresses
+    /// (`10.0.0.0/8`, `fd00::/8`) every address in it.
     ///
     /// Opt in only where the environment is the user's to set: a CGI-style server that turns a
     /// request's `Proxy` header into `HTTP_PROXY` would hand the proxy to whoever sent it.
@@ -340,11 +349,39 @@ extension Proxy {
         for entry in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
             var pattern = entry.lowercased()
             if pattern == "*" { return true }
+            if pattern.contains("/") {
+                if isAddress(host, in: pattern) { return true }
+                continue
+            }
             if pattern.hasPrefix("*.") { pattern.removeFirst(2) } else if pattern.hasPrefix(".") { pattern.removeFirst() }
             if pattern.hasPrefix("[") && pattern.hasSuffix("]") { pattern = String(pattern.dropFirst().dropLast()) }
             if pattern.isEmpty { continue }
             if host == pattern || host.hasSuffix("." + pattern) { return true }
         }
         return false
+    }
+
+    /// Whether `host` is an IP address inside `block`, written `address/prefix-length`
+    /// (`10.0.0.0/8`, `fd00::/8`): a `no_proxy` entry as libcurl (7.86 and later) and most tools
+    /// read it. A block that is not one (a bad address or length) matches nothing.
+    static func isAddress(_ host: String, in block: String) -> Bool {
+        let parts = block.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let bits = Int(parts[1]), bits >= 0,
+            let address = addressBytes(host), let network = addressBytes(String(parts[0])), address.count == network.count,
+            bits <= 8 * network.count
+        else { return false }
+        for bit in 0..<bits where (address[bit / 8] ^ network[bit / 8]) & (0x80 >> UInt8(bit % 8)) != 0 { return false }
+        return true
+    }
+
+    /// The bytes of an IPv4 (4) or IPv6 (16) address written as text; `nil` for anything else.
+    private static func addressBytes(_ text: String) -> [UInt8]? {
+        var text = text
+        if text.hasPrefix("[") && text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
     }
 }
