@@ -412,10 +412,10 @@ struct ScannerSourceTests {
         let found = result.diagnostics.map { "\($0.line) \($0.severity.rawValue) \($0.message)" }
         #expect(
             found == [
-                "13 error action name 'grüße' of GreetingTarget must be ASCII letters, digits, '-', '_' or '.': "
+                "13 error action name 'grüße' of GreetingTarget must be ASCII letters, digits, '-', '_' or '.', and not only dots: "
                     + "the mediator would refuse it at start-up",
-                "3 error UnicodeTarget conforms to MediatorTarget but its name 'ünï' must be ASCII letters, digits, '-', '_' or '.': "
-                    + "the mediator would refuse it at start-up",
+                "3 error UnicodeTarget conforms to MediatorTarget but its name 'ünï' must be ASCII letters, digits, '-', '_' or '.', "
+                    + "and not only dots: the mediator would refuse it at start-up",
             ], "\(found)")
     }
 

@@ -125,6 +125,14 @@ struct MediatorBuilderTests {
         #expect { try names.register(targetNamed: "ok") { $0.action("bad/name") { _, _ in 1 } } } throws: {
             ($0 as? MediatorError)?.code == .invalidRegistration
         }
+        // `.` and `..` are what URL normalizers remove from a path, with the segment before.
+        for dots in [".", ".."] {
+            #expect { try names.register(targetNamed: "dots-\(dots.count)") { $0.action(dots) { _, _ in 1 } } } throws: {
+                ($0 as? MediatorError)?.code == .invalidRegistration && "\($0)".contains("not only dots")
+            }
+            #expect { try names.register(targetNamed: dots) { _ in } } throws: { ($0 as? MediatorError)?.code == .invalidRegistration }
+        }
+        #expect(throws: Never.self) { try names.register(targetNamed: "a.b") { $0.action("...x") { _, _ in 1 } } }
         #expect { try names.register(converter: RouteConverter(name: "int") { $0 }) } throws: {
             ($0 as? MediatorError)?.code == .invalidRegistration
         }

@@ -53,6 +53,20 @@ struct ReverseRoutingTests {
         )
     }
 
+    /// The host comes back lowercased (Routing.md): a host value with capitals cannot round-trip.
+    @Test func aHostValueWithCapitalsIsRefused() throws {
+        var builder = Mediator.Builder()
+        try builder.register(targetNamed: "r") { actions in
+            actions.action("site", access: .remote, routes: ["app://<site>/page"]) { _, _ in 1 }
+        }
+        let mediator = try builder.build()
+        #expect { try mediator.url(target: "r", action: "site", parameters: ["site": "ABC"]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL && ($0 as? MediatorError)?.field == "site"
+        }
+        let url = try mediator.url(target: "r", action: "site", parameters: ["site": "abc"])
+        #expect(try mediator.resolve(url)?.parameters.string("site") == "abc")
+    }
+
     @Test func implicitRouteWhenNoPattern() throws {
         let url = try mediator().url(target: "listing", action: "plain", parameters: ["q": "1"])
         #expect(url == "app://listing/plain?q=1")

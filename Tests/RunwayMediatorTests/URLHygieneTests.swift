@@ -65,7 +65,11 @@ struct URLHygieneTests {
             actions.action("open", access: .remote, routes: ["app://files/<path:rest>"]) { _, _ in 1 }
         }
         let mediator = try builder.build()
-        let cases = ["app://files/a/b/": "a/b", "app://files/a/": "a", "app://files/a//b/": "a//b", "app://files/a%2Fb/c": "a/b/c"]
+        let cases = [
+            "app://files/a/b/": "a/b", "app://files/a/": "a", "app://files/a//b/": "a//b", "app://files/a%2Fb/c": "a/b/c",
+            "app://files//cdn.example.com/a": "/cdn.example.com/a", "app://files///cdn.example.com/a": "//cdn.example.com/a",
+            "app://files/%2F%2Fcdn.example.com/a": "//cdn.example.com/a",
+        ]
         for (url, rest) in cases.sorted(by: { $0.key < $1.key }) {
             #expect(try mediator.resolve(url)?.parameters.string("rest") == rest, "\(url)")
         }

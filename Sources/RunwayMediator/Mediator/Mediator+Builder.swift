@@ -220,11 +220,12 @@ extension Mediator {
         }
 
         /// What ``isName(_:)`` asks, as messages say it.
-        package static let nameRule = "must be ASCII letters, digits, '-', '_' or '.'"
+        package static let nameRule = "must be ASCII letters, digits, '-', '_' or '.', and not only dots"
 
         /// Whether `name` can name a target or an action (a URL's host or path segment, as written).
         package static func isName(_ name: String) -> Bool {
-            !name.isEmpty
+            // `.` and `..` as a URL's segment are what normalizers remove, with the one before.
+            !name.isEmpty && !name.utf8.allSatisfy({ $0 == UInt8(ascii: ".") })
                 && name.utf8.allSatisfy {
                     URLScanner.isLetter($0) || URLScanner.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
                         || $0 == UInt8(ascii: ".")

@@ -67,7 +67,13 @@ extension RoutePattern {
         }
         var used: Set<String> = []
         var pieces: [String] = []
-        for segment in segments {
+        for (position, segment) in segments.enumerated() {
+            if position == 0, let name = segment.name, let value = parameters[name].flatMap(Self.urlText),
+                value.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            {
+                // A host is read without case: the value would come back lowercased.
+                throw fail("parameter '\(name)' = '\(value)' fills the host, which comes back lowercased", name)
+            }
             switch segment {
             case .literal(let literal):
                 pieces.append(Self.encode(literal))

@@ -17,6 +17,15 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
         case typed(converter: String, name: String)
         case untyped(name: String?)
         case catchAll(name: String?)
+
+        /// The placeholder's name (`nil`: a literal or a wildcard).
+        var name: String? {
+            switch self {
+            case .literal: nil
+            case .typed(_, let name): name
+            case .untyped(let name), .catchAll(let name): name
+            }
+        }
     }
 
     /// The scheme (namespace), lowercased.
@@ -89,13 +98,7 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The names of the placeholders, left to right (wildcards have none).
     public var placeholderNames: [String] {
-        segments.compactMap {
-            switch $0 {
-            case .literal: nil
-            case .typed(_, let name): name
-            case .untyped(let name), .catchAll(let name): name
-            }
-        }
+        segments.compactMap(\.name)
     }
 
     /// The pattern with placeholder names removed: two patterns with the same shape match the

@@ -87,7 +87,10 @@ extension RouteTrie {
             }
             let catchAll = nodes[index].catchAll
             if catchAll >= 0, allowed(catchAll, routes) {
-                let start = segments[position].rawStart
+                var start = segments[position].rawStart
+                // Empty segments before it are the value's too (a scheme-relative URL carried in
+                // it keeps its `//`): the slashes past the one that ends the segment before.
+                if position > 0 { while bytes[start - 2] == UInt8(ascii: "/") { start -= 1 } }
                 captures.append(.string(URLScanner.decodeLenient(bytes, start, max(start, pathEnd))))
                 return catchAll
             }
