@@ -12,7 +12,8 @@ extension Mediator {
     /// (`/` inside a value becomes `%2F`; a catch-all keeps its `/`). The remaining parameters
     /// become the query, sorted by name; a `[String]` becomes a repeated key.
     /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
-    ///   unencodable parameter, a query parameter with an empty name, a URL longer than
+    ///   unencodable parameter, a host placeholder's value with capital letters (the host comes
+    ///   back lowercased), a query parameter with an empty name, a URL longer than
     ///   ``MediatorURLOptions/maxLength``, or a URL that ``resolve(_:origin:)`` would take to
     ///   another action (another route matching it first): a URL that does not reach the action
     ///   is never built.
