@@ -29,14 +29,16 @@ struct RequestTests {
         #expect {
             let request = try Request(string)
             try request.validate()
-        } throws: { ($0 as? RunwayError)?.code == .invalidURL }
+        } throws: { ($0 as? RunwayError)?.code == .invalidURL && ($0 as? RunwayError)?.neverSent == true }
     }
 
     @Test(
         "schemes other than http and https are .unsupportedScheme",
         arguments: ["ftp://example.com/", "file:///etc/passwd", "app://listing/detail"])
     func unsupportedSchemes(_ string: String) {
-        #expect { try Request(string) } throws: { ($0 as? RunwayError)?.code == .unsupportedScheme }
+        #expect { try Request(string) } throws: {
+            ($0 as? RunwayError)?.code == .unsupportedScheme && ($0 as? RunwayError)?.neverSent == true
+        }
     }
 
     @Test("a URL set after the request was made is checked again when it is sent, in the copy that changed")

@@ -156,7 +156,7 @@ public struct Request: Sendable {
     /// - Throws: ``RunwayError`` `.invalidURL` when the string is not an absolute URL with a
     ///   host (one that decodes to a host name, or an IPv6 address in brackets) and a port from
     ///   0 to 65535, or holds a space or control character, `.unsupportedScheme` when the
-    ///   scheme is not `http` or `https`.
+    ///   scheme is not `http` or `https`; either with ``RunwayError/neverSent``.
     public init(
         method: HTTPMethod = .get,
         _ urlString: String,
@@ -164,13 +164,19 @@ public struct Request: Sendable {
         body: Data? = nil,
         options: RequestOptions = RequestOptions()
     ) throws(RunwayError) {
-        try Self.checkURLText(urlString, what: "URL")
-        try Self.checkAuthorityText(urlString, what: "URL")
-        guard let url = Self.parseURL(urlString) else {
-            throw RunwayError(.invalidURL, "not a URL: \"\(RunwayError.text(forURL: urlString))\"")
+        do throws(RunwayError) {
+            try Self.checkURLText(urlString, what: "URL")
+            try Self.checkAuthorityText(urlString, what: "URL")
+            guard let url = Self.parseURL(urlString) else {
+                throw RunwayError(.invalidURL, "not a URL: \"\(RunwayError.text(forURL: urlString))\"")
+            }
+            self.init(method: method, url: url, headers: headers, body: body, options: options)
+            try validateURL()
+        } catch {
+            var failure = error
+            failure.neverSent = true
+            throw failure
         }
-        self.init(method: method, url: url, headers: headers, body: body, options: options)
-        try validateURL()
         storage.urlChecked = true
     }
 
