@@ -70,8 +70,10 @@ final class SocketWatch: @unchecked Sendable {
     @exclusivity(unchecked) private var idleReported: [Bool] = []
     /// Per descriptor: the easy handle libcurl last asked to watch it for (`nil` once it stops).
     @exclusivity(unchecked) private var owner: [UnsafeMutableRawPointer?] = []
-    /// Per descriptor: when it was last handed to libcurl ready (``now()``'s nanoseconds), while
-    /// ``recordsActivity``; 0 for never.
+    /// Per descriptor: when it was last handed to libcurl readable (``now()``'s nanoseconds),
+    /// while ``recordsActivity``; 0 for never. Writable does not count: a socket stays writable
+    /// while an HTTP/2 upload waits for a flow-control window that never opens, and bytes that
+    /// do leave show in libcurl's callbacks (the read and progress callbacks).
     @exclusivity(unchecked) private var lastReady: [UInt64] = []
     /// Whether a wait notes when each socket was ready (``lastReady(of:)``): set by the driver
     /// while a running transfer has an idle timeout, so other traffic pays nothing for it.
@@ -195,7 +197,7 @@ final class SocketWatch: @unchecked Sendable {
         lastReady[index] = 0
     }
 
-    /// When a socket libcurl watches for the transfer on `easy` was last handed to it ready, as
+    /// When a socket libcurl watches for the transfer on `easy` was last handed to it readable, as
     /// recorded while ``recordsActivity``; `nil` when none was, or when its connection is known
     /// to carry HTTP/2 (another stream's frames would count as this transfer's).
     ///
@@ -348,7 +350,7 @@ final class SocketWatch: @unchecked Sendable {
             if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_IN }
             if events & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
             if events & EPOLLERR.rawValue != 0 { mask |= CURL_CSELECT_ERR }
-            if now != 0 { lastReady[index] = now }
+            if now != 0, mask & CURL_CSELECT_IN != 0 { lastReady[index] = now }
             ready(fd, mask)
         }
     }
@@ -389,7 +391,7 @@ final class SocketWatch: @unchecked Sendable {
             if entry.revents & Int16(POLLIN | POLLHUP) != 0 { mask |= CURL_CSELECT_IN }
             if entry.revents & Int16(POLLOUT) != 0 { mask |= CURL_CSELECT_OUT }
             if entry.revents & Int16(POLLERR | POLLNVAL) != 0 { mask |= CURL_CSELECT_ERR }
-            if now != 0 { lastReady[index] = now }
+            if now != 0, mask & CURL_CSELECT_IN != 0 { lastReady[index] = now }
             ready(entry.fd, mask)
         }
     }

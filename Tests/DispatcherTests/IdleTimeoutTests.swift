@@ -78,6 +78,26 @@ extension DispatcherSuite {
         #expect(ContinuousClock.now - start >= .seconds(3))
     }
 
+    /// A socket stays writable while an HTTP/2 upload waits for a window the server never opens:
+    /// that is no byte moving. (On a connection already known to carry HTTP/2 no socket readiness
+    /// counts; a new one is not known to until a transfer on it ends.)
+    @Test("an HTTP/2 upload held back by the server's flow control, on a new connection, is idle")
+    func aStalledHTTP2UploadIsIdle() async throws {
+        let pki = try await TestPKI.load()
+        try await withTestServer(tls: pki.server, http2: true) { server in
+            var request = makeRequest(.post, server.url("/delay?ms=300000"), body: Data(repeating: 1, count: 4 << 20)) {
+                $0.timeout = nil
+                $0.idleTimeout = .seconds(1)
+            }
+            request.options.tls.certificateAuthorities = .file(pki.caCertificatePath)
+            request.headers["Content-Type"] = "application/octet-stream"
+            let start = ContinuousClock.now
+            let error = await runwayError { try await CurlDispatcher().dispatch(request, context: RequestContext()) }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(ContinuousClock.now - start < Self.timeoutBound)
+        }
+    }
+
     /// An in-memory body leaves from libcurl's own buffer, with no callback of Runway's in between:
     /// the bytes it sends must count too.
     @Test(

@@ -4,15 +4,19 @@ import NIOCore
 extension BuiltInRoutes {
     /// `/status/{code}`: that status with a short text body (none for 204 and 304); 3xx codes
     /// carry `Location: /json`.
-    /// `/delay?ms=N`: waits N milliseconds before sending anything, then `/json`'s body.
+    /// `/delay?ms=N`: waits N milliseconds before sending anything, then `/json`'s body; a POST's
+    /// body is not read meanwhile (over HTTP/2 its flow-control window stays shut once full).
     static func addStatus(to router: Router<TestRequestContext>) {
         router.on("/status/:code", method: .get, use: status)
         router.on("/status/:code", method: .post, use: status)
-        router.get("/delay") { request, _ in
-            let milliseconds = request.uri.queryParameters.get("ms", as: Int.self) ?? 1000
-            try await Task.sleep(for: .milliseconds(milliseconds))
-            return json(fixedJSON)
-        }
+        router.get("/delay", use: delay)
+        router.post("/delay", use: delay)
+    }
+
+    @Sendable private static func delay(_ request: Request, context: TestRequestContext) async throws -> Response {
+        let milliseconds = request.uri.queryParameters.get("ms", as: Int.self) ?? 1000
+        try await Task.sleep(for: .milliseconds(milliseconds))
+        return json(fixedJSON)
     }
 
     @Sendable private static func status(_ request: Request, context: TestRequestContext) async throws -> Response {
