@@ -86,6 +86,12 @@ final class CurlMulti: @unchecked Sendable {
     @exclusivity(unchecked) private var aborts: [CurlTransfer] = []
     @exclusivity(unchecked) private var unpauses: [CurlTransfer] = []
     @exclusivity(unchecked) private var jobBatch: [LoopJob] = []
+    /// The sockets handed to libcurl as readable during the driver's current turn, and the
+    /// transfers that took bytes from an HTTP/2 connection meanwhile: see ``redriveHTTP2()``.
+    @exclusivity(unchecked) private var readSockets: [Int32] = []
+    private let arrivals = HTTP2Arrivals()
+    /// Whether ``redriveHTTP2()`` stopped with bytes still moving: the next turn does not block.
+    @exclusivity(unchecked) private var redriveLeft = false
     /// The `CURLMOPT_MAXCONNECTS` in force; see ``keepIdleConnections()``.
     @exclusivity(unchecked) private var connectionLimit: Int
     /// CA bundle paths found readable; checked once each instead of per request (by callers,
@@ -329,6 +335,7 @@ final class CurlMulti: @unchecked Sendable {
             let idle = shared.withLock { shared in
                 shared.polling =
                     shared.pending.isEmpty && shared.cancels.isEmpty && shared.resumes.isEmpty && shared.jobs.isEmpty && !shared.stopping
+                    && !redriveLeft
                 shared.quiet = active.isEmpty
                 return shared.polling
             }
@@ -339,18 +346,77 @@ final class CurlMulti: @unchecked Sendable {
                 shared.withLock { $0.polling = false }
                 driver.lock()
                 watch.endWait()
-                watch.handleEvents(count, connectionsAreIdle: noTransferPaused) { socket, readiness in
-                    curl_multi_socket_action(handle, socket, readiness, &running)
-                }
+                watch.handleEvents(count, connectionsAreIdle: noTransferPaused, act)
             } else {
-                watch.wait(upTo: idle ? waitLimit() : 0, connectionsAreIdle: noTransferPaused) { socket, readiness in
-                    curl_multi_socket_action(handle, socket, readiness, &running)
-                }
+                watch.wait(upTo: idle ? waitLimit() : 0, connectionsAreIdle: noTransferPaused, act)
             }
             readCompletions()
+            redriveHTTP2()
         }
         shutDown()
     }
+
+    /// Hands a socket's readiness to libcurl, noting a readable one for ``redriveHTTP2()``.
+    private func act(_ socket: Int32, _ readiness: Int32) {
+        if readiness & CURL_CSELECT_IN != 0 { readSockets.append(socket) }
+        var running: Int32 = 0
+        curl_multi_socket_action(handle, socket, readiness, &running)
+    }
+
+    /// Hands the sockets read in this turn to libcurl as readable again, while that moves an
+    /// HTTP/2 transfer still running.
+    ///
+    /// libcurl 7.88's HTTP/2 filter reads up to 32 KiB from a connection at a time, and hands a
+    /// transfer at most its 16 KiB buffer of what it decoded per call: the rest of a larger header
+    /// block, and the DATA after it, can stay in its buffers or OpenSSL's, with the socket no
+    /// longer readable and no timer set. Nothing would then drive the transfer until the
+    /// connection's next bytes, or its timeout.
+    ///
+    /// A round that gives a running transfer bytes calls for another. Inside a header section a
+    /// round can move bytes unseen: libcurl hands on a header line once it has all of it, and a
+    /// line has at most 100 KB (libcurl's limit; nghttp2's is 64 KiB), so up to
+    /// ``unseenHeadRounds`` rounds in a row may show nothing there. Every small response ends in
+    /// the turn it arrives, and costs nothing here. A transfer still moving after
+    /// ``redriveRounds`` (a fast download) keeps the next turn from blocking, and is driven
+    /// again there.
+    private func redriveHTTP2() {
+        defer {
+            arrivals.clear()
+            if !redriveLeft { readSockets.removeAll(keepingCapacity: true) }
+        }
+        guard redriveLeft || arrivals.transfers.contains(where: { $0.easy != nil }) else { return }
+        redriveLeft = false
+        var watched = arrivals.transfers.filter { $0.easy != nil }
+        var misses = 0
+        for _ in 0..<Self.redriveRounds {
+            arrivals.clear()
+            guard !readSockets.isEmpty else { return }
+            var sockets = readSockets
+            readSockets.removeAll(keepingCapacity: true)
+            sockets.sort()
+            var last: Int32 = -1
+            for socket in sockets where socket != last {
+                last = socket
+                act(socket, CURL_CSELECT_IN)
+            }
+            readCompletions()
+            var moved = false
+            for transfer in arrivals.transfers where transfer.easy != nil {
+                moved = true
+                if !watched.contains(where: { $0 === transfer }) { watched.append(transfer) }
+            }
+            misses = moved ? 0 : misses + 1
+            let insideHead = watched.contains { $0.easy != nil && $0.status != 0 && !$0.headerSectionEnded }
+            if misses >= (insideHead ? Self.unseenHeadRounds : 1) { return }
+        }
+        redriveLeft = true
+    }
+
+    /// How many rounds ``redriveHTTP2()`` runs in one turn at most.
+    private static let redriveRounds = 32
+    /// How many rounds in a row may move a header section's bytes without a whole line: 100 KB
+    /// in libcurl's 16 KiB buffer, and one more.
+    private static let unseenHeadRounds = 8
 
     /// Swaps the shared queues with the driver's empty ones (both keep their storage); whether
     /// the dispatcher is stopping. The loop thread (`awake`) also marks itself not waiting; a
@@ -552,6 +618,7 @@ final class CurlMulti: @unchecked Sendable {
             return
         }
         active[easy] = transfer
+        transfer.arrivals = arrivals
         transfer.originCount?.running += 1
         // Its idle clock starts with its connection; the loop looks again an idle time from now.
         if let idle = transfer.idleNanoseconds {
@@ -649,10 +716,7 @@ final class CurlMulti: @unchecked Sendable {
     /// callback moved then (``SocketWatch/lastReady(of:)``).
     private func confirmIdle(_ idle: inout [UnsafeMutableRawPointer]) -> UInt64 {
         guard let watch else { return .max }
-        var running: Int32 = 0
-        watch.wait(upTo: 0, connectionsAreIdle: noTransferPaused) { socket, readiness in
-            curl_multi_socket_action(handle, socket, readiness, &running)
-        }
+        watch.wait(upTo: 0, connectionsAreIdle: noTransferPaused, act)
         readCompletions()
         let now = SocketWatch.now()
         var next = UInt64.max
@@ -725,6 +789,7 @@ final class CurlMulti: @unchecked Sendable {
             abandon(transfer, RunwayError(.cancelled, "the dispatcher was shut down", neverSent: true))
         }
         for queued in jobs { Self.runElsewhere(queued.job) }
+        arrivals.clear()
         curl_multi_cleanup(handle)
     }
 }
@@ -739,6 +804,24 @@ final class OriginCount {
     var held: [CurlTransfer] = []
     /// Whether it answered over HTTP/2 last: its transfers share connections, none is held back.
     var multiplexes = false
+}
+
+/// The transfers that took bytes from an HTTP/2 connection during the driver's current turn
+/// (``CurlMulti``'s `redriveHTTP2()`). Added to by libcurl's callbacks, inside the driver's calls
+/// into libcurl: the driver's only, as are the transfers that point to it.
+final class HTTP2Arrivals {
+    @exclusivity(unchecked) private(set) var transfers: [CurlTransfer] = []
+
+    @inline(__always)
+    func add(_ transfer: CurlTransfer) {
+        transfer.arrived = true
+        transfers.append(transfer)
+    }
+
+    func clear() {
+        for transfer in transfers { transfer.arrived = false }
+        transfers.removeAll(keepingCapacity: true)
+    }
 }
 
 /// A job of a task that runs on the loop thread, and the executor it runs on.

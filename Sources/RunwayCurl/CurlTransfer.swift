@@ -67,6 +67,10 @@ final class CurlTransfer: @unchecked Sendable {
     var watchesUpload: Bool { idleNanoseconds != nil && request.body != nil }
     /// The bytes of it libcurl had sent at the last progress callback. The driver's only.
     @exclusivity(unchecked) var lastUploaded: Int64 = 0
+    /// The driver's list of transfers that took bytes from an HTTP/2 connection this turn, set
+    /// when the transfer enters the multi handle, and whether this one is on it.
+    var arrivals: HTTP2Arrivals?
+    @exclusivity(unchecked) var arrived = false
 
     /// Where libcurl writes its own words on a failure (`CURLOPT_ERRORBUFFER`: the address it
     /// could not connect to, the certificate problem, the malformed chunk), for the error's
@@ -265,6 +269,13 @@ final class CurlTransfer: @unchecked Sendable {
         return UInt64(clamping: seconds) * 1_000_000_000 + UInt64(clamping: attoseconds / 1_000_000_000)
     }
 
+    /// Lists the transfer, once a turn, among those that took bytes from an HTTP/2 connection
+    /// (``HTTP2Arrivals``).
+    @inline(__always)
+    func arrivedOverHTTP2() {
+        if !respondsOverHTTP1, !arrived, let arrivals { arrivals.add(self) }
+    }
+
     /// Notes that a byte moved (a callback ran), for the idle timeout.
     @inline(__always)
     func moved() {
@@ -418,6 +429,7 @@ let curlWriteCallback: runway_curl_data_callback = { data, size, count, user in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let length = size * count
     transfer.moved()
+    transfer.arrivedOverHTTP2()
     if transfer.streams { return transfer.receiveStreamed(UnsafeRawBufferPointer(start: data, count: length)) }
     return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
@@ -430,7 +442,9 @@ let curlHeaderCallback: runway_curl_data_callback = { data, size, count, user in
     // Anything but `length` makes libcurl stop the transfer (`failure` says why). The line is
     // read as a bounds-checked span: the pointer ends here, at the C boundary.
     let line = UnsafeRawBufferPointer(start: data, count: length).assumingMemoryBound(to: UInt8.self)
-    return transfer.receiveHeader(line.span) ? length : 0
+    let accepted = transfer.receiveHeader(line.span)
+    transfer.arrivedOverHTTP2()
+    return accepted ? length : 0
 }
 
 let curlPrereqCallback: runway_curl_prereq_callback = { user, _, _, _, _ in
