@@ -132,6 +132,9 @@ public struct CacheInterceptor: Interceptor {
             do {
                 let fetched = try await fetch(
                     request, context: context, next: next, key: key, api: api, policy: policy, stored: served.entry)
+                // The interceptors before this one keep what it sets (a rotated session cookie),
+                // as they do for a response they get back.
+                ResendHandlers.keep(fetched.response, answering: request, in: context)
                 // What is no success is no update either: a 500, or a business error the service reads in a 200.
                 let refused =
                     fetched.broken

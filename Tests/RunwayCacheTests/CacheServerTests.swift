@@ -261,6 +261,41 @@ import Testing
         }
     }
 
+    /// A response that sets a cookie is not stored, and the background refresh's goes to no
+    /// caller: the cookie interceptor before the cache keeps its cookies all the same.
+    @Test func aCookieTheBackgroundRefreshSetsIsKept() async throws {
+        let served = Counter()
+        let responder = try ScriptedResponder { _ in
+            let body = #"{"id":1}"#
+            // The first answer is stored (no cookie); the refresh's rotates the session.
+            let cookie = served.increment() == 1 ? "" : "Set-Cookie: session=rotated; Path=/\r\n"
+            return .reply(
+                Array(
+                    ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\(cookie)Content-Length: \(body.utf8.count)\r\n\r\n"
+                        + body).utf8))
+        }
+        defer { responder.stop() }
+        let jar = CookieJar()
+        let cache = try ResponseCache(policies: ["doc": .memory().cacheThenNetwork()])
+        let pipeline = Pipeline(interceptors: [.cookies(jar), cache.interceptor], dispatcher: CurlDispatcher())
+        _ = try await pipeline.send(Request(url: responder.url("/doc")), context: RequestContext(apiName: "doc"))
+        let (stream, continuation) = AsyncStream<CacheRefresh>.makeStream()
+        var context = RequestContext(apiName: "doc")
+        context[CacheRefreshObserver.Key.self] = CacheRefreshObserver { continuation.yield($0) }
+        let cached = try await pipeline.send(Request(url: responder.url("/doc")), context: context)
+        #expect(cached.origin == .memoryCache)
+        var iterator = stream.makeAsyncIterator()
+        guard case .unchanged(let fresh)? = await iterator.next() else {
+            Issue.record("expected an unchanged refresh from the server")
+            return
+        }
+        #expect(fresh.headers["Set-Cookie"] == "session=rotated; Path=/")
+        #expect(jar.cookieHeader(for: responder.url("/other")) == "session=rotated")
+        // The next request takes it from the jar.
+        _ = try await pipeline.send(Request(url: responder.url("/other")), context: RequestContext(apiName: "other"))
+        #expect(responder.exchanges.last?.head.contains("Cookie: session=rotated") == true)
+    }
+
     /// Validation before the cache, as in `DefaultOrder`: the response rule is checked on the way
     /// back, after the cache has seen the response.
     static func validatedPipeline(_ cache: ResponseCache) throws -> Pipeline {

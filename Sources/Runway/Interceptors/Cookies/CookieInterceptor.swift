@@ -29,7 +29,8 @@ import Foundation
 /// whose it is, and a `Cookie` header says whose; after it, one user's cached answer could reach
 /// the next user who signs in. A response the retry interceptor retries (a `503` setting a
 /// sticky-session cookie), or a `401` a token refresh replays (renewing the session cookie), is
-/// kept all the same, and the next attempt carries the jar's cookies as they are then.
+/// kept all the same, and the next attempt carries the jar's cookies as they are then; so is the
+/// response of a cache-then-network call's background refresh, which no caller gets back.
 public struct CookieInterceptor: Interceptor {
     /// The jar it sends from and stores into.
     public let jar: CookieJar
