@@ -44,6 +44,12 @@ enum CurlError {
         case CURLE_RECV_ERROR where detail.map(isOversizedHead) == true:
             // Not a lost connection either: a head over libcurl's total limit would come again.
             return RunwayError(.responseTooLarge, "the response headers are over libcurl's limit: \(detail ?? "") \(target)")
+        case CURLE_HTTP2_STREAM where detail.map(isProtocolError) == true:
+            // Not a lost connection: the stream ended with PROTOCOL_ERROR, nghttp2's refusal of a
+            // malformed response (a `:status` that is not three digits, or two of them, an
+            // upper-case field name), or the server's word that the exchange broke the protocol.
+            // Sent again, it would end the same way.
+            return RunwayError(.responseInvalid, "the HTTP/2 response is not valid: \(detail ?? "") \(target)")
         case CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             // Before the request was about to go (no pre-transfer time), nothing of it left:
             // a connect timeout, refused, unreachable, unresolved.
@@ -123,6 +129,12 @@ enum CurlError {
     /// (300 KB in libcurl 7.88, each field being under its 100 KB limit for one header).
     static func isOversizedHead(_ detail: String) -> Bool {
         detail.hasPrefix("Too large response headers")
+    }
+
+    /// Whether libcurl's words are those of an HTTP/2 stream that ended with PROTOCOL_ERROR
+    /// ("HTTP/2 stream 1 was not closed cleanly: PROTOCOL_ERROR (err 1)").
+    static func isProtocolError(_ detail: String) -> Bool {
+        detail.hasPrefix("HTTP/2 stream ") && detail.hasSuffix(": PROTOCOL_ERROR (err 1)")
     }
 
     /// libcurl's words for an error's message, unless they hold something of the request's

@@ -4,6 +4,8 @@ Usage: python3 h2_server.py CERTIFICATE KEY
 Prints the port it listens on (127.0.0.1, ALPN h2 only), then answers every stream by its path:
 - /head?fields=N&bytes=M: 200, "ok", with N fields x-big-0... of M bytes each (a header block
   of any size, in HEADERS and CONTINUATION frames);
+- /status?S: a response whose `:status` is S, as given;
+- /fields?name=value&...: 200, "ok", with those fields as given (upper-case names included);
 - anything else: 404.
 Exits when its standard input closes (the test process ended).
 """
@@ -34,12 +36,22 @@ def respond(conn, stream, path, query):
         headers += [("x-big-%d" % i, "b" * size) for i in range(fields)]
         conn.send_headers(stream, headers)
         conn.send_data(stream, b"ok", end_stream=True)
+    elif path == "/status":
+        conn.send_headers(stream, [(":status", query.get("s", ["200"])[0]), ("content-length", "2")])
+        conn.send_data(stream, b"ok", end_stream=True)
+    elif path == "/fields":
+        headers = [(":status", "200")] + [(name, value) for name, values in query.items() for value in values]
+        conn.send_headers(stream, headers)
+        conn.send_data(stream, b"ok", end_stream=True)
     else:
         conn.send_headers(stream, [(":status", "404"), ("content-length", "0")], end_stream=True)
 
 
 def serve(sock):
-    config = h2.config.H2Configuration(client_side=False, header_encoding=None)
+    # What it sends is not checked: sending what breaks the rules is its point.
+    config = h2.config.H2Configuration(
+        client_side=False, header_encoding=None, validate_outbound_headers=False, normalize_outbound_headers=False
+    )
     conn = h2.connection.H2Connection(config)
     conn.initiate_connection()
     conn.max_inbound_frame_size = 1 << 24
