@@ -10,17 +10,25 @@ Prints the port it listens on (127.0.0.1, ALPN h2 only), then answers every stre
 Exits when its standard input closes (the test process ended).
 """
 
+import os
 import socket
 import ssl
 import sys
 import threading
 import urllib.parse
 
-import h2.config
-import h2.connection
-import h2.events
-import h2.exceptions
-import hpack
+try:
+    import h2.config
+    import h2.connection
+    import h2.events
+    import h2.exceptions
+    import hpack
+except ImportError:
+    # The Debian package (python3-h2, which scripts/install-deps.sh installs) is the system
+    # Python's: a python3 found first on the PATH (pyenv, a virtual environment) may lack it.
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
+    raise
 
 # Header values go out as they are, not Huffman-coded: pure Python codes 100 KB in a second or
 # more on a loaded machine, and a field's size on the wire is then its size.
