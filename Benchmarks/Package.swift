@@ -96,6 +96,7 @@ let package = Package(
             name: "Profile",
             dependencies: [
                 "BenchSupport", .product(name: "Runway", package: runway), .product(name: "RunwayCache", package: runway),
+                .product(name: "RunwaySigning", package: runway),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

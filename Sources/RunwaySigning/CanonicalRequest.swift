@@ -61,7 +61,8 @@ public struct CanonicalRequest: Sendable, Equatable {
         method: String, percentEncodedPath: String, percentEncodedQuery: String?, contentType: String?,
         body: Data?, timestamp: String, nonce: String, keyID: String = ""
     ) {
-        self.method = method.uppercased()
+        // Methods are upper-case tokens as a rule: only a lower-case one is copied.
+        self.method = method.utf8.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") } ? method.uppercased() : method
         self.path = Self.normalise(path: percentEncodedPath)
         self.parameters = Self.signedParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
         self.bodyHash = body.map { $0.isEmpty ? Self.emptyBodyHash : Self.hexSHA256($0) } ?? Self.emptyBodyHash
@@ -90,12 +91,28 @@ public struct CanonicalRequest: Sendable, Equatable {
 
     /// The text that is signed.
     public var text: String {
-        lines.joined(separator: "\n")
+        String(decoding: utf8Text, as: UTF8.self)
     }
 
-    /// The lines of ``text``.
-    var lines: [String] {
-        [Self.algorithm, method, path, parameters, bodyHash, timestamp, nonce, keyID]
+    /// ``text`` as UTF-8, written straight into one buffer: what the signer hashes.
+    var utf8Text: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(
+            Self.algorithm.utf8.count + method.utf8.count + path.utf8.count + parameters.utf8.count + bodyHash.utf8.count
+                + timestamp.utf8.count + nonce.utf8.count + keyID.utf8.count + 7)
+        func line(_ text: String) {
+            bytes.append(UInt8(ascii: "\n"))
+            bytes += text.utf8
+        }
+        bytes += Self.algorithm.utf8
+        line(method)
+        line(path)
+        line(parameters)
+        line(bodyHash)
+        line(timestamp)
+        line(nonce)
+        line(keyID)
+        return bytes
     }
 
     /// The SHA-256 of no bytes, lower-case hex: the body hash of every request without a body.
@@ -106,6 +123,13 @@ public struct CanonicalRequest: Sendable, Equatable {
     /// different queries could share a canonical form), `?`, the query as sent, and a form
     /// body's base64 — never a canonical form (which holds no `?`), and one per request.
     static func signedParameters(percentEncodedQuery: String?, contentType: String?, body: Data?) -> String {
+        // Without form fields (the rule `RequestParameters` reads them by), a query that already
+        // is canonical (none, or sorted unreserved `name=value` pieces, as API managers build
+        // them) is its own canonical form.
+        if body?.isEmpty ?? true || !(contentType.map(RequestParameters.isForm) ?? false) {
+            guard let percentEncodedQuery else { return "" }
+            if RequestParameters.isCanonical(Substring(percentEncodedQuery)) { return percentEncodedQuery }
+        }
         let parameters = RequestParameters(percentEncodedQuery: percentEncodedQuery, contentType: contentType, body: body)
         if parameters.isExactlyDecoded { return parameters.canonicalForm }
         let form = contentType.map { $0.lowercased().hasPrefix("application/x-www-form-urlencoded") } == true

@@ -39,19 +39,12 @@ struct KeyedMAC: @unchecked Sendable {
 
     /// The MAC of `text`'s UTF-8 bytes, lower-case hex.
     func code(for text: String) -> String {
-        code(forLines: [text])
+        code(forMessage: Array(text.utf8))
     }
 
-    /// The MAC of `lines` joined by line feeds, lower-case hex. The lines are joined into one
-    /// buffer and hashed in one update: each update of the digest costs about as much as
-    /// hashing a hundred bytes.
-    func code(forLines lines: [String]) -> String {
-        var message: [UInt8] = []
-        message.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
-        for (index, line) in lines.enumerated() {
-            if index > 0 { message.append(UInt8(ascii: "\n")) }
-            message += line.utf8
-        }
+    /// The MAC of `message`, lower-case hex. The message is hashed in one update: each update of
+    /// the digest costs about as much as hashing a hundred bytes.
+    func code(forMessage message: [UInt8]) -> String {
         var inner = self.inner
         inner.update(data: message)
         var outer = self.outer

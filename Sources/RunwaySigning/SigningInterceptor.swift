@@ -42,11 +42,14 @@ public struct SigningInterceptor: PerAttemptInterceptor {
 
     /// The HMAC schemes' key (the caller's own, for a third party), keyed once.
     private let mac: KeyedMAC?
+    /// `headers.all`, made once.
+    private let names: [String]
 
     /// Creates a signing interceptor.
     public init(_ scheme: SigningScheme, headers: SigningHeaders = SigningHeaders()) {
         self.scheme = scheme
         self.headers = headers
+        names = headers.all
         switch scheme.kind {
         case .hmac(let key, _): mac = KeyedMAC(key: key)
         case .thirdParty(let callerKey, _): mac = KeyedMAC(key: callerKey)
@@ -73,7 +76,6 @@ public struct SigningInterceptor: PerAttemptInterceptor {
         try checkSignable(request)
         var signed = request
         // Signature fields already there go in one pass; the new ones are appended after the rest.
-        let names = headers.all
         signed.headers.removeAll { field in names.contains { field.name.caseInsensitiveEquals($0) } }
         signed.headers.reserveCapacity(signed.headers.count + 4)
         switch scheme.kind {
@@ -141,7 +143,7 @@ public struct SigningInterceptor: PerAttemptInterceptor {
 
     /// The HMAC of the canonical text under `key`, with the MAC keyed at `init` (which is `key`'s).
     private func code(for canonical: CanonicalRequest, key: Data) -> String {
-        (mac ?? KeyedMAC(key: key)).code(forLines: canonical.lines)
+        (mac ?? KeyedMAC(key: key)).code(forMessage: canonical.utf8Text)
     }
 
     /// 128 random bits, lower-case hex, from the system's generator.

@@ -44,4 +44,22 @@ import Testing
             body: nil, timestamp: "1", nonce: "n")
         #expect(client == server)
     }
+
+    @Test(
+        "signed parameters are the canonical form, whether the query already is one or not, form fields included",
+        arguments: [
+            ("", nil, nil), ("a=1", nil, nil), ("a=1&b=2", nil, nil), ("b=2&a=1", nil, nil), ("a=2&a=1", nil, nil),
+            ("a=&b.c=~-_", nil, nil), ("a=1&&b=2", nil, nil), ("a=1&", nil, nil), ("flag&a=1", nil, nil), ("a==1", nil, nil),
+            ("A=1&a=2", nil, nil), ("a=%41", nil, nil), ("a=x+y", nil, nil), ("b=1&a=%7E", nil, nil),
+            ("a=1", "application/x-www-form-urlencoded", "c=3&b=2"),
+            ("a=1", " Application/X-WWW-Form-URLEncoded ; charset=utf-8", "b=2"),
+            ("a=1", "application/json", #"{"b":2}"#), ("a=1", "application/x-www-form-urlencoded", ""),
+        ] as [(String, String?, String?)])
+    func signedParameters(query: String, contentType: String?, body: String?) {
+        let body = body.map { Data($0.utf8) }
+        let canonical = CanonicalRequest(
+            method: "GET", percentEncodedPath: "/", percentEncodedQuery: query, contentType: contentType, body: body, timestamp: "1",
+            nonce: "n")
+        #expect(canonical.parameters == RequestParameters(percentEncodedQuery: query, contentType: contentType, body: body).canonicalForm)
+    }
 }

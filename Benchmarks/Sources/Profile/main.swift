@@ -6,12 +6,14 @@
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/load.cg .build/release/Profile load 10000
 //   callgrind_annotate /tmp/load.cg | head -40
 //
-// Scenarios: load, load-params, fetch, cache-manager, cache-pipeline. The HTTP clients are
+// Scenarios: load, load-params, fetch, cache-manager, cache-pipeline, sign (the signing
+// interceptor's work on the benchmarks' GET, without I/O). The HTTP clients are
 // measured one process each by `scripts/bench.py` (see README.md).
 import BenchSupport
 import Foundation
 import Runway
 import RunwayCache
+import RunwaySigning
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first else {
@@ -47,6 +49,13 @@ func runScenario(_ scenario: String) async throws {
         let n = count(at: 1, default: 10_000)
         let fixture = try CacheFixture(policy: .memory(), diskFile: nil)
         for _ in 0..<n { _ = try await fixture.pipeline.send(fixture.request, context: fixture.context) }
+    case "sign":
+        let n = count(at: 1, default: 10_000)
+        let signing = try SigningInterceptor.signing(secret: "bench-secret-0123456789abcdef", keyID: "bench")
+        let request = try Request("http://api.bench.test:8080/json")
+        var total = 0
+        for _ in 0..<n { total &+= try signing.sign(request, apiName: "bench.items").headers.count }
+        print(total)
     default:
         print("unknown scenario \(scenario)")
         exit(2)

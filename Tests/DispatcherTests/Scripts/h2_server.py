@@ -4,7 +4,7 @@ Usage: python3 h2_server.py CERTIFICATE KEY
 Prints the port it listens on (127.0.0.1, ALPN h2 only), then answers every stream by its path:
 - /head?fields=N&bytes=M: 200, "ok", with N fields x-big-0... of M bytes each (a header block
   of any size, in HEADERS and CONTINUATION frames);
-- /status?S: a response whose `:status` is S, as given;
+- /status?s=S: a response whose `:status` is S, as given;
 - /fields?name=value&...: 200, "ok", with those fields as given (upper-case names included);
 - anything else: 404.
 Exits when its standard input closes (the test process ended).
