@@ -131,7 +131,7 @@ struct HAREntryBuilder {
     /// cut at the body limit; multipart bodies and, with a limit of 0, every body left out.
     func keep(_ body: Data, contentType: String?) -> KeptBody {
         guard bodyLimit > 0 else { return KeptBody(text: nil, comment: "\(body.count) bytes, not recorded (body limit 0)") }
-        switch redaction.apply(toBody: body, contentType: contentType) {
+        switch redaction.apply(toBody: body, contentType: contentType, keeping: bodyLimit) {
         case .multipart:
             return KeptBody(text: nil, comment: "\(body.count) bytes of multipart, not recorded (its parts are not redacted)")
         case .binary where Self.looksLikeText(body, contentType: contentType):
@@ -143,6 +143,9 @@ struct HAREntryBuilder {
         case .binary:
             let cut = body.count > bodyLimit ? "the first \(bodyLimit) of \(body.count) bytes" : nil
             return KeptBody(text: body.prefix(bodyLimit).base64EncodedString(), isBase64: true, comment: cut)
+        case .prefix(let text, let size):
+            // A large JSON body, redacted only as far as the limit.
+            return KeptBody(text: text, comment: "cut at \(text.utf8.count) of \(size) bytes")
         case .text(let text):
             let size = text.utf8.count
             guard size > bodyLimit else { return KeptBody(text: text) }

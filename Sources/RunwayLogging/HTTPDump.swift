@@ -65,10 +65,11 @@ struct HTTPDump {
         let encoding = headers["Content-Encoding"]?.lowercased() ?? "identity"
         let encoded = !(encoding == "identity" || encoding.isEmpty)
         let shown: String
-        switch redaction.apply(toBody: body, contentType: headers["Content-Type"]) {
+        switch redaction.apply(toBody: body, contentType: headers["Content-Type"], keeping: bodyLimit) {
         case .binary: return encoded ? "<\(body.count) bytes \(encoding)>" : "<\(body.count) bytes binary>"
         case .multipart: return "<\(body.count) bytes multipart>"
         case .text(let text): shown = text
+        case .prefix(let text, let size): return text + "… (of \(size) bytes)"
         }
         guard shown.utf8.count > bodyLimit else { return shown }
         let cut = shown.prefix(utf8Bytes: bodyLimit)

@@ -24,6 +24,31 @@ import Testing
         return har
     }
 
+    /// A large JSON body is kept redacted as far as the body limit, never parsed whole (2.4 MB of
+    /// it took seconds on the call's path), and nothing hidden shows.
+    @Test func aLargeJSONBodyIsKeptAsFarAsTheLimit() async throws {
+        try await withTestServer { server in
+            let recorder = HARRecorder(bodyLimit: 1024)
+            let pipeline = Pipeline(interceptors: [.har(recorder)], dispatcher: CurlDispatcher())
+            let items = (0..<40_000).map { #"{"id":\#($0),"token":"SECRET-\#($0)","name":"item \#($0)"}"# }.joined(separator: ",")
+            let body = Data(#"{"session_id":"SECRET-top","items":[\#(items)]}"#.utf8)
+            let response = try await pipeline.send(
+                Request(method: .post, url: server.url("/echo"), headers: ["Content-Type": "application/json"], body: body))
+            #expect(response.status == 200)
+            let har = try await writeAndCheck(recorder, entries: 1)
+            let entry = try #require(har.log.entries.first)
+            let posted = try #require(entry.request.postData)
+            let text = posted.text
+            #expect(text.utf8.count <= 1024 && !text.contains("SECRET"))
+            #expect(text.hasPrefix(#"{"session_id":"<redacted>","items":[{"id":0,"token":"<redacted>","name":"item 0"}"#))
+            #expect(posted.comment == "cut at \(text.utf8.count) of \(body.count) bytes")
+            #expect(entry.request.bodySize == body.count)
+            // The echo is JSON of more than the limit too: cut as far as it.
+            #expect((entry.response.content.text ?? "").utf8.count <= 1024)
+            #expect(entry.response.content.comment?.hasPrefix("cut at ") == true)
+        }
+    }
+
     @Test func aSessionIsRecordedRedactedWithCacheHitsAndFailures() async throws {
         try await withTestServer { server in
             let recorder = HARRecorder()

@@ -34,6 +34,26 @@ import Testing
         #expect(!all.contains("qwerty") && !all.contains("s3cret"))
     }
 
+    /// A large JSON body is logged redacted as far as the body limit, never parsed whole (2.4 MB of
+    /// it took seconds on the call's path), and nothing hidden shows.
+    @Test func aLargeJSONBodyIsLoggedAsFarAsTheLimit() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.shutdown() } }
+        let (handler, logger) = Self.memoryLogger(.trace)
+        let items = (0..<40_000).map { #"{"id":\#($0),"token":"SECRET-\#($0)"}"# }.joined(separator: ",")
+        let body = Data(#"{"session_id":"SECRET-top","items":[\#(items)]}"#.utf8)
+        let request = Runway.Request(
+            method: .post, url: server.url("/upload"), headers: ["Content-Type": "application/json"], body: body)
+        let response = try await Pipeline(interceptors: [.logging(logger)], dispatcher: CurlDispatcher()).send(request)
+        #expect(response.status == 200)
+        let all = handler.entries.map { "\($0.message)" }.joined(separator: "\n")
+        let start = #"{"session_id":"<redacted>","items":[{"id":0,"token":"<redacted>"},{"id":1,"token":"<redacted>"}"#
+        #expect(all.contains(start), "\(all.prefix(2000))")
+        #expect(all.contains("… (of \(body.count) bytes)"))
+        #expect(!all.contains("SECRET-0") && !all.contains("SECRET-top"))
+        #expect(all.utf8.count < 20_000)
+    }
+
     /// A secret member of a nested name (`card[cvv]`), in a query and in a form, is hidden.
     @Test func aNestedSecretNameIsHidden() async throws {
         let server = try await TestServer.start()

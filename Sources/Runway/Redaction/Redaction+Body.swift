@@ -13,6 +13,9 @@ extension Redaction {
         case binary
         /// A `multipart/` body: its parts are not read, so it is never shown.
         case multipart
+        /// The start of a large JSON body, hidden values replaced, read only as far as the limit
+        /// asked for (``redactingJSONPrefix(_:limit:)``); `bodySize` is the whole body's.
+        case prefix(String, bodySize: Int)
     }
 
     /// `body` as text with hidden values replaced: JSON whatever the type says when it starts
@@ -25,11 +28,19 @@ extension Redaction {
     ///   - body: The bytes, as they are. A caller unsure whether they are still compressed may
     ///     ask: gzip bytes, and all but surely zlib and raw deflate ones, come back `.binary`.
     ///   - contentType: The body's `Content-Type`, if any.
-    package func apply(toBody body: Data, contentType: String?) -> BodyText {
+    ///   - limit: How many bytes of the text the caller keeps, if it cuts it: a JSON body over
+    ///     ``wholeBodyLimit`` is then redacted only as far as that (`.prefix`), in its own
+    ///     spacing and member order, rather than parsed whole.
+    package func apply(toBody body: Data, contentType: String?, keeping limit: Int? = nil) -> BodyText {
+        let type = contentType?.lowercased() ?? ""
+        if let limit, body.count > Self.wholeBodyLimit, !type.contains("multipart/"),
+            type.contains("json") || [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(Self.firstNonBlank(of: body))
+        {
+            return redactingJSONPrefix(body, limit: limit)
+        }
         guard let text = String(data: body, encoding: .utf8),
             !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
         else { return .binary }
-        let type = contentType?.lowercased() ?? ""
         let start = text.first { !$0.isWhitespace }
         if type.contains("multipart/") {
             return .multipart
@@ -49,6 +60,11 @@ extension Redaction {
             return .text(applyToForm(form) + lineBreak)
         }
         return .text(text)
+    }
+
+    /// The first byte that is not a space, tab or line break (after a UTF-8 byte order mark).
+    private static func firstNonBlank(of body: Data) -> UInt8? {
+        body.dropFirst(body.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0).first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
     }
 
     /// `name=value&…` with no spaces, tabs or line breaks: a form, whatever the type says.
