@@ -144,7 +144,7 @@ struct HAREntryBuilder {
             let cut = body.count > bodyLimit ? "the first \(bodyLimit) of \(body.count) bytes" : nil
             return KeptBody(text: body.prefix(bodyLimit).base64EncodedString(), isBase64: true, comment: cut)
         case .prefix(let text, let size):
-            // A large JSON body, redacted only as far as the limit.
+            // A large body, read only as far as the limit needs.
             return KeptBody(text: text, comment: "cut at \(text.utf8.count) of \(size) bytes")
         case .text(let text):
             let size = text.utf8.count

@@ -18,8 +18,8 @@ import Foundation
 /// try recorder.write(to: URL(fileURLWithPath: "calls.har"))
 /// ```
 /// Secrets are hidden as the logging interceptor hides them (the same `Redaction`) before
-/// anything is kept; bodies are kept up to ``bodyLimit`` bytes (a JSON body over 64 KiB is
-/// redacted only as far as that, not parsed whole). Binary response bodies are kept
+/// anything is kept; bodies are kept up to ``bodyLimit`` bytes (a body over 64 KiB is read only
+/// as far as that needs, not parsed whole). Binary response bodies are kept
 /// as base64, as they are (bytes cannot be redacted); a body limit of 0 keeps no body at all.
 /// The recorder keeps the last ``maxEntries`` calls and drops the oldest, so a long-running app
 /// never grows without bound. Safe to use from any thread.

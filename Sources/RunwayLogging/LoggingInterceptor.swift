@@ -55,9 +55,9 @@ public struct LoggingInterceptor: Interceptor {
         public var dumpLevel: Logger.Level
         /// The level of failures.
         public var failureLevel: Logger.Level
-        /// The most body bytes shown in a dump; 0 (or less) shows only sizes. A JSON body over
-        /// 64 KiB is redacted only as far as that, in its own spacing and member order, rather
-        /// than parsed whole.
+        /// The most body bytes shown in a dump; 0 (or less) shows only sizes. A body over 64 KiB
+        /// is read only as far as that needs, rather than parsed whole (JSON is then shown in its
+        /// own spacing and member order).
         public var bodyLimit: Int
         /// What is hidden.
         public var redaction: Redaction

@@ -2,9 +2,10 @@ import Foundation
 import Runway
 import Testing
 
-/// A large JSON body that a log or a HAR entry keeps a few bytes of is redacted as it is read,
-/// only as far as those bytes, rather than parsed whole (`Redaction.redactingJSONPrefix`).
-@Suite("Redaction of a large JSON body's start")
+/// A large body that a log or a HAR entry keeps a few bytes of is read only as far as those
+/// bytes need, rather than whole: JSON is redacted as it is read (`Redaction.redactingJSONPrefix`),
+/// other text from its start.
+@Suite("Redaction of a large body's start")
 struct JSONPrefixRedactionTests {
     let redaction = Redaction.standard
 
@@ -101,10 +102,39 @@ struct JSONPrefixRedactionTests {
         }
         // A small body keeps the whole-body redaction: keys sorted.
         let small = Data(#"{"b": 1, "token": "t", "a": 2}"#.utf8)
-        #expect(redaction.apply(toBody: small, contentType: "application/json", keeping: 10) == .text(#"{"a":2,"b":1,"token":"<redacted>"}"#))
-        // Large but multipart or not JSON: as before.
+        #expect(
+            redaction.apply(toBody: small, contentType: "application/json", keeping: 10) == .text(#"{"a":2,"b":1,"token":"<redacted>"}"#))
+        // Large but multipart: never shown.
         #expect(redaction.apply(toBody: large, contentType: "multipart/form-data; boundary=x", keeping: 300) == .multipart)
-        let plain = Data(String(repeating: "plain text ", count: 10_000).utf8)
-        #expect(redaction.apply(toBody: plain, contentType: "text/plain", keeping: 300) == .text(String(decoding: plain, as: UTF8.self)))
+    }
+
+    @Test("other large text is read from its start: XML and forms redacted, a cut character left out")
+    func otherText() {
+        let xml = Data(("<doc><token>SECRET</token>" + String(repeating: "<item>i</item>", count: 10_000) + "</doc>").utf8)
+        let form = Data(("a=1&password=SECRET&" + String(repeating: "x=1&", count: 20_000) + "z=2").utf8)
+        let plain = String(repeating: "名", count: 30_000)
+        for (body, type, shown) in [
+            (xml, "application/xml", "<doc><token><redacted></token><item>i</item>"),
+            (xml, nil, "<doc><token><redacted></token><item>i</item>"),
+            (form, "application/x-www-form-urlencoded", "a=1&password=<redacted>&x=1&"),
+            (form, nil, "a=1&password=<redacted>&x=1&"),
+        ] as [(Data, String?, String)] {
+            guard case .prefix(let text, let size) = redaction.apply(toBody: body, contentType: type, keeping: 200) else {
+                Issue.record("\(shown): not cut")
+                continue
+            }
+            #expect(text.hasPrefix(shown) && text.utf8.count <= 200 && size == body.count, "\(text)")
+            #expect(!text.contains("SECRET"))
+        }
+        // 2 × 101 + 4 = 206 bytes would end 2 bytes into a character: 204 are read, 99 kept.
+        #expect(
+            redaction.apply(toBody: Data(plain.utf8), contentType: "text/plain", keeping: 101)
+                == .prefix(String(plain.prefix(utf8Bytes: 101)), bodySize: plain.utf8.count))
+        // A control character beyond what is read goes unseen; read whole, the body is binary.
+        let control = Data((String(repeating: "text ", count: 20_000) + "\u{1}").utf8)
+        #expect(
+            redaction.apply(toBody: control, contentType: "text/plain", keeping: 100)
+                == .prefix(String(repeating: "text ", count: 20), bodySize: control.count))
+        #expect(redaction.apply(toBody: control, contentType: "text/plain") == .binary)
     }
 }

@@ -13,8 +13,8 @@ extension Redaction {
         case binary
         /// A `multipart/` body: its parts are not read, so it is never shown.
         case multipart
-        /// The start of a large JSON body, hidden values replaced, read only as far as the limit
-        /// asked for (``redactingJSONPrefix(_:limit:)``); `bodySize` is the whole body's.
+        /// The start of a large body, hidden values replaced, read only as far as the limit
+        /// asked for needs; `bodySize` is the whole body's.
         case prefix(String, bodySize: Int)
     }
 
@@ -28,16 +28,26 @@ extension Redaction {
     ///   - body: The bytes, as they are. A caller unsure whether they are still compressed may
     ///     ask: gzip bytes, and all but surely zlib and raw deflate ones, come back `.binary`.
     ///   - contentType: The body's `Content-Type`, if any.
-    ///   - limit: How many bytes of the text the caller keeps, if it cuts it: a JSON body over
-    ///     ``wholeBodyLimit`` is then redacted only as far as that (`.prefix`), in its own
-    ///     spacing and member order, rather than parsed whole.
+    ///   - limit: How many bytes of the text the caller keeps, if it cuts it. A body over
+    ///     ``wholeBodyLimit`` is then read only as far as that needs (`.prefix`): JSON as it is
+    ///     redacted (``redactingJSONPrefix(_:limit:)``, in its own spacing and member order),
+    ///     other text from its first `2 × limit` bytes, read as a whole body is (XML and form
+    ///     redaction hide a cut element or value no less); a control character further on
+    ///     then goes unseen.
     package func apply(toBody body: Data, contentType: String?, keeping limit: Int? = nil) -> BodyText {
         let type = contentType?.lowercased() ?? ""
-        if let limit, body.count > Self.wholeBodyLimit, !type.contains("multipart/"),
-            type.contains("json") || [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(Self.firstNonBlank(of: body))
-        {
+        guard let limit, body.count > Self.wholeBodyLimit, !type.contains("multipart/") else { return apply(toWhole: body, type: type) }
+        if type.contains("json") || [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(Self.firstNonBlank(of: body)) {
             return redactingJSONPrefix(body, limit: limit)
         }
+        switch apply(toWhole: Self.start(of: body, bytes: 2 * max(1, limit) + 4), type: type) {
+        case .text(let text): return .prefix(String(text.prefix(utf8Bytes: limit)), bodySize: body.count)
+        case let other: return other
+        }
+    }
+
+    /// ``apply(toBody:contentType:keeping:)`` of a body read whole; `type` is lower-case.
+    private func apply(toWhole body: Data, type: String) -> BodyText {
         guard let text = String(data: body, encoding: .utf8),
             !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" })
         else { return .binary }
@@ -60,6 +70,18 @@ extension Redaction {
             return .text(applyToForm(form) + lineBreak)
         }
         return .text(text)
+    }
+
+    /// The first `count` bytes of `body`, or fewer: never part of a character.
+    private static func start(of body: Data, bytes count: Int) -> Data {
+        var end = min(body.count, count)
+        // The first byte left out continues a character: back to that character's first byte.
+        var steps = 0
+        while end > 0, end < body.count, steps < 3, body[body.startIndex + end] & 0xC0 == 0x80 {
+            end -= 1
+            steps += 1
+        }
+        return body.prefix(end)
     }
 
     /// The first byte that is not a space, tab or line break (after a UTF-8 byte order mark).
