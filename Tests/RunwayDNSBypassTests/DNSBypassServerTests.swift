@@ -203,9 +203,11 @@ import Testing
     /// connections. That refusal came after the POST was handled: the address is not at fault
     /// and the POST must not go to the next one.
     @Test func aRefusedRedirectAfterThePostIsNotAFailover() async throws {
-        let dead = try await TestServer.start()
+        // A port bound and never listened on, held until the test ends. (A test server's port, once
+        // shut down, could be taken by another test's server while the suites run in parallel:
+        // the redirect then got a 404.)
+        let dead = try RefusingPort()
         let deadURL = dead.url("/receipt")
-        await dead.shutdown()
         let posts = Counter()
         func origin(_ address: String) async throws -> TestServer {
             try await TestServer.start(host: address) { router in
@@ -229,6 +231,7 @@ import Testing
         } throws: { ($0 as? RunwayError)?.code == .cannotConnect }
         #expect(posts.value == 1)
         #expect(bypass.endpoints(for: Self.host).map(\.address) == ["127.0.0.8", "127.0.0.9"])
+        withExtendedLifetime(dead) {}
     }
 
     @Test func aCertificateForAnotherNameIsRejected() async throws {
