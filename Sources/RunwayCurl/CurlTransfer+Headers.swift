@@ -10,6 +10,15 @@ import Foundation
 // The response head, read on the loop thread header line by header line.
 extension CurlTransfer {
 
+    /// The redirects a transfer follows when its request follows redirects, as browsers do
+    /// (and `RedirectInterceptor`).
+    static func isFollowedRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
     /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
     ///
     /// Runs on the loop thread for every line, so it reads the status code and `Content-Length`
@@ -106,6 +115,13 @@ extension CurlTransfer {
             redirectLeavesOrigin = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
+            if followsRedirects, (300..<400).contains(code), !Self.isFollowedRedirect(code), let easy {
+                // libcurl follows the `Location` of any 3xx. A 304 answers a conditional request,
+                // a 305 names a proxy (deprecated, for what that lets a server do), and 300 and
+                // the rest are no instruction to go elsewhere: the response is this one, body and
+                // all. Read before any field, so libcurl never takes the `Location` to follow.
+                _ = runway_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+            }
             if code == 417, expectsContinue, let easy {
                 // The request's expectation refused (see ``refusedExpectation``): no re-send may
                 // follow this response, and over HTTP/1.1 its connection, whose server may still
@@ -195,7 +211,7 @@ extension CurlTransfer {
                 return false
             }
         }
-        if (300..<400).contains(status), Self.isLocation(line) {
+        if followsRedirects, Self.isFollowedRedirect(status), Self.isLocation(line) {
             redirectHasLocation = true
             if guardsProxyCredentials {
                 redirectLeavesOrigin = Self.leavesOrigin(Self.fieldText(line.extracting(9...)).trimmingBlanks(), from: request.url)

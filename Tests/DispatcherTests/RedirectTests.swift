@@ -90,6 +90,35 @@ extension DispatcherSuite {
         withExtendedLifetime(dead) {}
     }
 
+    @Test(
+        "a 3xx that is no redirect (300, 304, 305, 306, 399) is not followed to its Location: it is the response, body and all",
+        arguments: DispatcherUnderTest.all)
+    func onlyRedirectStatusesAreFollowed(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        for status in [300, 304, 305, 306, 399] {
+            // A 304 has no body; the others carry one, which must come back whole.
+            let body = status == 304 ? "" : "choose \(status)"
+            let responder = try ScriptedResponder { exchange in
+                guard exchange.target == "/elsewhere" else {
+                    let head = "HTTP/1.1 \(status) Status\r\nLocation: /elsewhere\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                    return .reply(Array((head + body).utf8))
+                }
+                return .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nelsewhere".utf8))
+            }
+            defer { responder.stop() }
+            for method in [HTTPMethod.get, .post] {
+                let request = makeRequest(method, responder.url("/start"), body: method == .post ? Data("form".utf8) : nil) {
+                    $0.redirects = .follow(max: 5)
+                }
+                let response = try await dut.send(dispatcher, request)
+                #expect(response.status == status, "\(status) \(method)")
+                #expect(String(decoding: response.body, as: UTF8.self) == body, "\(status) \(method)")
+                #expect(response.headers["Location"] == "/elsewhere", "\(status) \(method)")
+            }
+            #expect(responder.exchanges.map(\.target) == ["/start", "/start"], "\(status)")
+        }
+    }
+
     @Test("a HEAD stays a HEAD on every followed redirect, a 303 included", arguments: DispatcherUnderTest.all)
     func headStaysHeadOnRedirect(_ dut: DispatcherUnderTest) async throws {
         let dispatcher = dut.make()

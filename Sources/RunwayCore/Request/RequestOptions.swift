@@ -89,10 +89,11 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// ``TLSOptions/pinnedPublicKeys`` to `https` only (`CurlDispatcher` fails a redirect to plain
     /// `http`, where no key could be checked, with `.tls`).
     ///
-    /// A 307 or 308 sends the method and body again. A 301 or 302 turns a POST into a GET
-    /// without its body, and sends any other method again with its body. A 303 turns a POST into
-    /// a GET; `CurlDispatcher` returns a 303 to any other method but GET or HEAD as the response,
-    /// without following it.
+    /// Only a 301, 302, 303, 307 or 308 is followed: any other status is the response, a 300,
+    /// 304 or 305 with a `Location` included. A 307 or 308 sends the method and body again. A 301
+    /// or 302 turns a POST into a GET without its body, and sends any other method again with its
+    /// body. A 303 turns a POST into a GET; `CurlDispatcher` returns a 303 to any other method but
+    /// GET or HEAD as the response, without following it.
     ///
     /// `Authorization` and `Cookie` are not sent on to another host; every other header is,
     /// an API key in `X-Api-Key` included. Follow redirects only where the API's targets are
