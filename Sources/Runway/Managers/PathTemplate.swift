@@ -3,9 +3,10 @@ import RunwayCore
 /// A manager's ``APIManager/path`` with `{name}` placeholders, filled for each call from its
 /// parameters: `products/{id}` with `id: 42` is `products/42`.
 enum PathTemplate {
-    /// Whether `path` has placeholders to fill (most paths have none: no work per call).
+    /// Whether `path` has placeholders to fill, or a brace to refuse (most paths have neither:
+    /// no work per call).
     static func hasPlaceholders(_ path: String) -> Bool {
-        path.utf8.contains(UInt8(ascii: "{"))
+        path.utf8.contains { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }
     }
 
     /// `template` with each `{name}` replaced by the parameter `name`, percent-encoded as one
@@ -15,18 +16,22 @@ enum PathTemplate {
     /// each takes the same value.
     /// - Throws: `RunwayError` `.paramsInvalid` naming a placeholder whose parameter is
     ///   missing, empty, `.` or `..`, or not a string, number or boolean; `.configuration` for a
-    ///   template with an unclosed or empty `{}`.
+    ///   template with an unclosed or empty `{}`, a `{` inside one, or a `}` that closes none.
     static func fill(_ template: String, from parameters: inout [String: JSON]) throws(RunwayError) -> String {
         var filled = ""
         var rest = Substring(template)
         var used: [String: String] = [:]
         while let open = rest.firstIndex(of: "{") {
+            try literal(rest[..<open], of: template)
             filled += rest[..<open]
             guard let close = rest[open...].firstIndex(of: "}") else {
                 throw RunwayError(.configuration, "path \"\(template)\" has a '{' without its '}'", field: "path")
             }
             let name = String(rest[rest.index(after: open)..<close])
             guard !name.isEmpty else { throw RunwayError(.configuration, "path \"\(template)\" has an empty {}", field: "path") }
+            guard !name.contains("{") else {
+                throw RunwayError(.configuration, "path \"\(template)\" has a '{' inside a placeholder", field: "path")
+            }
             if let segment = used[name] {
                 filled += segment
             } else {
@@ -37,7 +42,15 @@ enum PathTemplate {
             }
             rest = rest[rest.index(after: close)...]
         }
+        try literal(rest, of: template)
         return filled + rest
+    }
+
+    /// Throws `.configuration` for a `}` in the text between placeholders: it closes none (a
+    /// mistyped placeholder, `products/id}`), and would be sent percent-encoded in the path.
+    private static func literal(_ text: Substring, of template: String) throws(RunwayError) {
+        guard text.contains("}") else { return }
+        throw RunwayError(.configuration, "path \"\(template)\" has a '}' that closes no '{'", field: "path")
     }
 
     /// The text of the parameter `name` for a path segment.

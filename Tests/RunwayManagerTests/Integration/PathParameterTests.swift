@@ -66,6 +66,25 @@ import Testing
         }
     }
 
+    /// A brace that makes no placeholder is a mistyped template, refused before anything is sent:
+    /// it is not percent-encoded into the path, nor a parameter sent in the query instead.
+    @Test(arguments: [
+        ("items/id}", "a '}' that closes no '{'"), ("items/{id}}", "a '}' that closes no '{'"),
+        ("items/{id}/x}y", "a '}' that closes no '{'"), ("items/{{id}}", "a '{' inside a placeholder"),
+        ("items/{id", "a '{' without its '}'"), ("items/{}", "an empty {}"),
+    ])
+    func aBraceThatMakesNoPlaceholderIsAConfigurationError(_ path: String, _ problem: String) async throws {
+        try await withShop(interceptors: []) { registry, requests in
+            let manager = PathAPIManager(registry: registry, apiName: "item", path: path)
+            let error = await #expect(throws: RunwayError.self) { try await manager.load(params: ["id": 1]) }
+            #expect(error?.code == .configuration, "\(path)")
+            #expect(error?.field == "path", "\(path)")
+            #expect(error?.message.contains(problem) == true, "\(path): \(String(describing: error?.message))")
+            #expect(error?.neverSent == true, "\(path)")
+            #expect(requests.value == 0)
+        }
+    }
+
     /// A URL error names what the manager declared: a `path` of its own is blamed as the path,
     /// not the API name the user finds nothing wrong with.
     @Test(arguments: ["search results/{id}", "items/{id}#top", "it\u{7F}ems/{id}"])
