@@ -91,7 +91,7 @@ extension APIManager {
         do throws(RunwayError) {
             json = try JSON(encoding: parameters, encoder: encoder)
         } catch {
-            throw RunwayError(.paramsInvalid, error.message, stage: .manager(apiName), underlying: error.underlying)
+            throw RunwayError(.paramsInvalid, error.message, stage: .manager(apiName), field: error.field, underlying: error.underlying)
         }
         guard case .object(let object) = json else {
             throw RunwayError(
@@ -104,7 +104,8 @@ extension APIManager {
 extension JSON {
     /// `value` as JSON, through `encoder` (its date, data and key strategies apply).
     /// - Throws: `RunwayError` `.invalidRequest` when `value` cannot be encoded (its
-    ///   `EncodingError` is the `RunwayError.underlying`), or when it holds a number that `JSON`
+    ///   `EncodingError` is the `RunwayError.underlying`, and the value's coding path, as
+    ///   `items[2].price`, the `RunwayError.field`), or when it holds a number that `JSON`
     ///   cannot hold exactly: an integer beyond `Int64` (a large `UInt64`) or a number with more
     ///   digits than a `Double` holds (a long `Decimal`), which would be sent as another number.
     public init<T: Encodable>(encoding value: T, encoder: JSONEncoder = JSONEncoder()) throws(RunwayError) {
@@ -112,7 +113,13 @@ extension JSON {
         do {
             data = try encoder.encode(value)
         } catch {
-            throw RunwayError(.invalidRequest, "\(T.self) cannot be encoded as JSON: \(error)", underlying: error)
+            // The value that could not be encoded, named as a decoding error names one.
+            var field: String?
+            if case .invalidValue(_, let context) = error as? EncodingError {
+                let path = APIResponse.text(ofCodingPath: context.codingPath)
+                if !path.isEmpty { field = path }
+            }
+            throw RunwayError(.invalidRequest, "\(T.self) cannot be encoded as JSON: \(error)", field: field, underlying: error)
         }
         do throws(RunwayError) {
             self = try JSON(parsingExactly: data)

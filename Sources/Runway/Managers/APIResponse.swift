@@ -60,22 +60,25 @@ public struct APIResponse: Sendable {
         }
     }
 
+    /// A coding path as a field is named in errors: `items[2].price`.
+    static func text(ofCodingPath codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            // JSONDecoder and JSONEncoder name an array element `Index 2` (integer value 2); a
+            // member keeps its name, even one with an integer value too (a dictionary's key "42",
+            // Int-backed CodingKeys), which is looked up by name.
+            if let index = key.intValue, key.stringValue == "Index \(index)" {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return text
+    }
+
     /// Where a decoding error happened (`items[2].price`) and what it was, in words.
     static func describe(_ error: DecodingError) -> (path: String, reason: String) {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            var text = ""
-            for key in codingPath {
-                // JSONDecoder names an array element `Index 2` (integer value 2); a member keeps its
-                // name, even one with an integer value too (a dictionary's key "42", Int-backed
-                // CodingKeys), which is looked up by name.
-                if let index = key.intValue, key.stringValue == "Index \(index)" {
-                    text += "[\(index)]"
-                } else {
-                    text += (text.isEmpty ? "" : ".") + key.stringValue
-                }
-            }
-            return text
-        }
+        let path = Self.text(ofCodingPath:)
         switch error {
         case .keyNotFound(let key, let context):
             return (path(context.codingPath + [key]), "no value for key \"\(key.stringValue)\"")

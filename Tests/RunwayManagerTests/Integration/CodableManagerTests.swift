@@ -243,6 +243,15 @@ import Testing
             #expect(error?.message.contains("JSON object") == true)
             let nonFinite = await #expect(throws: RunwayError.self) { try await manager.load(encoding: ["price": Double.nan]) }
             #expect(nonFinite?.code == .paramsInvalid)
+            #expect(nonFinite?.field == "price")
+            // The value is named by its coding path, as a decoding error names one.
+            struct Line: Encodable { let price: Double }
+            struct Order: Encodable { let lines: [Line] }
+            let nested = await #expect(throws: RunwayError.self) {
+                try await manager.load(encoding: Order(lines: [Line(price: 1), Line(price: .infinity)]))
+            }
+            #expect(nested?.code == .paramsInvalid)
+            #expect(nested?.field == "lines[1].price", "\(String(describing: nested))")
             #expect(carts.value == 0)
         }
     }
