@@ -17,6 +17,24 @@ struct MediatorParametersTests {
         #expect(parameters.keys == ["n", "d", "b", "u", "i", "list"])
     }
 
+    @Test("a local call's numbers of any type are read as Int or Double when their value fits")
+    func otherNumberTypesAreConverted() throws {
+        let parameters: MediatorParameters = [
+            "i64": Int64(5), "u8": UInt8(200), "u64": UInt64.max, "f": Float(1.5), "i32": Int32(-7), "neg": Int16(-3),
+        ]
+        #expect(try parameters.int("i64") == 5)
+        #expect(try parameters.int("u8") == 200)
+        #expect(try parameters.int("i32") == -7)
+        #expect { try parameters.int("u64") } throws: {
+            ($0 as? MediatorError)?.code == .parameterInvalid && ($0 as? MediatorError)?.message.contains("out of the range of Int") == true
+        }
+        // A Float is no integer, even a whole one: read it as a Double.
+        #expect { try parameters.int("f") } throws: { ($0 as? MediatorError)?.code == .parameterInvalid }
+        #expect(try parameters.double("f") == 1.5)
+        #expect(try parameters.double("i64") == 5)
+        #expect(try parameters.double("neg") == -3)
+    }
+
     @Test func missingAndInvalidNameTheField() {
         let parameters: MediatorParameters = ["n": "x", "obj": [1, 2]]
         #expect { try parameters.int("nope") } throws: {

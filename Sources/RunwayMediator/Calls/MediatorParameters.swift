@@ -154,12 +154,16 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         }
     }
 
-    /// The value for `key` as an `Int`, converting a decimal string.
+    /// The value for `key` as an `Int`, converting a decimal string or another integer type
+    /// (`Int64`, `UInt8`...) whose value an `Int` holds.
     public func int(_ key: String) throws -> Int {
         if case .int(let value)? = typed(key) { return value }
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Int: return value
+        case let value as any BinaryInteger:
+            guard let number = Int(exactly: value) else { throw Self.invalid(key, "is \(value), out of the range of Int") }
+            return number
         case let values as [String] where values.count > 1:
             throw Self.repeated(key, values.count)
         case let value?:
@@ -180,13 +184,15 @@ public struct MediatorParameters: Sendable, ExpressibleByDictionaryLiteral, Cust
         invalid(key, "is given \(count) times (read every value with strings(_:))")
     }
 
-    /// The value for `key` as a `Double`, converting a decimal string by the rule of the
-    /// `<double:>` placeholder (``RouteConverter/double``): no hexadecimal, `inf` or `nan`.
+    /// The value for `key` as a `Double`, converting another number type (`Float`, `Int64`...)
+    /// or a decimal string by the rule of the `<double:>` placeholder (``RouteConverter/double``):
+    /// no hexadecimal, `inf` or `nan`.
     public func double(_ key: String) throws -> Double {
         switch self[key] {
         case nil: throw Self.missing(key)
         case let value as Double: return value
-        case let value as Int: return Double(value)
+        case let value as any BinaryFloatingPoint: return Double(value)
+        case let value as any BinaryInteger: return Double(value)
         case let values as [String] where values.count > 1: throw Self.repeated(key, values.count)
         case let value?:
             guard let text = Self.text(value), let number = RouteConverter.parseDouble(text) else {
