@@ -96,6 +96,23 @@ struct URLHygieneTests {
         #expect(try mediator.resolve("app://listing/detail")?.action == "detail")
     }
 
+    @Test("a host's letters beyond ASCII are read without case too: a placeholder in the host gets them lowercased")
+    func aHostBeyondASCIIIsCaseInsensitive() async throws {
+        #expect(try MediatorURL("app://ZÜRICH/h").host == "zürich")
+        #expect(try MediatorURL("app://Z%C3%9CRICH/h").host == "zürich")
+        var builder = Mediator.Builder(implicitRoutes: false)
+        try builder.register(targetNamed: "city") { actions in
+            actions.action("show", access: .remote, routes: ["app://<city>/show"]) { _, call in try call.parameters.string("city") }
+        }
+        let mediator = try builder.build()
+        for url in ["app://ZÜRICH/show", "app://zürich/show", "app://Z%C3%9Crich/show"] {
+            #expect(try await mediator.perform(url: url) as? String == "zürich", "\(url)")
+        }
+        // A link whose host would come back as another value is refused.
+        #expect(throws: MediatorError.self) { try mediator.url(target: "city", action: "show", parameters: ["city": "ZÜRICH"]) }
+        #expect(try mediator.url(target: "city", action: "show", parameters: ["city": "zürich"]).hasPrefix("app://z%C3%BCrich/"))
+    }
+
     @Test func malformedInputIsTypedError() {
         let cases = [
             "", "app", "app:", "app:/", "app://", "app:x", "://x", "a p://x", "app://x/%", "app://x/%4", "app://x/%G0",

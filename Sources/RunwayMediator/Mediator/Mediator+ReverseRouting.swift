@@ -70,7 +70,7 @@ extension RoutePattern {
         var pieces: [String] = []
         for (position, segment) in segments.enumerated() {
             if position == 0, let name = segment.name, let value = parameters[name].flatMap(Self.urlText),
-                value.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+                URLScanner.lowercasedHost(value) != value
             {
                 // A host is read without case: the value would come back lowercased.
                 throw fail("parameter '\(name)' = '\(value)' fills the host, which comes back lowercased", name)

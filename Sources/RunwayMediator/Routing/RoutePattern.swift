@@ -88,7 +88,7 @@ public struct RoutePattern: Sendable, Hashable, CustomStringConvertible {
                     throw fail("'\(part)' mixes a literal with '<', '>' or '*'")
                 }
                 var literal = try Self.percentDecoded(part, fail)
-                if position == 0 { literal = URLScanner.asciiLowercased(literal) }
+                if position == 0 { literal = URLScanner.lowercasedHost(literal) }
                 segment = .literal(literal)
             }
             segments.append(segment)

@@ -83,7 +83,8 @@ struct URLScanner {
         var hasForeignAuthority = false
         while index < pathLimit, bytes[index] != UInt8(ascii: "/") {
             let byte = bytes[index]
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hostIsLower = false }
+            // A capital, or a letter beyond ASCII (which may be one: `Ü`).
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") || byte >= 0x80 { hostIsLower = false }
             if byte == UInt8(ascii: "%") { hostHasEscape = true }
             if byte == UInt8(ascii: "@") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") {
                 guard foreignAuthority else {
@@ -109,8 +110,9 @@ struct URLScanner {
         guard hostEnd > hostStart else { throw malformed("the URL has no host (the target)") }
         var host = try decode(bytes, hostStart, hostEnd, plusAsSpace: false)
         if hasForeignAuthority { hostIsLower = false }
-        if !hostIsLower || hostHasEscape && host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
-            host = asciiLowercased(host)
+        if !hostIsLower || hostHasEscape && host.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 })
+        {
+            host = lowercasedHost(host)
         }
         var segments: [Segment] = []
         segments.reserveCapacity(6)
@@ -202,8 +204,11 @@ struct URLScanner {
             ?? String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
-    static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+    /// A host (a target's name) in lower case, as it is matched: ASCII letters by their byte,
+    /// any other (`ZÜRICH` is `zürich`) as Unicode lowercases it, as target names are registered.
+    static func lowercasedHost(_ text: String) -> String {
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return text.lowercased() }
+        return String(decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
     static func malformed(_ message: String) -> MediatorError {
