@@ -92,9 +92,10 @@ extension CurlTransfer {
     /// each send, on a new or a reused connection): the first time, and again only when a
     /// response asked for it since the last send (a 307 or 308 redirect, an authentication
     /// challenge). libcurl also sends a request again on a new connection when the reused one
-    /// died before answering, and that is refused: the server may have the request already.
+    /// died before answering, and that is refused (the server may have the request already),
+    /// unless a redirect has made it a GET.
     func mayStartRequest() -> Bool {
-        guard sends == 0 || answeredSinceSent else {
+        guard sends == 0 || answeredSinceSent || redirectedAsGET else {
             refusedResend = true
             return false
         }

@@ -213,6 +213,9 @@ extension CurlTransfer {
         }
         if followsRedirects, Self.isFollowedRedirect(status), Self.isLocation(line) {
             redirectHasLocation = true
+            // A POST's 301, 302 or 303 makes libcurl send a GET next (another method's 303 is
+            // returned, not followed: ``returnsSeeOther``).
+            if request.method == .post, status <= 303 { redirectedAsGET = true }
             if guardsProxyCredentials {
                 redirectLeavesOrigin = Self.leavesOrigin(Self.fieldText(line.extracting(9...)).trimmingBlanks(), from: request.url)
             }

@@ -158,6 +158,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a response (a redirect, an authentication challenge) came in since the request
     /// was last sent: only then may libcurl send it again (see ``mayStartRequest()``).
     @exclusivity(unchecked) var answeredSinceSent = false
+    /// Whether a redirect libcurl follows made the POST a GET (a 301, 302 or 303): libcurl may
+    /// send that GET again on a new connection, as it does any GET.
+    @exclusivity(unchecked) var redirectedAsGET = false
     /// Whether header fields are parsed on the loop thread (downloads, streamed bodies) or later
     /// by the caller.
     let parsesHeadersOnLoop: Bool

@@ -115,6 +115,29 @@ struct ResendTests {
         #expect(requests(responder, "PUT").count == 2)
     }
 
+    @Test(
+        "the GET a POST's 301, 302 or 303 leads to is sent again when its reused connection dies: it is a GET, the POST went once",
+        arguments: [301, 302, 303])
+    func theGETAfterARedirectedPOSTIsResent(_ status: Int) async throws {
+        // Connection 0 answers the warm-up and the POST's redirect, then reads the GET and resets.
+        let responder = try ScriptedResponder { exchange in
+            if exchange.target == "/orders" {
+                return .reply(Array("HTTP/1.1 \(status) Moved\r\nLocation: /receipt\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            if exchange.connection == 0, exchange.target == "/receipt" { return .reset }
+            return .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+        }
+        defer { responder.stop() }
+        let dispatcher = CurlDispatcher()
+        _ = try await dispatcher.dispatch(makeRequest(responder.url("/warm")), context: RequestContext())
+        let request = makeRequest(.post, responder.url("/orders"), body: Data("x".utf8)) { $0.redirects = .follow(max: 3) }
+        let response = try await dispatcher.dispatch(request, context: RequestContext())
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "ok")
+        #expect(requests(responder, "POST").count == 1)
+        #expect(requests(responder, "GET").map(\.target) == ["/warm", "/receipt", "/receipt"])
+    }
+
     @Test("a 307 redirect still sends the POST body again, to where the server said")
     func redirectResendsTheBody() async throws {
         let responder = try ScriptedResponder { exchange in
