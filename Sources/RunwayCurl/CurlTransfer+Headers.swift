@@ -10,15 +10,6 @@ import Foundation
 // The response head, read on the loop thread header line by header line.
 extension CurlTransfer {
 
-    /// The redirects a transfer follows when its request follows redirects, as browsers do
-    /// (and `RedirectInterceptor`).
-    static func isFollowedRedirect(_ status: Int) -> Bool {
-        switch status {
-        case 301, 302, 303, 307, 308: true
-        default: false
-        }
-    }
-
     /// One header line; a status line starts a new response (after a redirect or `100 Continue`).
     ///
     /// Runs on the loop thread for every line, so it reads the status code and `Content-Length`
@@ -115,7 +106,7 @@ extension CurlTransfer {
             redirectLeavesOrigin = false
             // A redirect or an authentication challenge is what may send the request again.
             if code >= 300 { answeredSinceSent = true }
-            if followsRedirects, (300..<400).contains(code), !Self.isFollowedRedirect(code), let easy {
+            if followsRedirects, (300..<400).contains(code), !RedirectPolicy.isFollowed(code), let easy {
                 // libcurl follows the `Location` of any 3xx. A 304 answers a conditional request,
                 // a 305 names a proxy (deprecated, for what that lets a server do), and 300 and
                 // the rest are no instruction to go elsewhere: the response is this one, body and
@@ -211,7 +202,7 @@ extension CurlTransfer {
                 return false
             }
         }
-        if followsRedirects, Self.isFollowedRedirect(status), Self.isLocation(line) {
+        if followsRedirects, RedirectPolicy.isFollowed(status), Self.isLocation(line) {
             redirectHasLocation = true
             // A POST's 301, 302 or 303 makes libcurl send a GET next (another method's 303 is
             // returned, not followed: ``returnsSeeOther``).

@@ -180,7 +180,7 @@ final class Transfer: @unchecked Sendable {
             guard limit > 0, state.abortError == nil else { return nil }
             // Only what is a redirect (FoundationNetworking also follows a 305 or 306's
             // `Location`): any other 3xx is the response, as `CurlDispatcher` returns it.
-            guard [301, 302, 303, 307, 308].contains(response.statusCode) else { return nil }
+            guard RedirectPolicy.isFollowed(response.statusCode) else { return nil }
             let location = response.value(forHTTPHeaderField: "Location") ?? ""
             guard let target = URL(string: location, relativeTo: response.url ?? request.url)?.absoluteURL else {
                 state.redirectError = RunwayError(

@@ -85,6 +85,15 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// Redirects are returned to the caller as 3xx responses (the default for API calls).
     public static let none = RedirectPolicy(maxRedirects: 0)
 
+    /// Whether a response with `status` is a redirect to follow: a 301, 302, 303, 307 or 308, as
+    /// browsers follow (the dispatchers and `RedirectInterceptor` alike).
+    package static func isFollowed(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
+
     /// Follows up to `max` redirects, to `http` and `https` URLs only; an `https` request with
     /// ``TLSOptions/pinnedPublicKeys`` to `https` only (`CurlDispatcher` fails a redirect to plain
     /// `http`, where no key could be checked, with `.tls`).

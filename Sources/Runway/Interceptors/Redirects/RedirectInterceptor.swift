@@ -138,16 +138,13 @@ public struct RedirectInterceptor: PerAttemptInterceptor {
         }
     }
 
-    /// The statuses followed.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
-
     /// The fields that describe a body, dropped with it when a redirect turns a request into a `GET`.
     static let bodyFields = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]
 
     /// The request `response` redirects `request` to, or `nil` when it is not a redirect this
     /// interceptor follows.
     static func request(after response: Response, to request: Request) -> Request? {
-        guard redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty,
+        guard RedirectPolicy.isFollowed(response.status), let location = response.headers["Location"], !location.isEmpty,
             let target = URL(string: Request.encodingWhatURLsCannotHold(location), relativeTo: request.url)?.absoluteURL,
             target.isSameOrigin(as: request.url)
                 || isUpgrade(target, of: request.url)
