@@ -160,9 +160,11 @@ extension DispatcherSuite {
             .reply(Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8) + [UInt8](repeating: 7, count: size))
         }
         defer { responder.stop() }
+        // The server thread refills the socket many times after the reader reads on: on a loaded
+        // machine it may wait well over half a second to run, which is idleness the client sees.
         var request = makeRequest(responder.url("/big")) {
             $0.timeout = nil
-            $0.idleTimeout = .milliseconds(600)
+            $0.idleTimeout = .milliseconds(1_500)
         }
         request.streamsResponseBody = true
         // Kept while the body is read: releasing it ends the transfer.
@@ -173,8 +175,8 @@ extension DispatcherSuite {
         for try await chunk in try #require(response.bodyStream) {
             received += chunk.count
             if !waited {
-                // Five idle timeouts without reading: the transfer is paused, not idle.
-                try await Task.sleep(for: .milliseconds(3_000))
+                // Three idle timeouts without reading: the transfer is paused, not idle.
+                try await Task.sleep(for: .milliseconds(4_500))
                 waited = true
             }
         }
@@ -194,7 +196,7 @@ extension DispatcherSuite {
         defer { responder.stop() }
         var request = makeRequest(responder.url("/waits")) {
             $0.timeout = nil
-            $0.idleTimeout = .milliseconds(600)
+            $0.idleTimeout = .seconds(1)
         }
         request.streamsResponseBody = true
         let dispatcher = CurlDispatcher()
@@ -206,7 +208,7 @@ extension DispatcherSuite {
             // From the second piece on (libcurl's own early timers have run out by then, and
             // would read the socket), the loop thread is held for three idle timeouts, while
             // the third piece comes.
-            if body.count == 200 { holdUp = Task(executorPreference: dispatcher.loopExecutor) { _ = usleep(1_800_000) } }
+            if body.count == 200 { holdUp = Task(executorPreference: dispatcher.loopExecutor) { _ = usleep(3_000_000) } }
         }
         await holdUp?.value
         #expect(body == Data(piece + piece + piece))

@@ -138,7 +138,7 @@ struct UploadStreamingTests {
     func aSlowProducerIsNotIdle() async throws {
         let dispatcher = CurlDispatcher()
         try await withTestServer(routes: UploadRoutes.routes()) { server in
-            // Two chunks with five idle timeouts between them.
+            // Two chunks with three idle timeouts between them.
             let slow = AsyncStream<Data> { continuation in
                 let task = Task {
                     continuation.yield(DeterministicBytes.data(count: 1_000, offset: 0))
@@ -151,7 +151,7 @@ struct UploadStreamingTests {
             var request = Self.upload(server, .sequence(slow))
             request.options.timeout = nil
             // Wide enough for a loaded machine's test server to answer once the body is in.
-            request.options.idleTimeout = .milliseconds(600)
+            request.options.idleTimeout = .seconds(1)
             let report = try Self.report(try await dispatcher.dispatch(request, context: RequestContext()))
             #expect(report.received == 2_000)
             #expect(report.matches)
