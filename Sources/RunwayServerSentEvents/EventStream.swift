@@ -41,8 +41,8 @@ import Foundation
 /// - **Cancellation.** Cancelling the reading task, or leaving the loop, aborts the current
 ///   transfer (the server sees the connection close or the stream reset) and never reconnects.
 ///
-/// Each connection is the request as given plus `Accept: text/event-stream`,
-/// `Cache-Control: no-cache`, `Last-Event-ID` when there is one, no total timeout
+/// Each connection is the request as given with `Accept: text/event-stream` and
+/// `Cache-Control: no-cache` (replacing its own), `Last-Event-ID` when there is one, no total timeout
 /// (`RequestOptions.timeout` `nil`: a stream lasts), and `Request.streamsResponseBody`. Its
 /// `RequestOptions.idleTimeout` stays: set it above the server's heartbeat interval, and a
 /// connection that goes silent that long is left and reconnected (without it, a server that

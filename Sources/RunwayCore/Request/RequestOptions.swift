@@ -227,9 +227,10 @@ public struct HTTPVersionPreference: Sendable, Equatable {
 /// ``validatorFile``. With `resume`, an interrupted download continues from the bytes already in
 /// `<file>.part` with a `Range` request carrying that validator as `If-Range`: a server whose
 /// resource changed since answers `200` with the whole new version, which replaces the partial
-/// file, so the final file never joins two versions. Bytes from a response that had no validator
-/// are not resumed: the download starts from zero. `CurlDispatcher` refuses a second download to
-/// the same `file` while one runs (`.fileIO`).
+/// file, so the final file never joins two versions. A resumed download's response is the `206`
+/// the server sent: a complete download answers `200` or `206`. Bytes from a response that had no
+/// validator are not resumed: the download starts from zero. `CurlDispatcher` refuses a second
+/// download to the same `file` while one runs (`.fileIO`).
 public struct DownloadTarget: Sendable, Equatable {
     /// The final file.
     public var file: URL
