@@ -47,10 +47,21 @@ public struct ProbeMethod: Sendable {
     func measure(_ hosts: [String: [Endpoint]], timeout: Duration) async -> [String: [Endpoint: Duration?]] {
         switch kind {
         case .tcpConnect(let defaultPort):
+            // One connect per address and port, however many hosts list it (an IP list often
+            // names a few addresses for many hosts): a socket each would run out of descriptors.
             let targets = hosts.flatMap { host, endpoints in endpoints.map { (host: host, endpoint: $0) } }
-            let times = await TCPConnectProbe.measure(targets.map { ($0.endpoint, $0.endpoint.port ?? defaultPort) }, timeout: timeout)
+            var slots: [Endpoint: Int] = [:]
+            var unique: [(endpoint: Endpoint, port: Int)] = []
+            for target in targets where slots[target.endpoint] == nil {
+                slots[target.endpoint] = unique.count
+                unique.append((target.endpoint, target.endpoint.port ?? defaultPort))
+            }
+            let times = await TCPConnectProbe.measure(unique, timeout: timeout)
             var results: [String: [Endpoint: Duration?]] = [:]
-            for (target, time) in zip(targets, times) { results[target.host, default: [:]][target.endpoint] = .some(time) }
+            for target in targets {
+                guard let slot = slots[target.endpoint] else { continue }
+                results[target.host, default: [:]][target.endpoint] = .some(times[slot])
+            }
             return results
         case .httpPing(let path, let scheme, let samples, let dispatcher, let options):
             return await withTaskGroup(of: (String, Endpoint, Duration?).self) { group in

@@ -14,15 +14,21 @@ struct RouteTable: Sendable {
         var demotion: UInt64?
     }
 
-    private(set) var routes: [String: [Route]] = [:] {
-        // Ordered when the routes change (a probe, a demotion: rarely), not when a request
-        // asks for them (every request to a bypassed host).
-        didSet { ordered = routes.mapValues { Self.sort($0).map(\.endpoint) } }
-    }
+    /// Changed through ``set(_:for:)`` only, which keeps ``ordered`` in step.
+    private(set) var routes: [String: [Route]] = [:]
     private var demotions: UInt64 = 0
 
-    /// Every host and its addresses, in current order.
+    /// Every host and its addresses, in current order: sorted when a host's routes change (a
+    /// probe, a demotion, a new list: rarely), one host at a time, not when a request asks for
+    /// them (every request to a bypassed host). An IP list of thousands of hosts is applied in
+    /// time linear in its size.
     private(set) var ordered: [String: [Endpoint]] = [:]
+
+    /// Sets the routes of `host` (`nil`: forgets it) and its order.
+    private mutating func set(_ list: [Route]?, for host: String) {
+        routes[host] = list
+        ordered[host] = list.map { Self.sort($0).map(\.endpoint) }
+    }
 
     /// The addresses for `host`, best first; empty when the host is not bypassed.
     func endpoints(for host: String) -> [Endpoint] {
@@ -33,16 +39,17 @@ struct RouteTable: Sendable {
     mutating func setAddresses(_ endpoints: [Endpoint], for host: String) {
         let old = routes[host] ?? []
         var seen = Set<Endpoint>()
-        routes[host] = endpoints.compactMap { endpoint in
+        let list = endpoints.compactMap { endpoint -> Route? in
             guard seen.insert(endpoint).inserted else { return nil }
             return old.first { $0.endpoint == endpoint } ?? Route(endpoint: endpoint)
         }
+        guard list != old || routes[host] == nil else { return }
+        set(list, for: host)
     }
 
     /// Forgets every host not in `hosts`.
     mutating func keepHosts(_ hosts: Set<String>) {
-        guard routes.keys.contains(where: { !hosts.contains($0) }) else { return }
-        routes = routes.filter { hosts.contains($0.key) }
+        for host in routes.keys where !hosts.contains(host) { set(nil, for: host) }
     }
 
     /// Records probe results: a latency, or `nil` for an address that did not answer.
@@ -55,7 +62,7 @@ struct RouteTable: Sendable {
                 list[index].probed = true
                 list[index].demotion = nil
             }
-            routes[host] = list
+            set(list, for: host)
         }
     }
 
@@ -63,14 +70,17 @@ struct RouteTable: Sendable {
     mutating func demote(_ endpoint: Endpoint, of host: String) {
         guard let index = routes[host]?.firstIndex(where: { $0.endpoint == endpoint }) else { return }
         demotions += 1
-        let order = demotions
-        routes[host]?[index].demotion = order
+        var list = routes[host] ?? []
+        list[index].demotion = demotions
+        set(list, for: host)
     }
 
     /// Forgets every demotion (the network changed: old failures say nothing now).
     mutating func clearDemotions() {
-        for host in Array(routes.keys) {
-            for index in routes[host, default: []].indices { routes[host]?[index].demotion = nil }
+        for (host, list) in routes where list.contains(where: { $0.demotion != nil }) {
+            var cleared = list
+            for index in cleared.indices { cleared[index].demotion = nil }
+            set(cleared, for: host)
         }
     }
 
