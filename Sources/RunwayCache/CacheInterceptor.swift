@@ -9,8 +9,11 @@ import Foundation
 /// Answers from a ``ResponseCache`` when it can and fills it from the network when it cannot.
 ///
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
-/// through. A fresh entry is returned without calling `next` (its `Response.origin` is
-/// `.memoryCache` or `.diskCache`); a miss or a stale entry goes on to the network and a
+/// through, and so does a `PUT`, `PATCH`, `DELETE` or any method but `GET`, `HEAD` and `POST`,
+/// whatever the policy, and a `POST` under the cache's `defaultPolicy` (it is cached only under a
+/// policy named for its API, or set for the call: an API that reads through a POST). A fresh
+/// entry is returned without calling `next` (its `Response.origin` is `.memoryCache` or
+/// `.diskCache`); a miss or a stale entry goes on to the network and a
 /// successful answer is stored. An entry whose `Vary` names request fields that this request
 /// sends with other values is a miss (``ResponseCache``). A stale entry with an `ETag` or a `Last-Modified` makes the
 /// `GET` conditional (`If-None-Match`, `If-Modified-Since`), unless the request has
@@ -55,7 +58,9 @@ public struct CacheInterceptor: Interceptor {
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
         // A streamed body is never held whole, so it can neither be stored nor answered.
-        guard policy.isEnabled, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil else {
+        guard policy.isEnabled, cache.caches(request.method, context: context), request.download == nil,
+            !request.streamsResponseBody, request.bodyStream == nil
+        else {
             return try await next(request, context)
         }
         let key = cache.key(for: request, context: context)

@@ -88,7 +88,8 @@ public final class ResponseCache: Sendable {
     /// - Parameters:
     ///   - environment: Staging, production...; part of every key.
     ///   - policies: The policy per API name; APIs not listed get `defaultPolicy`.
-    ///   - defaultPolicy: `.never` unless you want every API cached.
+    ///   - defaultPolicy: `.never` unless you want every API cached (its `GET` and `HEAD` calls:
+    ///     a `POST` is cached only under a policy named for its API).
     ///   - diskFile: The SQLite file; required when a policy uses the disk.
     ///   - limits: Memory and disk bounds.
     /// - Throws: `RunwayError` `.configuration` for a non-positive TTL or limit, an empty API
@@ -134,6 +135,19 @@ public final class ResponseCache: Sendable {
     /// The policy for a call: the context's ``CachePolicy/Key`` if set, else the API's.
     public func policy(for context: RequestContext) -> CachePolicy {
         context[CachePolicy.Key.self] ?? context.apiName.flatMap { policies[$0] } ?? defaultPolicy
+    }
+
+    /// Whether a call of `method` may be answered from the cache and stored at all: a `GET` or a
+    /// `HEAD` under any policy; a `POST` (an API that reads through a POST, a search form) only
+    /// under a policy named for its API in ``policies`` or set for the call, never under
+    /// ``defaultPolicy`` alone; any other method (`PUT`, `PATCH`, `DELETE`, ...) never: it
+    /// changes what the server holds, and must reach the server every time.
+    func caches(_ method: HTTPMethod, context: RequestContext) -> Bool {
+        switch method {
+        case .get, .head: true
+        case .post: context[CachePolicy.Key.self] != nil || context.apiName.map { policies[$0] != nil } == true
+        default: false
+        }
     }
 
     /// The key `request` is cached under: its service, API, method, URL, canonical parameters

@@ -193,6 +193,43 @@ import Testing
         }
     }
 
+    /// A write reaches the server every time: a `PUT`, `PATCH` or `DELETE` under any policy, a
+    /// `POST` under the default policy. A `POST` under a policy named for its API (a search
+    /// through a form) is cached, as a `GET` is under either.
+    @Test func writesAreNeverAnsweredFromTheCache() async throws {
+        try await withTestServer { server in
+            let cache = try ResponseCache(policies: ["item": .memory(), "search": .memory()], defaultPolicy: .memory())
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            func send(_ method: HTTPMethod, api: String, context extra: CachePolicy? = nil) async throws -> ResponseOrigin {
+                var context = RequestContext(apiName: api)
+                if let extra { context[CachePolicy.Key.self] = extra }
+                let request = Request(
+                    method: method, url: server.url("/echo?api=\(api)"), headers: ["Content-Type": "application/json"],
+                    body: method == .get ? nil : Data(#"{"id":42}"#.utf8))
+                return try await pipeline.send(request, context: context).origin
+            }
+            for api in ["item", "unlisted"] {
+                for method in [HTTPMethod.put, .patch, .delete, .options] {
+                    #expect(try await send(method, api: api) == .network, "\(method) \(api)")
+                    #expect(try await send(method, api: api) == .network, "\(method) \(api), again")
+                }
+                #expect(try await send(.get, api: api) == .network)
+                #expect(try await send(.get, api: api) == .memoryCache)
+            }
+            // A POST: under the default policy, sent every time; under its API's, or the call's, cached.
+            #expect(try await send(.post, api: "unlisted") == .network)
+            #expect(try await send(.post, api: "unlisted") == .network)
+            #expect(try await send(.post, api: "search") == .network)
+            #expect(try await send(.post, api: "search") == .memoryCache)
+            #expect(try await send(.post, api: "other", context: .memory()) == .network)
+            #expect(try await send(.post, api: "other", context: .memory()) == .memoryCache)
+            #expect(try await send(.delete, api: "other", context: .memory()) == .network)
+            #expect(try await send(.delete, api: "other", context: .memory()) == .network)
+            // Every network answer above, counted by the server.
+            #expect(server.stats.requests(path: "/echo") == 2 * (4 * 2 + 1) + 2 + 1 + 1 + 2)
+        }
+    }
+
     @Test func formBodiesThatDifferNeverShareAnEntry() async throws {
         try await withTestServer { server in
             let cache = try ResponseCache(policies: ["search": .memory()])
