@@ -201,13 +201,12 @@ import Testing
 
     /// An IP list of many hosts sharing a few addresses, as a CDN's is: applied and probed in
     /// one go (each address connected to once, not once per host that lists it), with every host
-    /// ranked by the probe. Applying the list sorted every host's addresses again for each host
-    /// it changed: 2,000 hosts took seconds, 20,000 more than ten minutes, with every call's
-    /// routing held behind that work's lock.
-    @Test func anIPListOfTwentyThousandHostsIsAppliedAndProbedAtOnce() async throws {
+    /// ranked by the probe. (How long applying a list takes as it grows is pinned without a
+    /// server by `DNSBypassTests`: a list big enough to tell here would load the parallel suite.)
+    @Test func anIPListOfAThousandHostsIsAppliedAndProbed() async throws {
         let origin = try await TestServer.start(host: "127.0.0.8")
         let dead = try RefusingPort()
-        let count = 20_000
+        let count = 1_000
         // The refusing address is listed first: only a probe that reached both puts it last.
         let addresses = #"["127.0.0.1:\#(dead.port)", "127.0.0.8:\#(origin.port)"]"#
         let list = "{\"hosts\": {" + (0..<count).map { #""h\#($0).runway.test": \#(addresses)"# }.joined(separator: ",") + "}}"
@@ -220,24 +219,14 @@ import Testing
             .init(
                 hosts: [Self.host: ["127.0.0.8:\(origin.port)"]], ipListSource: IPListSource(url: config.url("/iplist"), dispatcher: curl),
                 probeTimeout: .seconds(10)))
-        let started = Counter()
-        Task {
-            await bypass.start()
-            _ = started.increment()
-        }
-        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: curl)
-        #expect(try await pipeline.send(try Runway.Request("http://\(Self.host):\(origin.port)/echo")).status == 200)
-        // A bound that stands against the ten minutes and more the old way took (two seconds now
-        // in a debug build, up to a minute while the whole suite runs), not a measure of speed.
-        let finished = await eventually(timeout: .seconds(240)) { started.value == 1 }
-        #expect(finished, "start() did not end within four minutes")
-        guard finished else { return }  // the bypass's lock may still be held
+        await bypass.start()
         #expect(bypass.problems.isEmpty, "\(bypass.problems)")
         let routes = bypass.routes
         #expect(routes.count == count + 1)
         let misranked = routes.filter { $0.key != Self.host && $0.value.map(\.address) != ["127.0.0.8", "127.0.0.1"] }
         #expect(misranked.isEmpty, "\(misranked.count) hosts not ranked by the probe, e.g. \(misranked.first.map { "\($0)" } ?? "")")
-        #expect(try await pipeline.send(try Runway.Request("http://h19999.runway.test:\(origin.port)/echo")).status == 200)
+        let pipeline = Pipeline(interceptors: [.dnsBypass(bypass)], dispatcher: curl)
+        #expect(try await pipeline.send(try Runway.Request("http://h999.runway.test:\(origin.port)/echo")).status == 200)
     }
 
     /// Post/redirect/get: the address answers the POST with 303 to a host that refuses

@@ -237,6 +237,30 @@ extension Response {
         #expect(network.requests.filter { $0.url.path == "/iplist" }.count == fetches + 1)
     }
 
+    /// Applying a list sorted every host's addresses again for each host it changed, under the
+    /// lock every call's routing takes: 2,000 hosts held calls for seconds, 20,000 for more than
+    /// ten minutes. Each host is now sorted when its own routes change. The bound stands against
+    /// those minutes (this takes about a second in a debug build), not a measure of speed.
+    @Test func aTableOfTwentyThousandHostsIsBuiltProbedAndClearedAtOnce() async throws {
+        let finished = Counter()
+        Task.detached {
+            var table = RouteTable()
+            let endpoints = [try! Endpoint("127.0.0.1:1"), try! Endpoint("127.0.0.2:1")]
+            let hosts = (0..<20_000).map { "h\($0).runway.test" }
+            for host in hosts { table.setAddresses(endpoints, for: host) }
+            table.keepHosts(Set(hosts))
+            let measured: [Endpoint: Duration?] = [endpoints[0]: nil, endpoints[1]: .milliseconds(1)]
+            table.applyProbe(Dictionary(uniqueKeysWithValues: hosts.map { ($0, measured) }))
+            for host in hosts { table.demote(endpoints[1], of: host) }
+            table.clearDemotions()
+            table.keepHosts(Set(hosts.prefix(10)))
+            let ranked = table.ordered.values.allSatisfy { $0 == [endpoints[1], endpoints[0]] }
+            _ = finished.add(table.ordered.count == 10 && ranked ? 1 : 2)
+        }
+        #expect(await eventually(timeout: .seconds(120)) { finished.value != 0 }, "not done within two minutes")
+        #expect(finished.value == 1)
+    }
+
     @Test func concurrentRefreshesFetchOnce() async throws {
         let network = network()
         network.ipList = Data(#"{"hosts": {"api.runway.test": ["127.0.0.9"]}}"#.utf8)
