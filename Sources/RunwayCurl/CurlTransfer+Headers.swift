@@ -91,9 +91,17 @@ extension CurlTransfer {
                 failure = invalidResponse("the status line \"\(line)\" has no status code from 100 to 599")
                 return false
             }
+            if bytes[5] != UInt8(ascii: "1"), !mayRespondOverHTTP2() {
+                // libcurl 7.88 takes "HTTP/2 200" or "HTTP/2.0 200" from an HTTP/1.1 connection
+                // and reports HTTP/2; HTTP/2 never sends a status line of its own.
+                let line = Self.fieldText(bytes.extracting(..<min(end, 64)))
+                failure = invalidResponse("the status line \"\(line)\" names another version than the connection's HTTP/1.1")
+                return false
+            }
             status = code
             respondsOverHTTP1 = bytes[5] == UInt8(ascii: "1")
             transferEncoded = false
+            chunkedCodings = 0
             // libcurl keeps the first words of a failure it got past: a reused connection found
             // dead before libcurl sent the request again on a fresh one. A response arriving says
             // they are not this transfer's failure, if it fails.
@@ -129,6 +137,15 @@ extension CurlTransfer {
                 rawHeaders.removeAll(keepingCapacity: true)
             }
             return true
+        }
+        // libcurl 7.88 reads the start of a response as a status line even when its protocol name is
+        // not "HTTP" in capitals: "http/1.1 404 Not Found" is a 200 from HTTP/1.0 to it, and none
+        // of the checks above would run. At a response's start, and where a response may start
+        // again (no field name holds a '/'), such a line is not HTTP.
+        if status == 0 || (headerSectionEnded && Self.beginsWithHTTPSlashInAnyCase(bytes.extracting(..<end))) {
+            let line = Self.fieldText(bytes.extracting(..<min(end, 64)))
+            failure = invalidResponse("the response begins with \"\(line)\", not an HTTP status line (\"HTTP/1.1 200 OK\")")
+            return false
         }
         // A field after the header section ended is a trailer field (after a chunked body, or
         // an HTTP/2 stream's trailing HEADERS). It is not merged into the header fields
@@ -199,6 +216,13 @@ extension CurlTransfer {
                 // another coding's bytes (gzip's, say) as the body, undecoded.
                 failure = invalidResponse(
                     "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read")
+                return false
+            }
+            chunkedCodings += Self.transferCodingCount(line)
+            if chunkedCodings > 1 {
+                // Never applied twice (RFC 9112 §6.1). libcurl 7.88 undoes it once, so a body
+                // chunked twice would come out still framed, as its body.
+                failure = invalidResponse("the response's Transfer-Encoding applies chunked more than once: its body cannot be read")
                 return false
             }
         }
@@ -275,8 +299,16 @@ extension CurlTransfer {
     static func unaskedTransferCodings(_ line: Span<UInt8>) -> String? {
         guard isTransferEncoding(line) else { return nil }
         let value = fieldText(line.extracting(18...))
-        let codings = value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
-        return codings.allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
+        return codings(value).allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
+    }
+
+    /// How many codings a `Transfer-Encoding` field line lists.
+    static func transferCodingCount(_ line: Span<UInt8>) -> Int {
+        codings(fieldText(line.extracting(18...))).count
+    }
+
+    private static func codings(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
     }
 
     /// Whether `line` is a `Location` field (its name compared without case, over the bytes).
@@ -437,6 +469,26 @@ extension CurlTransfer {
     /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else
     /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
     /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
+    /// Whether a line begins with "http/" in any case.
+    static func beginsWithHTTPSlashInAnyCase(_ line: Span<UInt8>) -> Bool {
+        guard line.count >= 5, line[4] == UInt8(ascii: "/") else { return false }
+        return (line[0] | 0x20) == UInt8(ascii: "h") && (line[1] | 0x20) == UInt8(ascii: "t") && (line[2] | 0x20) == UInt8(ascii: "t")
+            && (line[3] | 0x20) == UInt8(ascii: "p")
+    }
+
+    /// Whether the response being read may come over HTTP/2: over TLS unless HTTP/1.1 was asked
+    /// for, over plain HTTP only with prior knowledge. The URL is the one libcurl is at (a
+    /// redirect may have gone from `http` to `https`). Asked only of a status line that is not
+    /// HTTP/1.x.
+    private func mayRespondOverHTTP2() -> Bool {
+        let version = request.options.httpVersion
+        var scheme: UnsafeMutablePointer<CChar>?
+        if let easy, runway_easy_getinfo_string(easy, CURLINFO_SCHEME, &scheme) == CURLE_OK, let scheme {
+            return String(cString: scheme).lowercased() == "https" ? version != .http1 : version == .http2
+        }
+        return isSecure ? version != .http1 : version == .http2
+    }
+
     static func fieldText(_ bytes: Span<UInt8>) -> String {
         if let utf8 = try? UTF8Span(validating: bytes) { return String(copying: utf8) }
         var scalars = String.UnicodeScalarView()

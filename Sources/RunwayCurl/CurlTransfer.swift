@@ -114,6 +114,8 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) var respondsOverHTTP1 = false
     /// Whether the current response has a `Transfer-Encoding` field (any coding).
     @exclusivity(unchecked) var transferEncoded = false
+    /// How many times the current response's `Transfer-Encoding` fields name `chunked`.
+    @exclusivity(unchecked) var chunkedCodings = 0
     /// Set when the header callback stopped the transfer at the end of a complete response whose
     /// connection must not carry another: a 204 that announces a body (see
     /// ``receiveHeader(_:)``). libcurl reports `CURLE_WRITE_ERROR` and closes the connection;

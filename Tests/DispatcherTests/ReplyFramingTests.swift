@@ -215,6 +215,24 @@ extension DispatcherSuite {
         #expect(response.body == Data("ok".utf8))
     }
 
+    @Test("chunked applied twice, in one Transfer-Encoding field or two, is .responseInvalid, not a body still framed")
+    func chunkedTwice() async throws {
+        // "ok" chunked, then chunked again: libcurl undoes one and would pass the inner framing on.
+        let inner = "2\r\nok\r\n0\r\n\r\n"
+        let outer = String(inner.utf8.count, radix: 16) + "\r\n" + inner + "\r\n0\r\n\r\n"
+        for fields in ["Transfer-Encoding: chunked, chunked", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked"] {
+            let responder = try ScriptedResponder { _ in .replyAndClose(Array("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n\(outer)".utf8)) }
+            defer { responder.stop() }
+            for streams in [false, true] {
+                var request = makeRequest(responder.url("/x"))
+                request.streamsResponseBody = streams
+                let error = await runwayError { try await sendReadingTheBody(CurlDispatcher(), request) }
+                #expect(error?.code == .responseInvalid, "\(fields), streamed: \(streams): \(String(describing: error))")
+                #expect(error?.message.contains("chunked more than once") == true, "\(String(describing: error))")
+            }
+        }
+    }
+
     @Test(
         "a 101 Switching Protocols the request did not ask for is .responseInvalid, not a response",
         arguments: DispatcherUnderTest.all)

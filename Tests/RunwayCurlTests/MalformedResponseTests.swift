@@ -40,6 +40,30 @@ struct MalformedResponseTests {
         #expect(response.headers["Content-Encoding"] == "gzip")
     }
 
+    /// libcurl 7.88 reads each as a status line, a 200 from HTTP/1.0, and Runway's checks of the
+    /// head would not run.
+    @Test(
+        "a status line whose protocol name is not HTTP in capitals is .responseInvalid",
+        arguments: [
+            "http/1.1 404 Not Found\r\nContent-Length: 5\r\n\r\nerror", "Http/1.1 500 Oops\r\nContent-Length: 5\r\n\r\nerror",
+            "http/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            "HTTP/1.1 100 Continue\r\n\r\nhttp/1.1 404 Not Found\r\nContent-Length: 5\r\n\r\nerror",
+        ])
+    func statusLineNotHTTP(_ reply: String) async throws {
+        let error = await runwayError { try await send(reply) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("not an HTTP status line") == true, "\(String(describing: error))")
+    }
+
+    @Test(
+        "a status line of HTTP/2 on an HTTP/1.1 connection is .responseInvalid",
+        arguments: ["HTTP/2 200\r\nContent-Length: 2\r\n\r\nok", "HTTP/2.0 404 Not Found\r\nContent-Length: 2\r\n\r\nno"])
+    func http2StatusLineOverHTTP1(_ reply: String) async throws {
+        let error = await runwayError { try await send(reply) }
+        #expect(error?.code == .responseInvalid, "\(String(describing: error))")
+        #expect(error?.message.contains("another version than the connection's HTTP/1.1") == true, "\(String(describing: error))")
+    }
+
     @Test("repeated Content-Encoding fields are all undone, the last one first", arguments: modes)
     func repeatedEncodingFields(_ mode: CurlDispatcher.Configuration.ResponseDecoding) async throws {
         let body = Array(try Gzip.compress(Gzip.compress(Data("encoded twice".utf8))))
