@@ -106,6 +106,12 @@ final class CurlMulti: @unchecked Sendable {
     /// past its timeout for as long as the connections stay busy.
     private static let deadlineGrace: UInt64 = 250_000_000
 
+    /// When a transfer still waiting for a free connection times out: its timeout exactly, with no
+    /// grace, as nothing else will end it (``deadlineGrace``); `.max` without a timeout.
+    private static func heldDeadline(_ transfer: CurlTransfer) -> UInt64 {
+        transfer.deadline == .max ? .max : transfer.deadline &- deadlineGrace
+    }
+
     init(configuration: CurlDispatcher.Configuration, backend: SocketWatch.Backend = .platformDefault) {
         CurlGlobal.initialize()
         self.configuration = configuration
@@ -569,10 +575,19 @@ final class CurlMulti: @unchecked Sendable {
             let starting = Array(origin.held.prefix(count))
             origin.held.removeFirst(count)
             heldCount -= count
+            let now = SocketWatch.now()
             for transfer in starting {
+                let deadline = Self.heldDeadline(transfer)
                 if shared.withLock({ _ in transfer.cancelRequested }) {
                     abandon(transfer, RunwayError(.cancelled, "cancelled before it started", neverSent: true))
+                } else if deadline <= now {
+                    // Its timeout ran out while it waited: it is not sent now, late.
+                    abandon(transfer, noConnectionInTime(transfer))
                 } else {
+                    // libcurl's timer starts when the handle is added: what is left of the timeout.
+                    if deadline != .max, let easy = transfer.easy {
+                        _ = runway_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, (deadline - now) / 1_000_000)))
+                    }
                     add(transfer)
                 }
             }
@@ -603,6 +618,7 @@ final class CurlMulti: @unchecked Sendable {
         if holdsBack(transfer) {
             transfer.originCount?.held.append(transfer)
             heldCount += 1
+            nextDeadline = min(nextDeadline, Self.heldDeadline(transfer))
         } else {
             add(transfer)
         }
@@ -674,8 +690,9 @@ final class CurlMulti: @unchecked Sendable {
         }
         if heldCount > 0 {
             for origin in origins.values where !origin.held.isEmpty {
-                let (late, waiting) = (origin.held.filter { $0.deadline <= now }, origin.held.filter { $0.deadline > now })
-                for transfer in waiting { next = min(next, transfer.deadline) }
+                let late = origin.held.filter { Self.heldDeadline($0) <= now }
+                let waiting = origin.held.filter { Self.heldDeadline($0) > now }
+                for transfer in waiting { next = min(next, Self.heldDeadline(transfer)) }
                 guard !late.isEmpty else { continue }
                 origin.held = waiting
                 heldCount -= late.count

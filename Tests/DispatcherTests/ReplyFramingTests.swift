@@ -283,6 +283,29 @@ extension DispatcherSuite {
         }
     }
 
+    /// The connection frees up after the waiting request's timeout ran out, but before the
+    /// 250 ms the loop allows libcurl to end a running transfer in its own words: it is not sent.
+    @Test("a request whose timeout ran out while it waited for a connection is not sent when one frees up")
+    func notSentOnceItsTimeoutRanOut() async throws {
+        let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1))
+        try await withTestServer { server in
+            let holder = Task { try await dispatcher.dispatch(makeRequest(server.url("/delay?ms=300000")), context: RequestContext()) }
+            defer { holder.cancel() }
+            #expect(await eventually { server.stats.requests(path: "/delay") == 1 })
+            let start = ContinuousClock.now
+            let queued = Task {
+                try await dispatcher.dispatch(makeRequest(server.url("/json")) { $0.timeout = .seconds(1) }, context: RequestContext())
+            }
+            // 1.2 s on: past the waiting request's timeout, and a cancelled transfer frees the connection.
+            try await Task.sleep(until: start + .milliseconds(1200))
+            holder.cancel()
+            let error = await runwayError { try await queued.value }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(error?.neverSent == true)
+            #expect(server.stats.requests(path: "/json") == 0)
+        }
+    }
+
     @Test("a request waiting for a free connection, cancelled, ends at once and is never sent")
     func cancelledWhileQueued() async throws {
         let dispatcher = CurlDispatcher(configuration: .init(maxConnectionsPerHost: 1))
