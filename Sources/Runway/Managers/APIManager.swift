@@ -107,6 +107,19 @@ public protocol APIManager: AnyObject, Sendable {
     /// ```
     func configure(_ context: inout RequestContext, params: [String: JSON])
 
+    /// Header fields of this call's request, on top of the service's ``Service/commonHeaders``
+    /// (a name given here replaces the service's fields of that name). Runs once per call that
+    /// passed ``validate(params:)``, with its parameters, so what it makes is the same on every
+    /// attempt of the call: a retry, the replay after a token refresh. Give a POST or PATCH an
+    /// `Idempotency-Key` here, and the retry interceptor and the token refresh may send it
+    /// again. Default: none.
+    /// ```swift
+    /// func headers(params: [String: JSON]) -> HTTPHeaders {
+    ///     ["Idempotency-Key": params["orderID"]?.string ?? UUID().uuidString]
+    /// }
+    /// ```
+    func headers(params: [String: JSON]) -> HTTPHeaders
+
     /// Hook: return `false` to veto the call (it is not started). Default `true`.
     func shouldCallAPI(with params: [String: JSON]) -> Bool
     /// Hook: the call has been started with `params`. Default: nothing.
@@ -141,6 +154,7 @@ extension APIManager {
     }
 
     public func configure(_ context: inout RequestContext, params: [String: JSON]) {}
+    public func headers(params: [String: JSON]) -> HTTPHeaders { HTTPHeaders() }
     public func shouldCallAPI(with params: [String: JSON]) -> Bool { true }
     public func afterCallingAPI(with params: [String: JSON]) {}
     public func didReceiveResponse(_ response: Response) {}

@@ -153,7 +153,8 @@ extension ManagerEngine {
             let sendsQuery = ServiceEntry.sendsQuery(method)
             if sendsQuery { nullParameters = Set(sent.lazy.filter { $0.value == .null }.map(\.key)) }
             let url = try entry.url(path, query: sendsQuery ? sent : nil, field: pathField)
-            request = entry.request(url: url, method: method, parameters: sent, options: manager.requestOptions)
+            request = entry.request(
+                url: url, method: method, parameters: sent, headers: manager.headers(params: params), options: manager.requestOptions)
         } catch {
             return failEarly(manager, error: error, stage: stage, awaiting: awaiting, policy: policy)
         }

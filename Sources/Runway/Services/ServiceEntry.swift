@@ -135,9 +135,20 @@ final class ServiceEntry: Sendable {
 
     /// The request to `url` with `parameters`: already in the URL's query for GET, HEAD and
     /// DELETE (``url(_:query:)``), as a JSON body otherwise.
-    func request(url: URL, method: HTTPMethod, parameters: [String: JSON], options: RequestOptions) -> Request {
-        var body: Data?
+    /// The service's common headers, with `extra` (a call's own) in place of the fields of the
+    /// names it gives.
+    func headers(merging extra: HTTPHeaders) -> HTTPHeaders {
         var headers = commonHeaders
+        guard !extra.isEmpty else { return headers }
+        for field in extra { headers.removeAll(named: field.name) }
+        for field in extra { headers.add(name: field.name, value: field.value) }
+        return headers
+    }
+
+    /// A call's request, with the common headers and `extra` (``headers(merging:)``).
+    func request(url: URL, method: HTTPMethod, parameters: [String: JSON], headers extra: HTTPHeaders, options: RequestOptions) -> Request {
+        var body: Data?
+        var headers = headers(merging: extra)
         if !Self.sendsQuery(method) {
             body = JSON.object(parameters).serializedData()
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }

@@ -43,10 +43,9 @@ extension ServiceRegistry {
             throw RunwayError(
                 .noNetwork, "the network, or \(entry.endpoint), is unreachable", stage: .service(serviceID), neverSent: true)
         }
-        var merged = entry.commonHeaders
-        for field in headers { merged.removeAll(named: field.name) }
-        for field in headers { merged.add(name: field.name, value: field.value) }
-        let request = Request(method: method, url: try entry.url(apiName), headers: merged, body: body, options: entry.options(options))
+        let request = Request(
+            method: method, url: try entry.url(apiName), headers: entry.headers(merging: headers), body: body,
+            options: entry.options(options))
         var context = context
         context.apiName = apiName
         context.serviceID = serviceID
