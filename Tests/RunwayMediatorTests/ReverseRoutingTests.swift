@@ -72,6 +72,44 @@ struct ReverseRoutingTests {
         #expect(url == "app://listing/plain?q=1")
     }
 
+    /// `<hex:v>`: a `UInt64` written in hexadecimal, with or without a format to write one back.
+    func hexMediator(formats: Bool) throws -> Mediator {
+        var builder = Mediator.Builder()
+        let parse: @Sendable (String) -> (any Sendable)? = { UInt64($0, radix: 16) }
+        try builder.register(
+            converter: formats
+                ? RouteConverter(name: "hex", convert: parse) { ($0 as? UInt64).map { String($0, radix: 16) } }
+                : RouteConverter(name: "hex", convert: parse))
+        try builder.register(targetNamed: "color") { actions in
+            actions.action("show", access: .remote, routes: ["app://color/<hex:v>"]) { _, _ in 1 }
+        }
+        return try builder.build()
+    }
+
+    @Test func aCustomConvertersValueIsWrittenByItsFormatAndRoundTrips() throws {
+        let mediator = try hexMediator(formats: true)
+        let url = try mediator.url(target: "color", action: "show", parameters: ["v": UInt64(255)])
+        #expect(url == "app://color/ff")
+        #expect(try mediator.resolve(url)?.parameters.value("v", as: UInt64.self) == 255)
+        // The segment's text is taken as it is.
+        #expect(try mediator.url(target: "color", action: "show", parameters: ["v": "ff"]) == "app://color/ff")
+        // A value the format cannot write.
+        #expect { try mediator.url(target: "color", action: "show", parameters: ["v": 255]) } throws: {
+            ($0 as? MediatorError)?.code == .cannotBuildURL && ($0 as? MediatorError)?.field == "v"
+        }
+    }
+
+    @Test func aCustomConverterWithoutAFormatTakesOnlyTheSegmentsText() throws {
+        let mediator = try hexMediator(formats: false)
+        #expect(try mediator.url(target: "color", action: "show", parameters: ["v": "ff"]) == "app://color/ff")
+        // 255 written in decimal would open 0x255: refused, not built.
+        for value: any Sendable in [255, UInt64(255)] {
+            #expect { try mediator.url(target: "color", action: "show", parameters: ["v": value]) } throws: {
+                ($0 as? MediatorError)?.code == .cannotBuildURL && "\($0)".contains("has no format")
+            }
+        }
+    }
+
     @Test func missingOrMistypedParametersAreTypedErrors() throws {
         let mediator = try mediator()
         #expect { try mediator.url(target: "listing", action: "detail") } throws: {

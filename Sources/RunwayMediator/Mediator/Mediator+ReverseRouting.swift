@@ -8,7 +8,8 @@ extension Mediator {
     /// Builds the URL that reaches `target`/`action` with `parameters` (reverse routing).
     ///
     /// Uses the action's first declared pattern, or its implicit route. Placeholders are filled
-    /// from `parameters` (typed ones must convert: `<int:id>` needs an integer) and percent-encoded
+    /// from `parameters` (typed ones must convert: `<int:id>` needs an integer; a custom
+    /// converter's takes the segment's text, or a value its `format` writes) and percent-encoded
     /// (`/` inside a value becomes `%2F`; a catch-all keeps its `/`). The remaining parameters
     /// become the query, sorted by name; a `[String]` becomes a repeated key.
     /// - Throws: `.notFound` for an unknown action, `.cannotBuildURL` for a missing, mistyped or
@@ -16,7 +17,9 @@ extension Mediator {
     ///   back lowercased), a query parameter with an empty name, a URL longer than
     ///   ``MediatorURLOptions/maxLength``, or a URL that ``resolve(_:origin:)`` would take to
     ///   another action (another route matching it first): a URL that does not reach the action
-    ///   is never built.
+    ///   is never built. A local-only action's URL reaches it from inside the app only
+    ///   (`perform(url:origin: .local)`); a remote call with it is refused as any remote call to
+    ///   that action is (`.remoteCallForbidden`), and ``canOpen(url:)`` says `false`.
     public func url(target: String, action: String, parameters: MediatorParameters = [:]) throws -> String {
         let key = target.lowercased()
         guard let entry = storage.targets[key]?.actions[action] else {
@@ -66,6 +69,19 @@ extension RoutePattern {
             guard let text = Self.urlText(value) else { throw fail(Self.noURLForm(name, value), name) }
             return text
         }
+        // A custom converter's value: its text as given, else as the converter writes it.
+        func typedText(_ name: String, _ converter: RouteConverter) throws -> String {
+            guard !converter.isBuiltIn, let value = parameters[name], !(value is String || value is Substring) else {
+                return try text(name)
+            }
+            guard let format = converter.format else {
+                throw fail(
+                    "parameter '\(name)' is \(type(of: value)) and converter '\(converter.name)' has no format to write it: "
+                        + "give the segment's text, or register the converter with a format", name)
+            }
+            guard let text = format(value) else { throw fail("converter '\(converter.name)' cannot write \(name) = \(value)", name) }
+            return text
+        }
         var used: Set<String> = []
         var pieces: [String] = []
         for (position, segment) in segments.enumerated() {
@@ -79,8 +95,11 @@ extension RoutePattern {
             case .literal(let literal):
                 pieces.append(Self.encode(literal))
             case .typed(let converterName, let name):
-                let value = try text(name)
-                guard let converter = converters[converterName], converter.convert(value) != nil else {
+                guard let converter = converters[converterName] else {
+                    throw fail("placeholder '\(name)' names no converter '\(converterName)'", name)
+                }
+                let value = try typedText(name, converter)
+                guard converter.convert(value) != nil else {
                     throw fail("parameter '\(name)' = '\(value)' is not a valid \(converterName)", name)
                 }
                 guard !value.isEmpty else { throw fail("parameter '\(name)' is empty", name) }

@@ -19,20 +19,40 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
     /// The rank among typed placeholders at one position (lower is tried first).
     let rank: Int
     let convert: @Sendable (String) -> (any Sendable)?
+    /// The segment for a value `convert` returns, for ``Mediator/url(target:action:parameters:)``;
+    /// `nil` for the built-ins, whose values are written as such (decimal, the UUID's string).
+    let format: (@Sendable (any Sendable) -> String?)?
     /// Whether this is the built-in `int` (the matcher parses it inline, without boxing).
     let isInt: Bool
 
-    /// A custom converter; `convert` returns `nil` for a segment that does not fit.
-    public init(name: String, convert: @escaping @Sendable (String) -> (any Sendable)?) {
-        self.init(name: name, rank: 100, convert: convert)
+    /// A custom converter.
+    /// - Parameters:
+    ///   - convert: The value of a segment, or `nil` for a segment that does not fit.
+    ///   - format: The segment for a value of the kind `convert` returns, or `nil` for a value it
+    ///     cannot write: what ``Mediator/url(target:action:parameters:)`` puts in the URL for a
+    ///     value that is not a `String`. Without it, `url` takes only the segment's text (a
+    ///     `String`) for such a placeholder: a number written in decimal would be read by the
+    ///     converter in its own way (`255` as hexadecimal is 597), and open another value.
+    public init(
+        name: String, convert: @escaping @Sendable (String) -> (any Sendable)?,
+        format: (@Sendable (any Sendable) -> String?)? = nil
+    ) {
+        self.init(name: name, rank: 100, convert: convert, format: format)
     }
 
-    private init(name: String, rank: Int, isInt: Bool = false, convert: @escaping @Sendable (String) -> (any Sendable)?) {
+    private init(
+        name: String, rank: Int, isInt: Bool = false, convert: @escaping @Sendable (String) -> (any Sendable)?,
+        format: (@Sendable (any Sendable) -> String?)? = nil
+    ) {
         self.name = name
         self.rank = rank
         self.isInt = isInt
         self.convert = convert
+        self.format = format
     }
+
+    /// Whether this is one of ``int``, ``double`` and ``uuid``.
+    var isBuiltIn: Bool { rank < 100 }
 
     /// A decimal integer (`-?[0-9]+`, fitting `Int`; leading zeros are not significant), delivered as `Int`.
     public static let int = RouteConverter(name: "int", rank: 0, isInt: true) { parseInt($0) }
