@@ -15,11 +15,12 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// Whether ``address`` is IPv6.
     public let isIPv6: Bool
 
-    /// Parses an endpoint.
+    /// Parses an endpoint. Spaces, tabs and line breaks around it are ignored (a list read from
+    /// a file or a response line by line, CRLF line ends included); inside it, nothing is.
     /// - Throws: ``DNSBypassError`` when the text is not an IP literal (host names are refused:
     ///   the point is to skip DNS) or the port is outside 1...65535.
     public init(_ text: String) throws(DNSBypassError) {
-        var host = Substring(text.trimmingSpaces)
+        var host = Substring(text.trimmingASCIIWhitespace)
         var port: Int?
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { throw .invalidEndpoint(text) }
@@ -59,7 +60,10 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension String {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    /// The text without the spaces, tabs, carriage returns and line feeds around it.
+    var trimmingASCIIWhitespace: String {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        guard isSpace(utf8.first ?? 0) || isSpace(utf8.last ?? 0) else { return self }
+        return String(decoding: utf8.drop(while: isSpace).reversed().drop(while: isSpace).reversed(), as: UTF8.self)
     }
 }

@@ -11,7 +11,18 @@ import Testing
         #expect(bracketed.address == "::1" && bracketed.port == 9000 && bracketed.description == "[::1]:9000")
     }
 
-    @Test(arguments: ["", "api.example.com", "256.1.1.1", "1.2.3.4:0", "1.2.3.4:70000", "1.2.3.4:http", "[::1", "[::1]x", "1.2.3"])
+    @Test(arguments: [
+        (" 203.0.113.7", "203.0.113.7"), ("203.0.113.7\n", "203.0.113.7"), ("\t203.0.113.7:8443\r\n", "203.0.113.7:8443"),
+        ("  [::1]:9000  ", "[::1]:9000"), ("2001:db8::7\r\n", "[2001:db8::7]"),
+    ])
+    func ignoresBlanksAndLineBreaksAroundTheAddress(text: String, parsed: String) throws {
+        #expect(try Endpoint(text).description == parsed)
+    }
+
+    @Test(arguments: [
+        "", " ", "\r\n", "1.2.3.4 :80", "1.2.3.4\n5", "1.2. 3.4", "api.example.com", "256.1.1.1", "1.2.3.4:0", "1.2.3.4:70000",
+        "1.2.3.4:http", "[::1", "[::1]x", "1.2.3",
+    ])
     func rejectsWhatIsNotAnIPLiteral(text: String) {
         #expect(throws: DNSBypassError.invalidEndpoint(text)) { try Endpoint(text) }
     }
