@@ -451,7 +451,11 @@ final class CurlMulti: @unchecked Sendable {
         batch.removeAll(keepingCapacity: true)
         for transfer in aborts {
             if let easy = transfer.easy, active[easy] === transfer {
-                complete(easy, .failure(RunwayError(.cancelled, "cancelled")))
+                // Cancelled while it connected (no pre-transfer time, which libcurl sets as the
+                // request is about to go and never clears): nothing was sent.
+                var preTransfer: curl_off_t = 0
+                runway_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &preTransfer)
+                complete(easy, .failure(RunwayError(.cancelled, "cancelled", neverSent: preTransfer == 0)))
             } else if let origin = transfer.originCount, let index = origin.held.firstIndex(where: { $0 === transfer }) {
                 origin.held.remove(at: index)
                 heldCount -= 1

@@ -1,5 +1,6 @@
 import Foundation
 import Runway
+import RunwayCurl
 import RunwayTestServer
 import TestHelpers
 import Testing
@@ -19,10 +20,24 @@ extension DispatcherSuite {
             call.cancel()
             let error = await runwayError { try await call.value }
             #expect(error?.code == .cancelled)
+            #expect(error?.neverSent != true, "it was sent: \(String(describing: error))")
             #expect(ContinuousClock.now - start < .seconds(60))
             #expect(await server.waitForAbort())
             #expect(server.stats.aborts(path: "/slow") == 1)
         }
+    }
+
+    @Test("a request cancelled while its connection is still being made says nothing was sent")
+    func cancelledWhileConnecting() async throws {
+        let blackhole = try BlackholeListener.start()
+        let dispatcher = CurlDispatcher()
+        let request = makeRequest(blackhole.url("/json")) { $0.connectTimeout = .seconds(300) }
+        let call = Task { try await dispatcher.dispatch(request, context: RequestContext()) }
+        try await Task.sleep(for: .milliseconds(300))
+        call.cancel()
+        let error = await runwayError { try await call.value }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        #expect(error?.neverSent == true, "\(String(describing: error))")
     }
 
     @Test("a task cancelled before dispatch sends nothing", arguments: DispatcherUnderTest.all)
