@@ -466,9 +466,6 @@ extension CurlTransfer {
         fields.add(name: fieldText(line.extracting(..<nameEnd)), value: fieldText(line.extracting(start..<stop)))
     }
 
-    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else
-    /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
-    /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
     /// Whether a line begins with "http/" in any case.
     static func beginsWithHTTPSlashInAnyCase(_ line: Span<UInt8>) -> Bool {
         guard line.count >= 5, line[4] == UInt8(ascii: "/") else { return false }
@@ -489,6 +486,9 @@ extension CurlTransfer {
         return isSecure ? version != .http1 : version == .http2
     }
 
+    /// The text of a field's name or value: UTF-8 when the bytes are valid UTF-8, else
+    /// ISO-8859-1, each byte the character of its value (U+0000–U+00FF), as HTTP has read field
+    /// bytes above 0x7F (`obs-text`, RFC 9110 §5.5): no byte is lost or replaced.
     static func fieldText(_ bytes: Span<UInt8>) -> String {
         if let utf8 = try? UTF8Span(validating: bytes) { return String(copying: utf8) }
         var scalars = String.UnicodeScalarView()
