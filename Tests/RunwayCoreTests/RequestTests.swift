@@ -4,6 +4,16 @@ import Testing
 
 @Suite("Request")
 struct RequestTests {
+    @Test func aPrintedRequestShowsNoCredentialsQueryOrPathParameters() throws {
+        let request = try Request(
+            method: .post, "http://u:REQPASS@127.0.0.1:8080/x;jsessionid=SESSION/y?token=REQTOKEN#frag",
+            headers: ["Authorization": "Bearer REQAUTH"])
+        let text = "\(request)"
+        #expect(text == "POST http://…@127.0.0.1:8080/x;…/y?…", "\(text)")
+        for secret in ["REQPASS", "REQTOKEN", "SESSION", "REQAUTH", "frag"] { #expect(!text.contains(secret), "\(secret)") }
+        #expect("\(try Request("https://api.test/v1/items"))" == "GET https://api.test/v1/items")
+    }
+
     @Test func aURLStringKeepsItsEscapesAndItsHost() throws {
         let request = try Request("http://h.test/p%2Fq/[x]{y}?x=%2F&b=a|b&u=é#f^")
         #expect(request.url.absoluteString == "http://h.test/p%2Fq/%5Bx%5D%7By%7D?x=%2F&b=a%7Cb&u=%C3%A9#f%5E")

@@ -359,7 +359,10 @@ public struct Request: Sendable {
 }
 
 extension Request: CustomStringConvertible {
-    public var description: String { "\(method) \(url.absoluteString)" }
+    /// The method and the URL as error messages show it: without user information, query,
+    /// fragment and path parameters, where passwords, tokens and session ids travel (a request
+    /// printed in a log must not leak them). `url` has all of it.
+    public var description: String { "\(method) \(RunwayError.text(forURL: url))" }
 }
 
 extension Request {
