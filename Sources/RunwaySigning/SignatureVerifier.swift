@@ -72,10 +72,30 @@ public struct SignatureVerifier: Sendable {
         secrets: [String: String], maxClockSkew: Duration = .seconds(300), headers: SigningHeaders = SigningHeaders(),
         nonces: NonceCache = NonceCache()
     ) throws(RunwayError) -> SignatureVerifier {
-        guard !secrets.isEmpty, !secrets.values.contains(where: \.isEmpty) else {
+        return try hmacSHA256(keys: secrets.mapValues { Data($0.utf8) }, maxClockSkew: maxClockSkew, headers: headers, nonces: nonces)
+    }
+
+    /// Verifies ``SigningScheme/hmacSHA256(secret:keyID:)-(Data,_)`` signatures (a binary
+    /// secret) made without a key ID.
+    /// - Throws: `RunwayError` `.configuration` for an empty secret or a non-positive skew.
+    public static func hmacSHA256(
+        secret: Data, maxClockSkew: Duration = .seconds(300), headers: SigningHeaders = SigningHeaders(),
+        nonces: NonceCache = NonceCache()
+    ) throws(RunwayError) -> SignatureVerifier {
+        try hmacSHA256(keys: ["": secret], maxClockSkew: maxClockSkew, headers: headers, nonces: nonces)
+    }
+
+    /// Verifies HMAC-SHA256 signatures with one binary secret per key ID (`""` for requests
+    /// without a key ID), for key rotation.
+    /// - Throws: `RunwayError` `.configuration` for no secrets, an empty secret, or a
+    ///   non-positive skew.
+    public static func hmacSHA256(
+        keys: [String: Data], maxClockSkew: Duration = .seconds(300), headers: SigningHeaders = SigningHeaders(),
+        nonces: NonceCache = NonceCache()
+    ) throws(RunwayError) -> SignatureVerifier {
+        guard !keys.isEmpty, !keys.values.contains(where: \.isEmpty) else {
             throw RunwayError(.configuration, "the verifier needs non-empty secrets")
         }
-        let keys = secrets.mapValues { Data($0.utf8) }
         return try SignatureVerifier(kind: .hmac(keys: keys), maxClockSkew: maxClockSkew, headers: headers, nonces: nonces)
     }
 

@@ -35,7 +35,9 @@ public struct SigningScheme: Sendable {
         try hmacSHA256(secret: Data(secret.utf8), keyID: keyID)
     }
 
-    /// HMAC-SHA256 with a binary secret; see ``hmacSHA256(secret:keyID:)-(String,_)``.
+    /// HMAC-SHA256 with a binary secret; see ``hmacSHA256(secret:keyID:)-(String,_)``. Servers
+    /// check it with ``SignatureVerifier`` made from the same bytes (`hmacSHA256(secret:)` with
+    /// `Data`, or `hmacSHA256(keys:)`).
     public static func hmacSHA256(secret: Data, keyID: String? = nil) throws(RunwayError) -> SigningScheme {
         guard !secret.isEmpty else { throw RunwayError(.configuration, "the signing secret is empty") }
         if let keyID, keyID.isEmpty || !keyID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {

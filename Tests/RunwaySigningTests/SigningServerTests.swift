@@ -57,6 +57,29 @@ import Testing
         }
     }
 
+    @Test("a binary secret, no UTF-8 text, verifies on a server given the same bytes, with or without a key ID")
+    func binarySecretVerifiesOnTheServer() async throws {
+        let key = Data([0xFF, 0xFE, 0x00, 0x80, 0xC3, 0x28, 0x01, 0x7F])
+        for keyID in [nil, "2026-12"] {
+            let verifier = try keyID.map { try SignatureVerifier.hmacSHA256(keys: [$0: key]) } ?? .hmacSHA256(secret: key)
+            try await withServer(verifier) { server in
+                let signing = SigningInterceptor.signing(try .hmacSHA256(secret: key, keyID: keyID))
+                let pipeline = Pipeline(interceptors: [signing], dispatcher: CurlDispatcher())
+                let response = try await pipeline.send(
+                    Request(
+                        method: .post, url: server.url("/signed/orders?a=1"), headers: ["Content-Type": "application/json"],
+                        body: Data("{}".utf8)))
+                #expect(response.status == 200, "\(keyID ?? "no key ID"): \(text(response))")
+                // Another key of the same length is refused.
+                let other = SigningInterceptor.signing(try .hmacSHA256(secret: Data(key.reversed()), keyID: keyID))
+                let refused = try await Pipeline(interceptors: [other], dispatcher: CurlDispatcher()).send(
+                    Request(url: server.url("/signed/x")))
+                #expect(refused.status == 401, "\(text(refused))")
+            }
+        }
+        #expect(throws: RunwayError.self) { try SignatureVerifier.hmacSHA256(keys: ["": Data()]) }
+    }
+
     @Test func tamperedValueIsRejectedReorderedParametersAreNot() async throws {
         try await withServer(try .hmacSHA256(secret: Self.secret)) { server in
             let signing = try SigningInterceptor.signing(secret: Self.secret)
