@@ -64,10 +64,13 @@ struct RedactionTests {
 
     @Test("keys however named, a URL's user name and fragment, and the URL a Location names are hidden")
     func secretsFoundByProbing() throws {
-        for name in ["X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "X-Runway-Caller-Key", "X-Bearer", "X-Api-Key"] {
+        for name in [
+            "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "X-Runway-Caller-Key", "X-Bearer", "X-Api-Key", "X-Passwd", "X-Pin", "X-OTP",
+            "X-User-PWD", "Sid",
+        ] {
             #expect(redaction.hidesHeader(name), "\(name)")
         }
-        for name in ["Content-Type", "Accept", "Keep-Alive", "Location", "User-Agent"] {
+        for name in ["Content-Type", "Accept", "Keep-Alive", "Location", "User-Agent", "X-Pinned-Version", "Accept-Ranges"] {
             #expect(!redaction.hidesHeader(name), "\(name)")
         }
         for name in ["access_key", "accessKey", "sig", "auth", "pass", "authorization"] {

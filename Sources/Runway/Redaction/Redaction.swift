@@ -8,9 +8,10 @@ import Foundation
 /// (`LoggingInterceptor`, `RunwayLogging`) and in a HAR file (`HARRecorder`, `RunwayHAR`).
 ///
 /// Header names and parameter names are matched case-insensitively. A header is hidden when
-/// its name is in ``headers`` or contains one of ``headerFragments`` (so `X-Runway-Signature`,
+/// its name is in ``headers``, contains one of ``headerFragments`` (so `X-Runway-Signature`,
 /// `X-Access-Token`, `X-Auth`, `X-Session-Id` and `X-Goog-Api-Key` are hidden without being
-/// listed). Headers that carry a URL show it as a request's URL is shown (its hidden query values
+/// listed), or has a word (between `-`) that is a hidden parameter name in ``parameters``
+/// (`X-Passwd`, `X-Pin`, `X-OTP`). Headers that carry a URL show it as a request's URL is shown (its hidden query values
 /// replaced, any user name, password and fragment too), the rest of the value as it is: all of a
 /// `Location`, `Content-Location` or `Referer`, each `<…>` of a `Link`, the `url=` of a `Refresh`.
 /// Parameters are matched ignoring case and `_`, `-`, `.` (so `accessToken`, `access_token` and
@@ -87,6 +88,7 @@ public struct Redaction: Sendable, Equatable {
     public func hidesHeader(_ name: String) -> Bool {
         let lower = name.lowercased()
         return headers.contains(lower) || headerFragments.contains { lower.contains($0) }
+            || lower.split(separator: "-").contains { parameters.contains(Self.fold(String($0))) }
     }
 
     /// Whether a parameter's value is hidden: by its whole name, or by any part of a nested one
