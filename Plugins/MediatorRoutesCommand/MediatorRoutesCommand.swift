@@ -27,11 +27,17 @@ struct MediatorRoutesCommand: CommandPlugin {
             .filter { $0.kind == .generic && $0.moduleName != "RunwayMediator" }
         let unknown = selected.subtracting(all.map(\.name))
         guard unknown.isEmpty else {
+            let known = all.isEmpty ? "there is none" : "they are \(all.map(\.name).sorted().joined(separator: ", "))"
             Diagnostics.error(
-                "routes: no module named \(unknown.sorted().joined(separator: ", ")); "
-                    + "the modules are \(all.map(\.name).sorted().joined(separator: ", "))"
+                "routes: no library module named \(unknown.sorted().joined(separator: ", ")); \(known) "
+                    + "(targets are declared in library modules; executable targets are not read)"
             )
             throw RoutesError.problems
+        }
+        if all.isEmpty {
+            Diagnostics.warning(
+                "routes: the package has no library module to read (targets are declared in library modules, which the app "
+                    + "depends on; executable targets are not read)")
         }
         let modules = all.filter { selected.isEmpty || selected.contains($0.name) }.sorted { $0.moduleName < $1.moduleName }
         var toolArguments = ["routes"]

@@ -6,8 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Gzips request bodies above a threshold for the services and APIs that opted in, and makes
-/// sure responses are asked for compressed.
+/// Gzips request bodies above a threshold, for every call or for the services and APIs its
+/// ``Scope`` names (``Scope/all`` unless told otherwise), and makes sure responses are asked for
+/// compressed.
 ///
 /// ```swift
 /// let pipeline = Pipeline(
@@ -19,7 +20,7 @@ import Foundation
 ///   caller set is dropped; the dispatcher sends the right one). A body that gzip would not
 ///   shrink is sent as it is.
 /// - Responses: turns `RequestOptions.acceptCompressedResponses` on, so the dispatcher asks
-///   for gzip/deflate/br and decodes them; `RequestOptions.maxResponseSize` bounds the
+///   for gzip and deflate and decodes them; `RequestOptions.maxResponseSize` bounds the
 ///   **decoded** size, so a gzip bomb fails with `.responseTooLarge` instead of filling memory.
 /// - A call can override the scope: `context[CompressionInterceptor.Key.self] = true` (or `false`).
 ///
