@@ -27,6 +27,7 @@ public struct RouteConverter: Sendable, CustomStringConvertible {
 
     /// A custom converter.
     /// - Parameters:
+    ///   - name: The name patterns use (`<name:placeholder>`): an identifier, not a built-in's.
     ///   - convert: The value of a segment, or `nil` for a segment that does not fit.
     ///   - format: The segment for a value of the kind `convert` returns, or `nil` for a value it
     ///     cannot write: what ``Mediator/url(target:action:parameters:)`` puts in the URL for a
