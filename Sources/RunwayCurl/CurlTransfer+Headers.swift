@@ -211,14 +211,17 @@ extension CurlTransfer {
         if Self.isTransferEncoding(line) {
             lastField = .transferEncoding
             transferEncoded = true
-            if let codings = Self.unaskedTransferCodings(line) {
+            let value = Self.fieldText(line.extracting(18...))
+            let codings = Self.transferCodings(value)
+            guard codings.allSatisfy({ $0 == "chunked" }) else {
                 // Runway sends no `TE`, so only chunked may frame a body; libcurl would hand over
                 // another coding's bytes (gzip's, say) as the body, undecoded.
                 failure = invalidResponse(
-                    "the response's Transfer-Encoding \"\(codings)\" applies a coding that was not asked for: its body cannot be read")
+                    "the response's Transfer-Encoding \"\(value.trimmingBlanks())\" applies a coding that was not asked for: "
+                        + "its body cannot be read")
                 return false
             }
-            chunkedCodings += Self.transferCodingCount(line)
+            chunkedCodings += codings.count
             if chunkedCodings > 1 {
                 // Never applied twice (RFC 9112 §6.1). libcurl 7.88 undoes it once, so a body
                 // chunked twice would come out still framed, as its body.
@@ -294,20 +297,8 @@ extension CurlTransfer {
     private static let contentLengthName = Array("content-length:".utf8)
     private static let transferEncodingName = Array("transfer-encoding:".utf8)
 
-    /// The value of `line` when it is a `Transfer-Encoding` field listing a coding other than
-    /// `chunked` (checked over the bytes, like ``contentLength(_:)``); `nil` for any other line.
-    static func unaskedTransferCodings(_ line: Span<UInt8>) -> String? {
-        guard isTransferEncoding(line) else { return nil }
-        let value = fieldText(line.extracting(18...))
-        return codings(value).allSatisfy { $0 == "chunked" } ? nil : value.trimmingBlanks()
-    }
-
-    /// How many codings a `Transfer-Encoding` field line lists.
-    static func transferCodingCount(_ line: Span<UInt8>) -> Int {
-        codings(fieldText(line.extracting(18...))).count
-    }
-
-    private static func codings(_ value: String) -> [String] {
+    /// The codings a `Transfer-Encoding` field's value lists, lower-cased, empty items left out.
+    private static func transferCodings(_ value: String) -> [String] {
         value.split(separator: ",").map { $0.trimmingBlanks().lowercased() }.filter { !$0.isEmpty }
     }
 
