@@ -133,8 +133,6 @@ final class ServiceEntry: Sendable {
         method == .get || method == .head || method == .delete
     }
 
-    /// The request to `url` with `parameters`: already in the URL's query for GET, HEAD and
-    /// DELETE (``url(_:query:)``), as a JSON body otherwise.
     /// The service's common headers, with `extra` (a call's own) in place of the fields of the
     /// names it gives.
     func headers(merging extra: HTTPHeaders) -> HTTPHeaders {
@@ -145,7 +143,9 @@ final class ServiceEntry: Sendable {
         return headers
     }
 
-    /// A call's request, with the common headers and `extra` (``headers(merging:)``).
+    /// The request to `url` with `parameters`: already in the URL's query for GET, HEAD and
+    /// DELETE (``url(_:query:)``), as a JSON body otherwise; its header fields are the common
+    /// headers with `extra` (``headers(merging:)``).
     func request(url: URL, method: HTTPMethod, parameters: [String: JSON], headers extra: HTTPHeaders, options: RequestOptions) -> Request {
         var body: Data?
         var headers = headers(merging: extra)
