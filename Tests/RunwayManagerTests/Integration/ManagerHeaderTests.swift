@@ -30,19 +30,14 @@ import Testing
         }
     }
 
-    /// What `POST /v1/orders` saw: one line per request, `key client other authorization`.
-    final class Seen: Sendable {
-        let log = EventLog()
-    }
-
     /// `POST /v1/orders`: `{"code":1001}` (token expired, in a 200) unless the token is `fresh`,
-    /// then `{"code":0}`.
-    private func routes(_ seen: Seen) -> TestServer.Routes {
+    /// then `{"code":0}`. `seen` gets one line per request: `key client other authorization`.
+    private func routes(_ seen: EventLog) -> TestServer.Routes {
         { router in
             router.post("/v1/orders") { request, _ -> Hummingbird.Response in
                 let field = { (name: String) in request.headers.first { $0.name.canonicalName == name.lowercased() }?.value ?? "-" }
                 let authorization = field("Authorization")
-                seen.log.append("\(field("Idempotency-Key")) \(field("X-Client")) \(field("X-Other")) \(authorization)")
+                seen.append("\(field("Idempotency-Key")) \(field("X-Client")) \(field("X-Other")) \(authorization)")
                 let body = authorization == "Bearer fresh" ? #"{"code":0}"# : #"{"code":1001}"#
                 return Hummingbird.Response(
                     status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
@@ -50,7 +45,7 @@ import Testing
         }
     }
 
-    private func withRegistry(_ seen: Seen, _ body: (ServiceRegistry, TokenAuthenticator) async throws -> Void) async throws {
+    private func withRegistry(_ seen: EventLog, _ body: (ServiceRegistry, TokenAuthenticator) async throws -> Void) async throws {
         let server = try await TestServer.start(routes: routes(seen))
         let authenticator = TokenAuthenticator(token: "stale") { _ in "fresh" }
         var service = TestService(id: .listings, baseURL: server.url("/v1").absoluteString)
@@ -68,25 +63,25 @@ import Testing
 
     @Test("a manager's Idempotency-Key lets a POST told of an expired token go again, with the same key and fields")
     func idempotencyKeyReplaysAfterRefresh() async throws {
-        let seen = Seen()
+        let seen = EventLog()
         try await withRegistry(seen) { registry, authenticator in
             let manager = OrderAPIManager(registry: registry, sendsKey: true)
             let json = try await manager.load(params: ["order": "K1", "amount": 5])
             #expect(json == ["code": 0])
             #expect(authenticator.refreshCount == 1)
             // Sent twice, with the key and the manager's X-Client both times; the service's other field stays.
-            #expect(seen.log.events == ["K1 orders-screen kept Bearer stale", "K1 orders-screen kept Bearer fresh"])
+            #expect(seen.events == ["K1 orders-screen kept Bearer stale", "K1 orders-screen kept Bearer fresh"])
         }
     }
 
     @Test("without an Idempotency-Key, the same POST is sent once and fails with .needsLogin")
     func withoutKeyNotSentTwice() async throws {
-        let seen = Seen()
+        let seen = EventLog()
         try await withRegistry(seen) { registry, _ in
             let manager = OrderAPIManager(registry: registry, sendsKey: false)
             let result = await outcome { try await manager.load(params: ["order": "K2"]) }
             #expect(result.failure?.code == .needsLogin, "\(result)")
-            #expect(seen.log.events == ["- orders-screen kept Bearer stale"])
+            #expect(seen.events == ["- orders-screen kept Bearer stale"])
         }
     }
 }
