@@ -60,8 +60,10 @@ public final class SQLiteStore: Sendable {
 
     private struct State {
         /// Replaced when the file is rebuilt. Callers take a reference under the lock and use it
-        /// outside; a replaced pool closes when its last user lets go.
-        var current: SQLiteConnectionPool
+        /// outside; a replaced pool closes when its last user lets go. `nil` after a
+        /// ``replaceWithEmpty()`` that deleted the file but could not open a new one (the disk
+        /// full while the old one's files were still open): each read or write tries again.
+        var current: SQLiteConnectionPool?
         /// The file `current` opened, to tell when another store puts a new one at the path.
         var identity: FileIdentity?
         var rebuilds = 0
@@ -136,20 +138,27 @@ public final class SQLiteStore: Sendable {
     /// write). While the path holds no file (another store between deleting and making one), or
     /// when the new one cannot be opened, the open one stays in use and the next call looks again.
     private var pool: SQLiteConnectionPool {
-        let found = FileIdentity(path: file.path)
-        return state.withLock { state in
-            if let found, found != state.identity, let fresh = try? Self.open(file, schema: schema) {
-                state.current = fresh
-                state.identity = FileIdentity(path: file.path)
+        get throws(RunwayError) {
+            let found = FileIdentity(path: file.path)
+            let pool = state.withLock { state in
+                if state.current == nil || (found != nil && found != state.identity), let fresh = try? Self.open(file, schema: schema) {
+                    state.current = fresh
+                    state.identity = FileIdentity(path: file.path)
+                }
+                return state.current
             }
-            return state.current
+            guard let pool else {
+                throw RunwayError(
+                    .fileIO, "the database \(file.lastPathComponent) was deleted and a new one cannot be opened", stage: .storage(label))
+            }
+            return pool
         }
     }
 
     /// Runs `body` in a read transaction, on the calling thread, beside any write under way.
     /// - Throws: ``RunwayError`` `.fileIO`; a corrupt file is rebuilt first.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws(RunwayError) -> T {
-        let pool = self.pool
+        let pool = try self.pool
         do {
             return try pool.read(body)
         } catch {
@@ -161,7 +170,7 @@ public final class SQLiteStore: Sendable {
     /// are done and it is (for a writer thread of its own, never the cooperative pool).
     /// - Throws: ``RunwayError`` `.fileIO`, after rolling back; a corrupt file is rebuilt first.
     public func writeBlocking<T>(_ body: (SQLiteConnection) throws -> T) throws(RunwayError) -> T {
-        let pool = self.pool
+        let pool = try self.pool
         do {
             return try pool.write(body)
         } catch {
@@ -203,7 +212,12 @@ public final class SQLiteStore: Sendable {
     private func writeUnlessCancelled<T>(
         _ body: (SQLiteConnection) throws -> T, patience: Duration?, cancelled: Locked<Bool>
     ) -> Result<T, RunwayError> {
-        let pool = self.pool
+        let pool: SQLiteConnectionPool
+        do throws(RunwayError) {
+            pool = try self.pool
+        } catch {
+            return .failure(error)
+        }
         let clock = ContinuousClock()
         var tried = false
         do {
@@ -230,14 +244,22 @@ public final class SQLiteStore: Sendable {
     /// in its place, counted in ``rebuildCount``: for a store whose contents may all go, such
     /// as a cache whose removal failed (the disk full, a lock another process held past the
     /// busy timeout, a file it may read but not write), which must not answer again with what
-    /// it was told to remove. Reads and writes under way finish on the old file.
+    /// it was told to remove. Reads and writes under way finish on the old file, which closes
+    /// when the last of them lets go (its space is freed then: on a full disk, the new file is
+    /// made in what the old one took).
     /// - Returns: Whether the new file is in use; `false` when the file could not be deleted
-    ///   (a directory it may not write) or the new one opened, and the old one stays in use.
+    ///   (a directory it may not write: the old one stays in use) or the new one opened (each
+    ///   read or write then tries to open it, and fails with `.fileIO` until it can).
     public func replaceWithEmpty() -> Bool {
         state.withLock { state in
             let manager = FileManager.default
             for suffix in ["", "-wal", "-shm"] { try? manager.removeItem(atPath: file.path + suffix) }
-            guard !manager.fileExists(atPath: file.path), let fresh = try? Self.open(file, schema: schema) else { return false }
+            guard !manager.fileExists(atPath: file.path) else { return false }
+            // Let go of the deleted files first: while they are open their space stays taken, and
+            // on a full disk the new file could not be made.
+            state.current = nil
+            state.identity = nil
+            guard let fresh = try? Self.open(file, schema: schema) else { return false }
             state.current = fresh
             state.identity = FileIdentity(path: file.path)
             state.rebuilds += 1
@@ -269,7 +291,7 @@ public final class SQLiteStore: Sendable {
         if recover(from: error, in: pool) {
             // Rebuilt here or by another caller meanwhile: the pool in use is not the failed one.
             message =
-                self.pool !== pool
+                (try? self.pool) !== pool
                 ? "the database \(file.lastPathComponent) was corrupt and was rebuilt empty"
                 : "the database \(file.lastPathComponent) is corrupt and could not be rebuilt: \(error)"
         } else {

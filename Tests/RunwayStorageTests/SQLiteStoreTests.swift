@@ -1,6 +1,7 @@
 import Foundation
 import Runway
 import RunwayStorage
+import Synchronization
 import Testing
 
 /// Opening, WAL, typed errors, and a corrupt file found at open or later.
@@ -53,6 +54,37 @@ import Testing
         #expect(first.rebuildCount == 2)
         try await first.insert("after")
         #expect(try second.read { db in try db.rows("SELECT text FROM item") { $0.string(0) ?? "" } } == ["after"])
+    }
+
+    @Test("a file replaced when the new one cannot be made is let go of: its space is freed, its rows never read again")
+    func aReplacementThatCannotOpenLetsGoOfTheOldFile() async throws {
+        let folder = StorageFolder()
+        defer { folder.remove() }
+        let file = folder.file()
+        // The schema fails from its second run on, as opening a new file on a full disk does.
+        let opens = Atomic<Int>(0)
+        let refusing = Atomic<Bool>(true)
+        let store = try SQLiteStore(file: file, label: "test") { db in
+            if opens.add(1, ordering: .relaxed).newValue > 1, refusing.load(ordering: .relaxed) {
+                throw SQLiteError(code: 13, message: "database or disk is full")  // SQLITE_FULL
+            }
+            try itemSchema(db)
+        }
+        for text in ["a", "b", "c"] { try await store.insert(text) }
+        #expect(try store.count() == 3)
+        #expect(!store.replaceWithEmpty())
+        // No descriptor of the deleted file, its WAL or its shared memory is left open.
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")
+        }
+        #expect(!held.contains { $0.hasPrefix(file.path) }, "\(held.filter { $0.contains("runway-storage") })")
+        // Nothing is read from the deleted file; each call tries the new one again.
+        let failure = #expect(throws: RunwayError.self) { try store.count() }
+        #expect(failure?.code == .fileIO)
+        refusing.store(false, ordering: .relaxed)
+        #expect(try store.count() == 0)
+        try await store.insert("fresh")
+        #expect(try store.count() == 1)
     }
 
     @Test func aTruncatedFileIsFoundAtOpen() async throws {
