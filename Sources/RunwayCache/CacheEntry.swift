@@ -9,6 +9,9 @@ import Foundation
 /// A stored response and its lifetime.
 struct CacheEntry: Sendable {
     var api: String
+    /// The resource the response is of (``ResponseCache/resource(of:)``): what a write to it, or
+    /// ``ResponseCache/invalidate(url:)``, removes.
+    var resource = ""
     var status: Int
     var headers: HTTPHeaders
     var body: Data
@@ -23,7 +26,7 @@ struct CacheEntry: Sendable {
     /// Bytes counted against the memory and disk limits.
     var size: Int {
         func count(_ fields: HTTPHeaders) -> Int { fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 } }
-        return body.count + count(headers) + count(selecting) + api.utf8.count + 64
+        return body.count + count(headers) + count(selecting) + api.utf8.count + resource.utf8.count + 64
     }
 
     /// Whether the entry is fresh at `now`: before its expiry, and not stored after `now`. An

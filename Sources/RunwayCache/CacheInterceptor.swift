@@ -11,7 +11,11 @@ import Foundation
 /// Per call it finds the policy (``ResponseCache/policy(for:)``); `.never` passes straight
 /// through, and so does a `PUT`, `PATCH`, `DELETE` or any method but `GET`, `HEAD` and `POST`,
 /// whatever the policy, and a `POST` under the cache's `defaultPolicy` (it is cached only under a
-/// policy named for its API, or set for the call: an API that reads through a POST). A fresh
+/// policy named for its API, or set for the call: an API that reads through a POST). Such a
+/// write, once answered with a status below 400 (or failed after it may have reached the
+/// server), removes the entries of its URL, whatever API stored them, and of the URLs its
+/// `Location` and `Content-Location` name on the same origin (RFC 9111 §4.4;
+/// ``ResponseCache/invalidate(url:)``). A fresh
 /// entry is returned without calling `next` (its `Response.origin` is `.memoryCache` or
 /// `.diskCache`); a miss or a stale entry goes on to the network and a
 /// successful answer is stored. An entry whose `Vary` names request fields that this request
@@ -57,10 +61,13 @@ public struct CacheInterceptor: Interceptor {
 
     public func intercept(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
         let policy = cache.policy(for: context)
+        let cached = policy.isEnabled && cache.caches(request.method, context: context)
+        // A write: what the cache holds of the resources it changes is out of date once it is done.
+        if !cached, !Self.isSafe(request.method) {
+            return try await write(request, context: context, next: next)
+        }
         // A streamed body is never held whole, so it can neither be stored nor answered.
-        guard policy.isEnabled, cache.caches(request.method, context: context), request.download == nil,
-            !request.streamsResponseBody, request.bodyStream == nil
-        else {
+        guard cached, request.download == nil, !request.streamsResponseBody, request.bodyStream == nil else {
             return try await next(request, context)
         }
         let key = cache.key(for: request, context: context)
@@ -82,6 +89,36 @@ public struct CacheInterceptor: Interceptor {
             }
         }
         return try await fetch(request, context: context, next: next, key: key, api: api, policy: policy, stored: stale).response
+    }
+
+    /// Whether `method` only reads (RFC 9110 §9.2.1): `GET`, `HEAD`, `OPTIONS` and `TRACE`.
+    static func isSafe(_ method: HTTPMethod) -> Bool {
+        switch method.rawValue {
+        case "GET", "HEAD", "OPTIONS", "TRACE": true
+        default: false
+        }
+    }
+
+    /// Sends a write (a `PUT`, `PATCH`, `DELETE`, a `POST` not cached as a read) and removes the
+    /// entries of what it may have changed (RFC 9111 §4.4): its URL's, and those its response's
+    /// `Location` and `Content-Location` name on the same origin, when it answers with a status
+    /// below 400; its URL's when it fails in a way that may have reached the server (a timeout, a
+    /// reset: the server may have carried it out). Responses to reads in flight meanwhile are
+    /// not stored.
+    private func write(_ request: Request, context: RequestContext, next: Pipeline.Next) async throws -> Response {
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            if (error as? RunwayError)?.neverSent != true {
+                await cache.invalidate(resources: ResponseCache.resources(writtenBy: request, response: nil))
+            }
+            throw error
+        }
+        if response.status < 400 {
+            await cache.invalidate(resources: ResponseCache.resources(writtenBy: request, response: response))
+        }
+        return response
     }
 
     /// Sends `request` and stores the answer. With a `stored` entry that has validators the

@@ -18,8 +18,8 @@ import Crypto
 /// `<file>.corrupt` and a new empty database is created in its place, at open and whenever a
 /// read or write reports corruption later. A lookup that hits corruption is a miss, never a
 /// crash or wrong data. SQLite does not check what a row holds, so each entry keeps the SHA-256
-/// of its status, headers, body and selecting request fields (``CacheEntry/selecting``): an
-/// entry whose bytes changed on disk is a miss too.
+/// of its key, status, headers, body, selecting request fields (``CacheEntry/selecting``) and
+/// resource: an entry whose bytes changed on disk is a miss too.
 /// Eviction when over ``maxBytes``: expired entries (and any stored after now, the clock having
 /// been set back) first, then the oldest stored.
 ///
@@ -70,18 +70,22 @@ final class DiskCache: Sendable {
         guard isAnswering else { return nil }
         let found = try? store.read { db in
             try db.firstRow(
-                "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting FROM entry WHERE key = ?", key.bytes
+                "SELECT api, status, headers, body, stored_at, expires_at, digest, selecting, resource FROM entry WHERE key = ?",
+                key.bytes
             ) { row in
                 // Headers, body and selecting are nullable columns: NULL and an empty blob both mean "none".
                 let (encodedHeaders, body, encodedSelecting) = (row.data(2) ?? Data(), row.data(3) ?? Data(), row.data(7) ?? Data())
                 guard let api = row.string(0), let status = row.int(1), let storedAt = row.double(4), let expiresAt = row.double(5),
-                    let digest = row.data(6),
-                    digest == Self.digest(status: status, headers: encodedHeaders, body: body, selecting: encodedSelecting),
+                    let digest = row.data(6), let resource = row.string(8),
+                    digest
+                        == Self.digest(
+                            key: key.bytes, status: status, headers: encodedHeaders, body: body, selecting: encodedSelecting,
+                            resource: resource),
                     let headers = CacheEntry.decodeHeaders(encodedHeaders), let selecting = CacheEntry.decodeHeaders(encodedSelecting)
                 else { return CacheEntry?.none }
                 return CacheEntry(
-                    api: api, status: status, headers: headers, body: body, storedAt: storedAt, expiresAt: expiresAt,
-                    selecting: selecting)
+                    api: api, resource: resource, status: status, headers: headers, body: body, storedAt: storedAt,
+                    expiresAt: expiresAt, selecting: selecting)
             }
         }
         return found ?? nil
@@ -97,14 +101,16 @@ final class DiskCache: Sendable {
         let maxBytes = self.maxBytes
         let headers = CacheEntry.encode(entry.headers)
         let selecting = CacheEntry.encode(entry.selecting)
-        let digest = Self.digest(status: entry.status, headers: headers, body: entry.body, selecting: selecting)
+        let digest = Self.digest(
+            key: key.bytes, status: entry.status, headers: headers, body: entry.body, selecting: selecting, resource: entry.resource)
         await write { db in
             try db.execute(
                 """
-                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size, digest, selecting)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO entry (key, api, status, headers, body, stored_at, expires_at, size, digest, selecting, resource)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                key.bytes, entry.api, entry.status, headers, entry.body, entry.storedAt, entry.expiresAt, size, digest, selecting)
+                key.bytes, entry.api, entry.status, headers, entry.body, entry.storedAt, entry.expiresAt, size, digest, selecting,
+                entry.resource)
             try Self.evict(db, maxBytes: maxBytes, now: now)
         }
     }
@@ -115,6 +121,12 @@ final class DiskCache: Sendable {
 
     func removeAll(api: String) async {
         await removal { db in try db.execute("DELETE FROM entry WHERE api = ?", api) }
+    }
+
+    func removeAll(resources: Set<String>) async {
+        await removal { db in
+            for resource in resources { try db.execute("DELETE FROM entry WHERE resource = ?", resource) }
+        }
     }
 
     func removeAll() async {
@@ -197,18 +209,23 @@ final class DiskCache: Sendable {
         }
     }
 
-    /// The SHA-256 of an entry's status, encoded headers, body and encoded selecting fields, each
-    /// apart from the next. An entry written before the selecting fields were kept (their
-    /// response may have a `Vary`) has a digest without them: a miss.
-    static func digest(status: Int, headers: Data, body: Data, selecting: Data) -> Data {
+    /// The SHA-256 of an entry's key, status, encoded headers, body, encoded selecting fields and
+    /// resource, each apart from the next: a row whose key was changed (rows' keys swapped)
+    /// is a miss, never another request's answer. An entry written before the selecting fields
+    /// were kept (their response may have a `Vary`), or before its key and resource were (a
+    /// write to it would not remove it), has a digest without them: a miss.
+    static func digest(key: Data, status: Int, headers: Data, body: Data, selecting: Data, resource: String) -> Data {
         var hash = SHA256()
-        let numbers = [status, headers.count, body.count, selecting.count].flatMap { number in
+        let resource = Array(resource.utf8)
+        let numbers = [key.count, status, headers.count, body.count, selecting.count, resource.count].flatMap { number in
             stride(from: 0, to: 64, by: 8).map { UInt8(truncatingIfNeeded: number >> $0) }
         }
         hash.update(data: numbers)
+        hash.update(data: key)
         hash.update(data: headers)
         hash.update(data: body)
         hash.update(data: selecting)
+        hash.update(data: resource)
         return Data(hash.finalize())
     }
 
@@ -225,14 +242,17 @@ final class DiskCache: Sendable {
                 expires_at REAL NOT NULL,
                 size INTEGER NOT NULL,
                 digest BLOB,
-                selecting BLOB
+                selecting BLOB,
+                resource TEXT
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS entry_api ON entry(api);
             """)
-        // A file from before entries had a digest (NULL: a miss) or selecting fields (a digest
-        // without them: a miss).
+        // A file from before entries had a digest (NULL: a miss), selecting fields or a resource
+        // (a digest without them, or a NULL resource: a miss).
         let columns = try db.rows("PRAGMA table_info(entry)", row: { $0.string(1) })
         if !columns.contains("digest") { try db.execute("ALTER TABLE entry ADD COLUMN digest BLOB") }
         if !columns.contains("selecting") { try db.execute("ALTER TABLE entry ADD COLUMN selecting BLOB") }
+        if !columns.contains("resource") { try db.execute("ALTER TABLE entry ADD COLUMN resource TEXT") }
+        try db.execute("CREATE INDEX IF NOT EXISTS entry_resource ON entry(resource)")
     }
 }

@@ -48,6 +48,10 @@ final class MemoryCache: Sendable {
         list.withLock { $0.removeAll { $0.api == api } }
     }
 
+    func removeAll(resources: Set<String>) {
+        list.withLock { $0.removeAll { resources.contains($0.resource) } }
+    }
+
     func removeAll() {
         list.withLock { $0 = LRUList() }
     }

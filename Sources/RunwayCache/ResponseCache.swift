@@ -262,7 +262,8 @@ public final class ResponseCache: Sendable {
         else { return }
         let now = clock()
         let entry = CacheEntry(
-            api: api, status: response.status, headers: response.headers, body: response.body, storedAt: now,
+            api: api, resource: Self.resource(of: request.url), status: response.status, headers: response.headers,
+            body: response.body, storedAt: now,
             expiresAt: now + Double(policy.ttl.components.seconds) + Double(policy.ttl.components.attoseconds) / 1e18,
             selecting: CacheVary.selecting(request, responseHeaders: response.headers))
         if policy.storage.contains(.memory) { memory.set(key, entry) }
@@ -287,6 +288,72 @@ public final class ResponseCache: Sendable {
         invalidations.withLock { $0 &+= 1 }
         memory.removeAll(api: api)
         await disk?.removeAll(api: api)
+    }
+
+    /// Removes every entry of the resource `url` names, whatever API, method or caller it
+    /// answered, and keeps out responses to calls in flight (when the disk cannot remove them,
+    /// see ``invalidateAll()``).
+    ///
+    /// The ``CacheInterceptor`` does this for every write that passes it (RFC 9111 §4.4). Call it
+    /// for a write the pipeline does not see. A URL names the same resource as another when they
+    /// differ only in the case of the scheme and host, a fragment, or the order of different
+    /// query parameters.
+    public func invalidate(url: URL) async {
+        await invalidate(resources: [Self.resource(of: url)])
+    }
+
+    func invalidate(resources: Set<String>) async {
+        invalidations.withLock { $0 &+= 1 }
+        memory.removeAll(resources: resources)
+        await disk?.removeAll(resources: resources)
+    }
+
+    /// What identifies the resource `url` names among entries: the URL without its fragment,
+    /// its scheme and authority in lower case, and its query in canonical order
+    /// (`RequestParameters.canonicalForm`).
+    static func resource(of url: URL) -> String {
+        var text = Substring(url.absoluteString)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        var query: Substring = ""
+        if let mark = text.firstIndex(of: "?") {
+            query = text[text.index(after: mark)...]
+            text = text[..<mark]
+        }
+        // The scheme and authority: up to the first "/" after "://".
+        var origin = text.endIndex
+        if let separator = text.firstRange(of: "://") {
+            origin = text[separator.upperBound...].firstIndex(of: "/") ?? text.endIndex
+        }
+        var resource = text[..<origin].lowercased() + text[origin...]
+        if !query.isEmpty {
+            resource += "?"
+            resource += RequestParameters.canonicalForm(percentEncodedQuery: query)
+        }
+        return resource
+    }
+
+    /// The resources a write that `response` answered may have changed: its URL's, and those its
+    /// `Location` and `Content-Location` name on the same origin (RFC 9111 §4.4; another
+    /// origin's are not, so a server cannot empty another's entries).
+    static func resources(writtenBy request: Request, response: Response?) -> Set<String> {
+        var resources: Set<String> = [resource(of: request.url)]
+        for name in ["Location", "Content-Location"] {
+            guard let value = response?.headers[name], let named = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                isSameOrigin(named, request.url)
+            else { continue }
+            resources.insert(resource(of: named))
+        }
+        return resources
+    }
+
+    private static func isSameOrigin(_ one: URL, _ other: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int?)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+            return (scheme, host, port)
+        }
+        guard let one = origin(one), let other = origin(other) else { return false }
+        return one == other
     }
 
     /// Removes every entry, and keeps out responses to calls in flight.

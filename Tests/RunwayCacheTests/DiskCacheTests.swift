@@ -132,6 +132,57 @@ import Testing
         try? FileManager.default.removeItem(at: directory)
     }
 
+    @Test func aFileFromBeforeEntriesKeptTheirResourceIsUpgradedAndItsEntriesMiss() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "c.sqlite")
+        do {
+            let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+            await disk.set(key(1), entry("old"), now: 1000)
+            #expect(disk.get(key(1))?.body == Data("old".utf8))
+        }
+        // The file as the version before wrote it: no resource column, so no write could remove its entries.
+        do {
+            let store = try SQLiteStore(file: file, label: "before") { _ in }
+            try await store.write { db in
+                try db.execute("DROP INDEX entry_resource")
+                try db.execute("ALTER TABLE entry DROP COLUMN resource")
+            }
+        }
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        #expect(disk.rebuildCount == 0)
+        #expect(disk.get(key(1)) == nil)
+        var written = entry("new")
+        written.resource = "http://a.example/items/1"
+        await disk.set(key(2), written, now: 1000)
+        await disk.set(key(3), entry("other"), now: 1000)
+        #expect(disk.get(key(2))?.resource == "http://a.example/items/1")
+        await disk.removeAll(resources: ["http://a.example/items/1"])
+        #expect(disk.get(key(2)) == nil)
+        #expect(disk.get(key(3))?.body == Data("other".utf8))
+    }
+
+    @Test func rowsWhoseKeysWereSwappedAreMisses() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "c.sqlite")
+        let disk = try DiskCache(file: file, maxBytes: 1 << 20)
+        await disk.set(key(1), entry("one"), now: 1000)
+        await disk.set(key(2), entry("two"), now: 1000)
+        await disk.set(key(3), entry("three"), now: 1000)
+        // Another program swaps the keys of two rows.
+        let other = try SQLiteStore(file: file, label: "other") { _ in }
+        let (one, two) = (key(1).bytes, key(2).bytes)
+        try await other.write { db in
+            try db.execute("UPDATE entry SET key = ? WHERE key = ?", Data("swap".utf8), one)
+            try db.execute("UPDATE entry SET key = ? WHERE key = ?", one, two)
+            try db.execute("UPDATE entry SET key = ? WHERE key = ?", two, Data("swap".utf8))
+        }
+        #expect(disk.get(key(1)) == nil)
+        #expect(disk.get(key(2)) == nil)
+        #expect(disk.get(key(3))?.body == Data("three".utf8))
+    }
+
     @Test func sizeIsBoundedOldestFirst() async throws {
         let directory = temporaryDirectory()
         let disk = try DiskCache(file: directory.appending(path: "c.sqlite"), maxBytes: 20_000)
