@@ -19,7 +19,8 @@ import Foundation
 /// - **Reconnection.** When the server ends the stream, or the connection is lost or times out,
 ///   the sequence connects again after the reconnection time (the server's latest `retry:`, else
 ///   ``Configuration/reconnectionTime``, at most ``Configuration/maxReconnectionTime``; doubled,
-///   from at least 100 ms, for each further reconnection in a row that brought no event), sending
+///   counted from at least 100 ms, for each further reconnection in a row that brought no event:
+///   with `retry: 0`, 0, then 200 ms, 400 ms...), sending
 ///   `Last-Event-ID` with the last event ID it saw, so the server can resume. An event cut by the
 ///   end of a connection is dropped, its `id:` with it (it never had its blank line).
 /// - **Resuming.** A `Last-Event-ID` on the request (an ID the app stored from an earlier run)
