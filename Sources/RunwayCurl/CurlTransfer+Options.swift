@@ -421,13 +421,7 @@ extension CurlTransfer {
     /// `nil`: from the start, the partial file emptied). Bytes without a validator kept for them
     /// are not resumed: nothing could tell whether they are of the resource's current version.
     private func prepareDownload(_ download: DownloadTarget) throws(RunwayError) -> (offset: Int64, validator: String?) {
-        do {
-            try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        } catch {
-            throw RunwayError(
-                .fileIO, "cannot prepare the download to \(download.file.path): \(RunwayError.text(describing: error))", underlying: error,
-                neverSent: true)
-        }
+        try download.makeFolder()
         try download.checkPlaces()
         let size = try lockPartialFile(download)
         if download.resumes(request), size > 0, let validator = download.storedValidator() { return (size, validator) }

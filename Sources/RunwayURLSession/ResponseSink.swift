@@ -65,11 +65,7 @@ final class ResponseSink {
             return ResponseSink(download: nil, limit: limit, isHead: isHead)
         }
         try download.checkPlaces()
-        do {
-            try FileManager.default.createDirectory(at: download.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        } catch {
-            throw RunwayError(.fileIO, "cannot make the folder of \(download.file.path)", underlying: error, neverSent: true)
-        }
+        try download.makeFolder()
         let (descriptor, size) = try download.lockPartialFile()
         if download.resumes(request), size > 0, let validator = download.storedValidator() {
             return ResponseSink(

@@ -408,6 +408,27 @@ extension DispatcherSuite {
         #expect(lstat(link.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK)
     }
 
+    @Test("a destination under a file, not a folder, is refused with .fileIO naming that file", arguments: DispatcherUnderTest.all)
+    func destinationUnderAFile(_ dut: DispatcherUnderTest) async throws {
+        let dispatcher = dut.make()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("notes.txt")
+        try Data("kept".utf8).write(to: file)
+        try await withTestServer { server in
+            for destination in [file.appendingPathComponent("x.bin"), file.appendingPathComponent("deeper/x.bin")] {
+                var request = makeRequest(server.url("/download/1000"))
+                request.download = DownloadTarget(file: destination)
+                let error = await runwayError { try await dut.send(dispatcher, request) }
+                #expect(error?.code == .fileIO, "\(String(describing: error))")
+                #expect(error?.neverSent == true)
+                #expect(error?.message.contains("\(file.path) is a file, not a folder") == true, "\(String(describing: error))")
+            }
+            #expect(server.stats.totalRequests == 0)
+        }
+        #expect(try Data(contentsOf: file) == Data("kept".utf8))
+    }
+
     @Test(
         "a second download to a destination while the first runs is refused with .fileIO, before it sends anything",
         arguments: DispatcherUnderTest.all)

@@ -17,6 +17,31 @@ import Darwin
 // The lock that keeps one download at a time writing into a destination's partial file, for
 // every dispatcher that downloads to a file.
 extension DownloadTarget {
+    /// Makes the destination's folder, and those above it, if missing.
+    /// - Throws: `.fileIO` with `neverSent`, naming the file in the way when a place on the path
+    ///   is a file (the system says only "File exists").
+    package func makeFolder() throws(RunwayError) {
+        let folder = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            let why = Self.fileInTheWay(of: folder.path).map { "\($0) is a file, not a folder" } ?? RunwayError.text(describing: error)
+            throw RunwayError(.fileIO, "cannot make the folder of \(file.path): \(why)", underlying: error, neverSent: true)
+        }
+    }
+
+    /// The nearest of `path` and the places above it that exists, when it is no folder.
+    private static func fileInTheWay(of path: String) -> String? {
+        var place = path
+        while !place.isEmpty {
+            var info = stat()
+            if stat(place, &info) == 0 { return info.st_mode & S_IFMT == S_IFDIR ? nil : place }
+            guard let slash = place.lastIndex(of: "/"), slash != place.startIndex else { return nil }
+            place = String(place[..<slash])
+        }
+        return nil
+    }
+
     /// Makes the partial file if missing, opens it and locks it (`flock`) for a transfer, before
     /// the request goes: a second download to the same destination, in this process or another,
     /// is refused instead of writing into the same file. A lock held for a moment only is waited
