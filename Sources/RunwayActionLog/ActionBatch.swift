@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -163,3 +165,5 @@ public struct ActionBatchReceipt: Sendable, Hashable {
         JSON.object(["accepted": .int(Int64(accepted)), "duplicates": .int(Int64(duplicates))]).serializedData()
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwaySync
 
 #if canImport(FoundationEssentials)
@@ -65,3 +67,5 @@ public final class ActionDeduplicator: Sendable {
         state.withLock { $0.seen.contains(recordID) }
     }
 }
+
+#endif

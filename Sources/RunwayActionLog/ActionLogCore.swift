@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 import RunwaySync
 
@@ -345,3 +347,5 @@ final class ActionLogCore: @unchecked Sendable {
         settings.onEvent?(event)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 /// Something the action log did, for monitoring: hand an `onEvent` closure to the
@@ -80,3 +82,5 @@ public struct ActionLogEvent: Sendable, CustomStringConvertible {
         return text
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 /// What an ``ActionLogger`` has done since it was created: every action accounted for.
 ///
 /// Each action handed to `record` ends in exactly one of `rejected`, `dropped`, `lost`,
@@ -34,3 +36,5 @@ public struct ActionLogStatistics: Sendable, Hashable {
     /// Creates zeroed statistics.
     public init() {}
 }
+
+#endif

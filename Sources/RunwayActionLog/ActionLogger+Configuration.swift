@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -124,3 +126,5 @@ extension ActionLogger {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -215,3 +217,5 @@ public final class ActionLogger: Sendable {
     /// Every action accounted for: recorded, rejected, written, dropped, lost, uploaded, pending.
     public var statistics: ActionLogStatistics { core.statistics }
 }
+
+#endif

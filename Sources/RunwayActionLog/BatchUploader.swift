@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -200,3 +202,5 @@ final class BatchUploader: Sendable {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 import RunwayStorage
 import RunwaySync
@@ -323,3 +325,5 @@ final class Outbox: Sendable {
             """)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Dispatch
 import Runway
 import RunwaySync
@@ -101,3 +103,5 @@ final class DoneSignal: Sendable {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 /// Why the upload task should look at the outbox.
@@ -112,3 +114,5 @@ struct UploadState {
         return flushWaiters.map(\.continuation)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if ActionLog  // the whole module: without its package trait, only TraitCheck.swift's error
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -49,3 +51,5 @@ public struct UserAction: Sendable, Hashable {
         Int64(exactly: (time.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0
     }
 }
+
+#endif

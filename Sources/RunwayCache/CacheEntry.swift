@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -80,3 +82,5 @@ struct CacheEntry: Sendable {
         return HTTPHeaders(pairs)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -218,3 +220,5 @@ extension Interceptor where Self == CacheInterceptor {
                 environment: environment, policies: policies, defaultPolicy: defaultPolicy, diskFile: diskFile, limits: limits))
     }
 }
+
+#endif

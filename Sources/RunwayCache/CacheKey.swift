@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -155,3 +157,5 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         value.lowercased().hasPrefix("application/x-www-form-urlencoded")
     }
 }
+
+#endif

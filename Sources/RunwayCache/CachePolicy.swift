@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 /// Whether and how one API's responses are cached: where (memory, disk, both), for how long,
@@ -80,3 +82,5 @@ public struct CachePolicy: Sendable, Equatable {
         public typealias Value = CachePolicy
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 /// What a background refresh of a cache-then-network call produced.
@@ -36,3 +38,5 @@ public struct CacheRefreshObserver: Sendable {
         public typealias Value = CacheRefreshObserver
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 extension ResponseOrigin {
@@ -69,3 +71,5 @@ enum CacheRevalidation {
             status: entry.status, headers: headers, body: entry.body, metrics: notModified.metrics, origin: .revalidated)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 /// Responses that vary with request header fields (RFC 9111 §4.1): a response whose `Vary`
@@ -45,3 +47,5 @@ enum CacheVary {
         values.map { $0.trimmingBlanks() }.joined(separator: ",")
     }
 }
+
+#endif

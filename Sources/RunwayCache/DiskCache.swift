@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 import RunwayStorage
 import RunwaySync
@@ -256,3 +258,5 @@ final class DiskCache: Sendable {
         try db.execute("CREATE INDEX IF NOT EXISTS entry_resource ON entry(resource)")
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwaySync
 
 #if canImport(FoundationEssentials)
@@ -113,3 +115,5 @@ struct LRUList {
         set(key, node.entry, size: size)
     }
 }
+
+#endif

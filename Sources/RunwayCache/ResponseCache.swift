@@ -1,3 +1,5 @@
+#if Cache  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 import RunwaySync
 
@@ -401,3 +403,5 @@ public final class ResponseCache: Sendable {
         public var diskRebuilds: Int
     }
 }
+
+#endif

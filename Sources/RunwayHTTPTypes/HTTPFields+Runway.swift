@@ -1,3 +1,5 @@
+#if HTTPTypes  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if HTTPTypes  // the package trait that brings this dependency (TraitCheck.swift)
@@ -105,3 +107,5 @@ extension HTTPMethod {
         self.init(rawValue: token)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if HTTPTypes  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -247,3 +249,5 @@ struct RequestTarget {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if HTTPTypes  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -83,3 +85,5 @@ extension Response {
         self.init(status: response.status.code, headers: try HTTPHeaders(response.headerFields), body: body)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Logging  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -135,3 +137,5 @@ struct HTTPDump {
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 }
+
+#endif

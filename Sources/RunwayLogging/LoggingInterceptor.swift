@@ -1,3 +1,5 @@
+#if Logging  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 
 #if canImport(FoundationEssentials)
@@ -286,3 +288,5 @@ extension LoggingInterceptor {
         }
     }
 }
+
+#endif

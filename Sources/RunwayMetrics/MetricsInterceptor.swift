@@ -1,3 +1,5 @@
+#if Metrics  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Runway
 import RunwaySync
 
@@ -325,3 +327,5 @@ extension Handles {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if OpenAPI  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if OpenAPI  // the package trait that brings this dependency (TraitCheck.swift)
@@ -18,3 +20,5 @@ extension ClientError {
         return (underlyingError as? ClientError)?.runwayError
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if OpenAPI  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if OpenAPI  // the package trait that brings these dependencies (TraitCheck.swift)
@@ -135,3 +137,5 @@ extension RunwayTransport {
         private static let streamingMediaTypeBytes = Set(streamingMediaTypes.map { Array($0.utf8) })
     }
 }
+
+#endif

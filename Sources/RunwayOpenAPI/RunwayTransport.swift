@@ -1,3 +1,5 @@
+#if OpenAPI  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import Foundation
 import RunwayCore
 import RunwayHTTPTypes
@@ -237,3 +239,5 @@ struct ResponseBodyChunks: AsyncSequence, Sendable {
         }
     }
 }
+
+#endif

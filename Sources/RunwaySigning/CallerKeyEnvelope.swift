@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 
@@ -28,3 +30,5 @@ enum CallerKeyEnvelope {
         Data("runway-caller-key\n\(timestamp)\n\(nonce)".utf8)
     }
 }
+
+#endif

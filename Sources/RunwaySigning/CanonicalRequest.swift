@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -215,3 +217,5 @@ extension ContiguousBytes {
 func hexDigit(_ value: UInt8) -> UInt8 {
     value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
 }
+
+#endif

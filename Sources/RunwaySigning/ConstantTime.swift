@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 /// Comparison whose duration does not depend on where two byte strings first differ.
 enum ConstantTime {
     /// Whether `a` and `b` are equal, examining every byte (the length is not secret).
@@ -8,3 +10,5 @@ enum ConstantTime {
         return difference == 0
     }
 }
+
+#endif

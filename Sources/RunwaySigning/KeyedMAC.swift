@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 #if Signing  // the package trait that brings this dependency (TraitCheck.swift)
 import Crypto
 
@@ -52,3 +54,5 @@ struct KeyedMAC: @unchecked Sendable {
         return outer.finalize().hexString
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwaySync
 
 #if canImport(FoundationEssentials)
@@ -46,3 +48,5 @@ public final class NonceCache: Sendable {
     /// The number of nonces held.
     public var count: Int { state.withLock { $0.expiries.count } }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 // What `print`, string interpolation and `dump` show of the signing types: the scheme and its
 // public parts, never a secret, a caller key, a transport key or a keyed HMAC state (from which
 // signatures could be forged). Logs and crash reports see these.
@@ -39,3 +41,5 @@ extension SignatureVerifier: CustomStringConvertible, CustomDebugStringConvertib
         Mirror(self, children: ["verifier": description, "maxClockSkew": maxClockSkew, "headers": headers])
     }
 }
+
+#endif

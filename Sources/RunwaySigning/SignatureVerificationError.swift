@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 /// Why ``SignatureVerifier`` rejected a request.
 ///
 /// A struct with a ``Code`` over a private enum (new codes never break a `switch`), the header
@@ -54,3 +56,5 @@ public struct SignatureVerificationError: Error, Sendable, CustomStringConvertib
         public static let tooManyNonces = Code(base: .tooManyNonces)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -284,3 +286,5 @@ public struct SignatureVerifier: Sendable {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 /// The header names a signature travels in.
 ///
 /// The defaults are `X-Runway-Signature`, `X-Runway-Timestamp`, `X-Runway-Nonce`,
@@ -30,3 +32,5 @@ public struct SigningHeaders: Sendable, Equatable {
     /// Every name, for checking and for redaction by a logging interceptor.
     public var all: [String] { [signature, timestamp, nonce, keyID, callerKey] }
 }
+
+#endif

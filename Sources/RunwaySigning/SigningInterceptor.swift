@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 import RunwaySync
 
@@ -228,3 +230,5 @@ extension Interceptor where Self == SigningInterceptor {
         SigningInterceptor(try .hmacSHA256(secret: secret, keyID: keyID))
     }
 }
+
+#endif

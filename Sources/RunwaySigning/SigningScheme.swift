@@ -1,3 +1,5 @@
+#if Signing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -106,3 +108,5 @@ public struct SaltedHashFunction: Sendable, Hashable, CustomStringConvertible {
         hex(hex(parameters + apiName + secret) + salt)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+#if Tracing  // the whole module: without its package trait, only TraitCheck.swift's error
+
 import RunwayCore
 
 #if canImport(FoundationEssentials)
@@ -154,3 +156,5 @@ extension Interceptor where Self == TracingInterceptor {
         TracingInterceptor(tracer: tracer, propagatesContext: propagatesContext)
     }
 }
+
+#endif
