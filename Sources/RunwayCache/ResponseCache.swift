@@ -81,10 +81,11 @@ public final class ResponseCache: Sendable {
     /// Keys whose background refresh is running, with the calls answered from the cache
     /// meanwhile that wait for its outcome.
     private let refreshing = Locked<[CacheKey: [RefreshWaiter]]>([:])
-    /// How many invalidations there have been: a response fetched before one is not stored after
-    /// it (``store(_:for:key:api:policy:service:fetchedAt:)``), so an invalidation is never undone by
-    /// a call that was in flight.
-    private let invalidations = Locked<UInt64>(0)
+    /// How many invalidations have begun, and how many are still removing entries: a response
+    /// fetched before one is not stored after it (``store(_:for:key:api:policy:service:fetchedAt:)``),
+    /// nor a disk entry read before or during one copied to memory (``lookup(_:policy:)``), so an
+    /// invalidation is never undone by a call that was in flight.
+    private let invalidations = Locked<(begun: UInt64, running: Int)>((0, 0))
 
     /// Creates the cache, opening (or rebuilding) the disk file if one is given.
     /// - Parameters:
@@ -227,12 +228,19 @@ public final class ResponseCache: Sendable {
 
     /// The cached entry for `key` where `policy` keeps entries: memory first, then disk (a disk
     /// hit is copied to memory when the policy uses memory).
+    ///
+    /// An invalidation empties memory before the disk: a disk hit read while one runs, or copied
+    /// to memory after one began, is not left in memory, where it would outlive the removal.
     func lookup(_ key: CacheKey, policy: CachePolicy) -> (CacheEntry, ResponseOrigin)? {
         if policy.storage.contains(.memory), let entry = memory.get(key) {
             return (entry, .memoryCache)
         }
+        let before = invalidations.withLock { $0 }
         if policy.storage.contains(.disk), let disk, let entry = disk.get(key) {
-            if policy.storage.contains(.memory) { memory.set(key, entry) }
+            if policy.storage.contains(.memory), before.running == 0 {
+                memory.set(key, entry)
+                if invalidationMark != before.begun { memory.remove(key) }
+            }
             return (entry, .diskCache)
         }
         return nil
@@ -248,7 +256,7 @@ public final class ResponseCache: Sendable {
 
     /// Where the invalidations stand as a request goes out: give it to
     /// ``store(_:for:key:api:policy:service:fetchedAt:)`` with the response.
-    var invalidationMark: UInt64 { invalidations.withLock { $0 } }
+    var invalidationMark: UInt64 { invalidations.withLock { $0.begun } }
 
     /// Stores a network response under `key` if it may be cached, unless an invalidation came
     /// after `mark` (``invalidationMark`` as the request went out): its data may be what was
@@ -279,17 +287,19 @@ public final class ResponseCache: Sendable {
 
     /// Removes the entry for one key, from memory and disk (when the disk cannot, see ``invalidateAll()``).
     public func invalidate(_ key: CacheKey) async {
-        invalidations.withLock { $0 &+= 1 }
-        memory.remove(key)
-        await disk?.remove(key)
+        await invalidating {
+            memory.remove(key)
+            await disk?.remove(key)
+        }
     }
 
     /// Removes every entry of one API, and keeps out responses to its calls in flight (when the
     /// disk cannot remove them, see ``invalidateAll()``).
     public func invalidate(api: String) async {
-        invalidations.withLock { $0 &+= 1 }
-        memory.removeAll(api: api)
-        await disk?.removeAll(api: api)
+        await invalidating {
+            memory.removeAll(api: api)
+            await disk?.removeAll(api: api)
+        }
     }
 
     /// Removes every entry of the resource `url` names, whatever API, method or caller it
@@ -305,9 +315,20 @@ public final class ResponseCache: Sendable {
     }
 
     func invalidate(resources: Set<String>) async {
-        invalidations.withLock { $0 &+= 1 }
-        memory.removeAll(resources: resources)
-        await disk?.removeAll(resources: resources)
+        await invalidating {
+            memory.removeAll(resources: resources)
+            await disk?.removeAll(resources: resources)
+        }
+    }
+
+    /// Runs `removal` as an invalidation: counted as begun before it, and as running until it ends.
+    private func invalidating(_ removal: () async -> Void) async {
+        invalidations.withLock {
+            $0.begun &+= 1
+            $0.running += 1
+        }
+        await removal()
+        invalidations.withLock { $0.running -= 1 }
     }
 
     /// What identifies the resource `url` names among entries: the URL without its fragment,
@@ -368,9 +389,10 @@ public final class ResponseCache: Sendable {
     /// can be done (a directory it may not write), the disk layer is off until the cache is
     /// made again.
     public func invalidateAll() async {
-        invalidations.withLock { $0 &+= 1 }
-        memory.removeAll()
-        await disk?.removeAll()
+        await invalidating {
+            memory.removeAll()
+            await disk?.removeAll()
+        }
     }
 
     /// What the cache holds now.

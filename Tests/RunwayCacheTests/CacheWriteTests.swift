@@ -164,6 +164,32 @@ import Testing
         for (request, context) in calls { _ = try await pipeline.send(request, context: context) }
         #expect(stub.count == 7, "three entries of the URL were removed, the other one answered")
     }
+
+    /// An invalidation empties memory, then the disk. A read in between missed memory, found
+    /// the old entry on disk and copied it to memory, where it outlived the invalidation and
+    /// answered every read after it. (Here another program's lock on the file holds the disk
+    /// removal up, so the read is sure to come in between.)
+    @Test func aReadDuringAnInvalidationDoesNotBringTheEntryBack() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "cache.sqlite")
+        let versions = ItemVersions()
+        try await withTestServer(routes: Self.routes(versions: versions)) { server in
+            let cache = try ResponseCache(policies: ["item": .memoryAndDisk()], diskFile: file)
+            let pipeline = Pipeline(interceptors: [cache.interceptor], dispatcher: CurlDispatcher())
+            let item = server.url("/v1/items/42")
+            #expect(try await reading(item, pipeline) == (.network, #"{"v":0}"#))
+            versions.bump("42")  // A write the pipeline did not see.
+            let release = try await holdingTheWriteLock(of: file)
+            let invalidation = Task { await cache.invalidate(url: item) }
+            #expect(await eventually { cache.statistics.memoryEntries == 0 })
+            // The invalidation has not ended: the old entry may still answer.
+            #expect(try await reading(item, pipeline) == (.diskCache, #"{"v":0}"#))
+            try await release()
+            await invalidation.value
+            #expect(try await reading(item, pipeline) == (.network, #"{"v":1}"#))
+        }
+    }
 }
 
 /// Each item's version, moved on by every write to it.
